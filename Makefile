@@ -1,0 +1,65 @@
+# Under the API: every target that needs Python depends on `setup`, so a fresh clone needs nothing else.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+WORKSPACE ?= 0
+STAGE ?=
+FORCE ?= 0
+QUICK ?= 0
+
+.PHONY: help setup demo test lint docs serve exercise check-exercises bench clean
+
+help: ## list the targets
+	@echo "Under the API: make <target>"
+	@grep -E '^[a-zA-Z0-9_-]+(-%)?:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
+	@echo "  test-stage-N       run stage N's tests (N = 1..12); WORKSPACE=1 tests your workspace/ copy"
+	@echo "Variables: STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1, QUICK=1 (bench)"
+
+setup: $(STAMP) ## create .venv with python3 -m venv and install .[dev] (quick when done)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: setup ## print what each built stage does, on a real example
+	$(PY) -m shared.demo
+
+test: setup lint ## lint, then every test of every built stage and the course checks
+	$(PY) -m pytest -q
+
+test-stage-%: setup
+	@n=$*; d=$$(ls -d stages/s$$(printf %02d $$n)_* 2>/dev/null | head -1); \
+	if [ -z "$$d" ]; then echo "stage $$n is not built yet (no stages/s$$(printf %02d $$n)_<name>/)"; exit 1; fi; \
+	name=$$(basename $$d); \
+	if [ "$(WORKSPACE)" = "1" ] && [ ! -d workspace/stages/$$name ]; then \
+	  echo "no workspace/stages/$$name: run 'make exercise STAGE=$$n' first"; exit 1; fi; \
+	WORKSPACE=$(WORKSPACE) $(PY) -m pytest -q tests/$$name
+
+lint: setup ## ruff, and the import-linter contract: a stage imports only earlier stages
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+
+docs: setup ## build the site strictly into site/ (every example on every page runs)
+	$(PY) -m mkdocs build --strict
+
+serve: setup ## serve the site at http://127.0.0.1:8000 while you edit
+	$(PY) -m mkdocs serve
+
+exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stripped
+	@test -n "$(STAGE)" || { echo "usage: make exercise STAGE=N"; exit 2; }
+	$(PY) -m shared.exercises strip --stage $(STAGE) $(if $(filter 1,$(FORCE)),--force,)
+
+check-exercises: setup ## prove every exercise is reached by a test and its stub fails a test
+	$(PY) -m shared.exercises check $(if $(STAGE),--stage $(STAGE),)
+
+bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes)
+	$(PY) -m shared.benchmarks $(if $(filter 1,$(QUICK)),--quick,)
+
+clean: ## remove build outputs and caches (keeps .venv and your workspace/)
+	rm -rf site .pytest_cache .ruff_cache .hypothesis .import_linter_cache
+	find . -path ./.venv -prune -o -name __pycache__ -type d -exec rm -rf {} +
