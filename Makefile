@@ -9,6 +9,7 @@ WORKSPACE ?= 0
 STAGE ?=
 FORCE ?= 0
 QUICK ?= 0
+PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint docs serve exercise check-exercises bench clean
 
@@ -16,7 +17,8 @@ help: ## list the targets
 	@echo "Under the API: make <target>"
 	@grep -E '^[a-zA-Z0-9_-]+(-%)?:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo "  test-stage-N       run stage N's tests (N = 1..12); WORKSPACE=1 tests your workspace/ copy"
-	@echo "Variables: STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1, QUICK=1 (bench)"
+	@echo "Variables: STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1,"
+	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench)"
 
 setup: $(STAMP) ## create .venv with python3 -m venv and install .[dev] (quick when done)
 
@@ -38,7 +40,8 @@ test-stage-%: setup
 	name=$$(basename $$d); \
 	if [ "$(WORKSPACE)" = "1" ] && [ ! -d workspace/stages/$$name ]; then \
 	  echo "no workspace/stages/$$name: run 'make exercise STAGE=$$n' first"; exit 1; fi; \
-	WORKSPACE=$(WORKSPACE) $(PY) -m pytest -q tests/$$name
+	WORKSPACE=$(WORKSPACE) $(PY) -m pytest -q tests/$$name \
+	  $(if $(filter 1,$(WORKSPACE)),--tb=line -rN,) $(PYTEST_ARGS)
 
 lint: setup ## ruff, and the import-linter contract: a stage imports only earlier stages
 	$(VENV)/bin/ruff check .

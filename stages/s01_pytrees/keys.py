@@ -1,0 +1,52 @@
+"""Key-path entries: how a leaf's position inside its parent is named.
+
+JAX: SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey in jaxlib's pytree.cc, re-exported by
+jax.tree_util. Frozen and hashable; `str` is the key-path text, `repr` names the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable
+
+
+# --8<-- [start:keys]
+@dataclasses.dataclass(frozen=True, slots=True)
+class SequenceKey:
+    """The position of a child in a tuple or list: prints as `[0]`."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DictKey:
+    """The key of a child in a dict, OrderedDict or defaultdict: prints as `['a']`."""
+
+    key: Hashable
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GetAttrKey:
+    """The attribute holding a child (namedtuple or dataclass field): prints as `.x`."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FlattenedIndexKey:
+    """The index of a child of a custom node registered without keys."""
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+# --8<-- [end:keys]

@@ -1,0 +1,235 @@
+"""The pytree registry: which types are nodes, and flatten, the walk every transform starts with.
+
+JAX: PyTreeRegistry in jaxlib's C++ pytree.cc (imported as `jax._src.lib.pytree`); ours is plain
+Python with the same names. `tree_util.py` builds the public API on it, as JAX's does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+from .treedef import _LEAF, PyTreeDef, PyTreeKind, _Node
+
+
+# eq=False: a treedef compares registrations by identity, like the C++ `custom` pointer.
+@dataclasses.dataclass(frozen=True, eq=False)
+class Registration:
+    """How one node type is taken apart and put back. JAX: PyTreeRegistry::Registration."""
+
+    kind: PyTreeKind
+    type: type
+    to_iterable: Callable[[Any], tuple[Iterable[Any], Any]]
+    from_iterable: Callable[[Any, Any], Any]
+    to_iterable_with_keys: Callable[[Any], tuple[Iterable[tuple[Any, Any]], Any]] | None = None
+
+    def keyed_children(self, x: Any) -> tuple[Iterable[tuple[Any, Any]], Any]:
+        """`((key, child), ...), node_data`; nodes registered without keys get flat indices."""
+        if self.to_iterable_with_keys is not None:
+            return self.to_iterable_with_keys(x)
+        children, node_data = self.to_iterable(x)
+        return [(FlattenedIndexKey(i), c) for i, c in enumerate(children)], node_data
+
+
+# --8<-- [start:dict-order]
+def _sorted_dict_keys(d: dict) -> list:
+    """The keys of `d` in sorted order, or JAX's ValueError when they cannot be compared."""
+    # EXERCISE 1.2 (dict-order): return the keys of d sorted, as the C++ flatten does
+    keys = list(d)
+    try:
+        keys.sort()
+    except Exception as err:  # whatever `<` raised, JAX reports it the same way
+        raise ValueError(
+            "Comparator raised exception while sorting pytree dictionary keys."
+        ) from err
+    return keys
+    # END EXERCISE
+# --8<-- [end:dict-order]
+
+
+def _flatten_dict(d: dict) -> tuple[list, tuple]:
+    keys = _sorted_dict_keys(d)
+    return [d[k] for k in keys], tuple(keys)
+
+
+def _flatten_dict_with_keys(d: dict) -> tuple[list, tuple]:
+    keys = _sorted_dict_keys(d)
+    return [(DictKey(k), d[k]) for k in keys], tuple(keys)
+
+
+def _flatten_sequence_with_keys(xs: Sequence) -> tuple[list, None]:
+    return [(SequenceKey(i), x) for i, x in enumerate(xs)], None
+
+
+def _flatten_namedtuple_with_keys(t: tuple) -> tuple[list, type]:
+    return [(GetAttrKey(name), x) for name, x in zip(t._fields, t, strict=True)], type(t)
+
+
+# The built-in node types, shared by every registry (so their treedefs compare equal across them).
+_NONE = Registration(
+    PyTreeKind.NONE, type(None), lambda x: ((), None), lambda _, children: None,
+    lambda x: ((), None),
+)
+_TUPLE = Registration(
+    PyTreeKind.TUPLE, tuple, lambda x: (x, None), lambda _, children: tuple(children),
+    _flatten_sequence_with_keys,
+)
+_LIST = Registration(
+    PyTreeKind.LIST, list, lambda x: (x, None), lambda _, children: list(children),
+    _flatten_sequence_with_keys,
+)
+_DICT = Registration(
+    PyTreeKind.DICT, dict, _flatten_dict,
+    lambda keys, children: dict(zip(keys, children, strict=True)), _flatten_dict_with_keys,
+)
+# A namedtuple's node data is its class, which rebuilds it from the children.
+_NAMED_TUPLE = Registration(
+    PyTreeKind.NAMED_TUPLE, tuple, lambda x: (x, type(x)), lambda cls, children: cls(*children),
+    _flatten_namedtuple_with_keys,
+)
+
+
+def _is_known_leaf(leaf_predicate: Callable[..., Any], x: Any, path: tuple | None) -> bool:
+    verdict = leaf_predicate(x) if path is None else leaf_predicate(path, x)
+    if verdict is None:  # JAX still accepts None from a predicate, meaning "not a leaf"
+        return False
+    if type(verdict) is not bool:
+        raise ValueError(
+            f"is_leaf predicate returned a non-boolean value {verdict!r}; expected a boolean"
+        )
+    return verdict
+
+
+class PyTreeRegistry:
+    """Maps node types to their registrations. JAX: PyTreeRegistry in pytree.cc."""
+
+    def __init__(self, enable_none: bool = True, enable_tuple: bool = True,
+                 enable_namedtuple: bool = True, enable_list: bool = True,
+                 enable_dict: bool = True) -> None:
+        self._registrations: dict[type, Registration] = {}
+        for enabled, registration in ((enable_none, _NONE), (enable_tuple, _TUPLE),
+                                      (enable_list, _LIST), (enable_dict, _DICT)):
+            if enabled:
+                self._registrations[registration.type] = registration
+        self._enable_namedtuple = enable_namedtuple
+
+    def register_node(self, nodetype: type, to_iterable: Callable, from_iterable: Callable,
+                      to_iterable_with_keys: Callable | None = None) -> None:
+        """Register a custom node type; a type can be registered once."""
+        self._add(Registration(PyTreeKind.CUSTOM, nodetype, to_iterable, from_iterable,
+                               to_iterable_with_keys))
+
+    def register_dataclass_node(self, nodetype: type, data_fields: Sequence[str],
+                                meta_fields: Sequence[str]) -> None:
+        """Register a class whose data fields are children and whose meta fields are aux data."""
+        data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+
+        def to_iterable(x: Any) -> tuple[list, tuple]:
+            meta = tuple(getattr(x, name) for name in meta_fields)
+            return [getattr(x, name) for name in data_fields], meta
+
+        def to_iterable_with_keys(x: Any) -> tuple[list, tuple]:
+            meta = tuple(getattr(x, name) for name in meta_fields)
+            return [(GetAttrKey(name), getattr(x, name)) for name in data_fields], meta
+
+        def from_iterable(meta: tuple, children: Iterable) -> Any:
+            kwargs = dict(zip(meta_fields, meta, strict=True))
+            kwargs.update(zip(data_fields, children, strict=True))
+            return nodetype(**kwargs)
+
+        self._add(Registration(PyTreeKind.DATACLASS, nodetype, to_iterable, from_iterable,
+                               to_iterable_with_keys))
+
+    def _add(self, registration: Registration) -> None:
+        if registration.type in self._registrations:
+            what = "custom dataclass" if registration.kind is PyTreeKind.DATACLASS else "custom"
+            raise ValueError(
+                f"Duplicate {what} PyTreeDef type registration for {registration.type!r}."
+            )
+        self._registrations[registration.type] = registration
+
+    def lookup(self, x: Any) -> Registration | None:
+        """The registration that flattens `x`, or None when `x` is a leaf."""
+        registration = self._registrations.get(type(x))
+        if registration is not None:
+            return registration
+        # Namedtuples are found by shape, not by registration: a tuple with `_fields`.
+        if self._enable_namedtuple and isinstance(x, tuple) and hasattr(x, "_fields"):
+            return _NAMED_TUPLE
+        return None
+
+    def flatten(self, tree: Any, leaf_predicate: Callable[[Any], Any] | None = None
+                ) -> tuple[list, PyTreeDef]:
+        """The leaves of `tree`, left to right, and the treedef that puts them back."""
+        leaves: list = []
+        traversal: list[_Node] = []
+        self._flatten(tree, leaf_predicate, leaves, traversal, None)
+        return leaves, PyTreeDef(self, tuple(traversal))
+
+    def flatten_with_path(self, tree: Any, leaf_predicate: Callable[[Any, Any], Any] | None = None
+                          ) -> tuple[list, PyTreeDef]:
+        """Like flatten, but each leaf comes as `(key_path, leaf)`; is_leaf takes (path, x)."""
+        leaves: list = []
+        traversal: list[_Node] = []
+        self._flatten(tree, leaf_predicate, leaves, traversal, ())
+        return leaves, PyTreeDef(self, tuple(traversal))
+
+    # --8<-- [start:flatten]
+    def _flatten(self, x: Any, leaf_predicate: Callable | None, leaves: list,
+                 traversal: list[_Node], path: tuple | None) -> None:
+        """Append the leaves of `x` to `leaves` and its nodes, children first, to `traversal`.
+
+        `path` is None when key paths are not wanted; otherwise it is the key path of `x`, and
+        each leaf is appended as a `(path, leaf)` pair.
+        """
+        # EXERCISE 1.3 (flatten): is_leaf first, then the registry lookup, then recurse
+        # is_leaf is asked before the type lookup, at every node, the root included.
+        if leaf_predicate is not None and _is_known_leaf(leaf_predicate, x, path):
+            registration = None
+        else:
+            registration = self.lookup(x)
+        if registration is None:
+            leaves.append(x if path is None else (path, x))
+            traversal.append(_LEAF)
+            return
+        start_leaves, start_nodes = len(leaves), len(traversal)
+        arity = 0
+        if path is None:
+            children, node_data = registration.to_iterable(x)
+            for child in children:
+                self._flatten(child, leaf_predicate, leaves, traversal, None)
+                arity += 1
+        else:
+            keyed_children, node_data = registration.keyed_children(x)
+            for key, child in keyed_children:
+                self._flatten(child, leaf_predicate, leaves, traversal, (*path, key))
+                arity += 1
+        traversal.append(_Node(registration.kind, arity, node_data, registration,
+                               len(leaves) - start_leaves, len(traversal) - start_nodes + 1))
+        # END EXERCISE
+    # --8<-- [end:flatten]
+
+    def flatten_one_level(self, tree: Any) -> tuple[Iterable, Any] | None:
+        """`(children, node_data)` of the root of `tree`, or None when it is a leaf."""
+        registration = self.lookup(tree)
+        return None if registration is None else registration.to_iterable(tree)
+
+    def flatten_one_level_with_keys(self, tree: Any) -> tuple[Iterable, Any] | None:
+        """`((key, child), ...), node_data` of the root of `tree`, or None for a leaf."""
+        registration = self.lookup(tree)
+        return None if registration is None else registration.keyed_children(tree)
+
+
+def tuple_treedef(registry: PyTreeRegistry, treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The treedef of a tuple whose children have `treedefs`. JAX: pytree.tuple."""
+    traversal: list[_Node] = []
+    num_leaves = arity = 0
+    for treedef in treedefs:
+        traversal.extend(treedef._traversal)
+        num_leaves += treedef.num_leaves
+        arity += 1
+    traversal.append(_Node(PyTreeKind.TUPLE, arity, None, _TUPLE, num_leaves,
+                           len(traversal) + 1))
+    return PyTreeDef(registry, tuple(traversal))

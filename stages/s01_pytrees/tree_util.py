@@ -1,0 +1,438 @@
+"""Pytrees: how every transform takes its arguments apart into leaves and puts them back.
+
+JAX: jax/_src/tree_util.py (public as `jax.tree_util`). The core it calls, jaxlib's C++
+`pytree.cc`, is `pytree.py` here. Names, signatures, defaults and error texts follow JAX.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import difflib
+import functools
+import operator
+import textwrap
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+from .pytree import PyTreeRegistry, tuple_treedef
+from .treedef import PyTreeDef
+
+T = TypeVar("T")
+Typ = TypeVar("Typ", bound=type)
+Leaf = Any
+KeyEntry = Any  # SequenceKey, DictKey, GetAttrKey, FlattenedIndexKey, or a user's own key
+KeyPath = tuple[KeyEntry, ...]
+
+# --8<-- [start:registries]
+# Four registries, as in JAX. Registering a type puts it in all four, so that a user's class
+# behaves the same whichever one a part of the system consults.
+default_registry = PyTreeRegistry()  # what tree_flatten and friends use
+none_leaf_registry = PyTreeRegistry(enable_none=False)  # the same, but None is a leaf
+dispatch_registry = PyTreeRegistry()  # JAX: also knows internal types for jit's C++ fast path
+tracing_registry = PyTreeRegistry()  # JAX: what tracing flattens arguments with
+_all_registries = (default_registry, none_leaf_registry, dispatch_registry, tracing_registry)
+# --8<-- [end:registries]
+
+
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                 ) -> tuple[list[Leaf], PyTreeDef]:
+    """The leaves of `tree` (dict children in sorted key order) and its treedef."""
+    return default_registry.flatten(tree, is_leaf)
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Leaf]) -> Any:
+    """Rebuild a pytree of structure `treedef` from `leaves`."""
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Leaf]:
+    """The leaves of `tree`, in flatten order."""
+    return default_registry.flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The treedef of `tree`."""
+    return default_registry.flatten(tree, is_leaf)[1]
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The treedef of a tuple whose children have the given treedefs."""
+    return tuple_treedef(default_registry, treedefs)
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    """The treedefs of the root's children."""
+    return treedef.children()
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    """True for a one-node treedef: a leaf, but also `None` or `()` (JAX checks only that)."""
+    return treedef.num_nodes == 1
+
+
+def _is_strict_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """True if no element of `iterable` is a pytree node."""
+    if is_leaf is None:
+        return all(default_registry.lookup(x) is None for x in iterable)
+    items = list(iterable)
+    leaves = tree_leaves(items, is_leaf)
+    return len(leaves) == len(items) and all(a is b for a, b in zip(items, leaves, strict=True))
+
+
+# --8<-- [start:register]
+def register_pytree_node(nodetype: type[T], flatten_func: Callable[[T], tuple[Iterable, Any]],
+                         unflatten_func: Callable[[Any, Iterable], T],
+                         flatten_with_keys_func: Callable[[T], tuple[Iterable, Any]] | None = None
+                         ) -> None:
+    """Make `nodetype` a pytree node: `flatten_func(x) -> (children, aux_data)` and
+    `unflatten_func(aux_data, children) -> x`. Aux data lives in the treedef."""
+    for registry in _all_registries:
+        registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+
+
+def register_pytree_node_class(cls: Typ) -> Typ:
+    """Class decorator: register `cls` by its `tree_flatten` method and `tree_unflatten`."""
+    register_pytree_node(cls, operator.methodcaller("tree_flatten"), cls.tree_unflatten)
+    return cls
+# --8<-- [end:register]
+
+
+# --8<-- [start:tree-map]
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """Apply `f` leafwise; `tree`'s structure must be a prefix of each tree in `rest`."""
+    # EXERCISE 1.5 (tree-map): flatten tree, split each of rest at its leaves, map, unflatten
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    per_tree = [leaves]
+    for other in rest:
+        try:
+            per_tree.append(treedef.flatten_up_to(other))
+        except Exception as err:  # explain the mismatch by key path, as JAX does
+            raise _structure_error(tree, other, is_leaf, "tree_map tree", err) from None
+    return treedef.unflatten(f(*xs) for xs in zip(*per_tree, strict=True))
+    # END EXERCISE
+# --8<-- [end:tree-map]
+
+
+def _structure_error(prefix: Any, full: Any, is_leaf: Callable | None, name: str,
+                     original: Exception) -> Exception:
+    """The first key-path error between the two trees, else the original exception."""
+    make_error = next(_prefix_error((), prefix, full, is_leaf), None)
+    return original if make_error is None else make_error(name)
+
+
+def tree_transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None,
+                   pytree_to_transpose: Any) -> Any:
+    """Turn an outer-of-inner pytree into an inner-of-outer one."""
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(outer_treedef.flatten_up_to(pytree_to_transpose)[0])
+    inner_size, outer_size = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != inner_size * outer_size:
+        expected = outer_treedef.compose(inner_treedef)
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{expected}")
+    leaves = iter(flat)
+    rows = [[next(leaves) for _ in range(inner_size)] for _ in range(outer_size)]
+    return inner_treedef.unflatten(outer_treedef.unflatten(col) for col in zip(*rows, strict=True))
+
+
+class Unspecified:
+    """The default of tree_reduce's initializer: no initial value."""
+
+
+def tree_reduce(function: Callable[[T, Any], T], tree: Any,
+                initializer: T | Unspecified = Unspecified(),  # noqa: B008 -- JAX's default
+                is_leaf: Callable[[Any], bool] | None = None) -> T:
+    """functools.reduce over the leaves of `tree`."""
+    if isinstance(initializer, Unspecified):
+        return functools.reduce(function, tree_leaves(tree, is_leaf=is_leaf))
+    return functools.reduce(function, tree_leaves(tree, is_leaf=is_leaf), initializer)
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """True if every leaf is truthy."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def flatten_one_level(tree: Any) -> tuple[Iterable[Any], Hashable]:
+    """`(children, node_data)` of the root node of `tree`."""
+    out = default_registry.flatten_one_level(tree)
+    if out is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return out
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[Iterable[tuple[KeyEntry, Any]], Hashable]:
+    """`((key, child), ...), node_data` of the root node of `tree`."""
+    out = default_registry.flatten_one_level_with_keys(tree)
+    if out is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    return out
+
+
+def broadcast_prefix(prefix_tree: Any, full_tree: Any,
+                     is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """Each leaf of `prefix_tree` repeated once per leaf of the subtree of `full_tree` under it."""
+    result: list[Any] = []
+
+    def add_leaves(x: Any, subtree: Any) -> None:
+        result.extend([x] * tree_structure(subtree).num_leaves)
+
+    tree_map(add_leaves, prefix_tree, full_tree, is_leaf=is_leaf)
+    return result
+
+
+# --8<-- [start:keystr]
+def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
+    """A key path as text: `['a'][0].x`, or with simple=True and separator='/', `a/0/x`."""
+    # EXERCISE 1.1 (keystr): join each key's text; simple=True uses the bare key, index or name
+    if not simple:
+        return separator.join(str(key) for key in keys)
+    parts = []
+    for key in keys:
+        match key:
+            case SequenceKey(idx=inner) | DictKey(key=inner) | FlattenedIndexKey(key=inner):
+                parts.append(str(inner))
+            case GetAttrKey(name=inner):
+                parts.append(inner)
+            case _:
+                parts.append(str(key))
+    return separator.join(parts)
+    # END EXERCISE
+# --8<-- [end:keystr]
+
+
+def register_pytree_with_keys(nodetype: type[T],
+                              flatten_with_keys: Callable[[T], tuple[Iterable, Any]],
+                              unflatten_func: Callable[[Any, Iterable], T],
+                              flatten_func: Callable[[T], tuple[Iterable, Any]] | None = None
+                              ) -> None:
+    """Like register_pytree_node, but `flatten_with_keys(x) -> (((key, child), ...), aux)`
+    names each child's key path. Without `flatten_func`, plain flattening builds the keys too."""
+    if not flatten_func:
+
+        def flatten_func(tree: T) -> tuple[list, Any]:
+            key_children, aux = flatten_with_keys(tree)
+            return [child for _, child in key_children], aux
+
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_with_keys_class(cls: Typ) -> Typ:
+    """Class decorator: register `cls` by `tree_flatten_with_keys` (and `tree_flatten` if any)."""
+    flatten_func = operator.methodcaller("tree_flatten") if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(cls, operator.methodcaller("tree_flatten_with_keys"),
+                              cls.tree_unflatten, flatten_func)
+    return cls
+
+
+# --8<-- [start:dataclass]
+def register_dataclass(nodetype: Typ, data_fields: Sequence[str] | None = None,
+                       meta_fields: Sequence[str] | None = None,
+                       drop_fields: Sequence[str] = ()) -> Typ:
+    """Register a dataclass-like type: data fields are children, meta fields are aux data.
+
+    For a dataclass both lists may be omitted: fields with `metadata=dict(static=True)` are meta,
+    the rest data. Usable as a decorator.
+    """
+    # EXERCISE 1.6 (dataclass): find data and meta fields, check them as JAX does, register
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError("register_dataclass: data_fields and meta_fields must both be "
+                            f"specified when either is specified. Got {data_fields=} "
+                            f"{meta_fields=}.")
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError("register_dataclass: data_fields and meta_fields are required when"
+                            f" nodetype is not a dataclass. Got {nodetype=}.")
+        fields = dataclasses.fields(nodetype)
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    # Frozen copies: the caller may mutate the lists they passed.
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
+        given = {*meta_fields, *data_fields}
+        if given != init_fields:
+            msg = ("data_fields and meta_fields must include all dataclass fields with"
+                   " ``init=True`` and only them.")
+            missing = init_fields - given
+            if missing:
+                msg += (f" Missing fields: {missing}. Add them to drop_fields to suppress"
+                        " this error.")
+            unexpected = given - init_fields
+            if unexpected:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    overlap = set(data_fields) & set(meta_fields)
+    if overlap:
+        raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping fields:"
+                         f" {overlap}.")
+    for registry in _all_registries:
+        registry.register_dataclass_node(nodetype, data_fields, meta_fields)
+    return nodetype
+    # END EXERCISE
+# --8<-- [end:dataclass]
+
+
+# --8<-- [start:builtin-custom]
+# OrderedDict keeps insertion order (its keys are its aux data); defaultdict sorts its keys like
+# dict and keeps its default_factory in the aux data too.
+register_pytree_with_keys(
+    collections.OrderedDict,
+    lambda x: (tuple((DictKey(k), x[k]) for k in x), tuple(x)),
+    lambda keys, values: collections.OrderedDict(zip(keys, values, strict=True)),
+)
+
+
+def _flatten_defaultdict_with_keys(d: collections.defaultdict) -> tuple[tuple, tuple]:
+    keys = tuple(sorted(d))
+    return tuple((DictKey(k), d[k]) for k in keys), (d.default_factory, keys)
+
+
+register_pytree_with_keys(
+    collections.defaultdict,
+    _flatten_defaultdict_with_keys,
+    lambda aux, values: collections.defaultdict(aux[0], zip(aux[1], values, strict=True)),
+)
+# --8<-- [end:builtin-custom]
+
+
+def register_static(cls: type[T]) -> type[T]:
+    """Register `cls` as a node with no children whose instance is its own aux data."""
+    register_pytree_with_keys(cls, lambda obj: ((), obj), lambda obj, _children: obj)
+    return cls
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                           is_leaf_takes_path: bool = False
+                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
+    """Like tree_flatten, but each leaf comes with its key path: `[(path, leaf), ...]`."""
+    predicate = is_leaf
+    if is_leaf is not None and not is_leaf_takes_path:
+        predicate = lambda _path, x: is_leaf(x)
+    return default_registry.flatten_with_path(tree, predicate)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
+    """The `(path, leaf)` pairs of `tree`."""
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[..., bool] | None = None,
+                       is_leaf_takes_path: bool = False) -> Any:
+    """Like tree_map, but `f` gets each leaf's key path first: `f(path, x, *ys)`."""
+    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
+    per_tree = [[p for p, _ in path_leaves], [x for _, x in path_leaves]]
+    for other in rest:
+        try:
+            per_tree.append(treedef.flatten_up_to(other))
+        except Exception as err:
+            raise _structure_error(tree, other, is_leaf, "tree_map_with_path tree", err) from None
+    return treedef.unflatten(f(*xs) for xs in zip(*per_tree, strict=True))
+
+
+def _child_keys(tree: Any) -> KeyPath:
+    return tuple(key for key, _ in flatten_one_level_with_keys(tree)[0])
+
+
+def prefix_errors(prefix_tree: Any, full_tree: Any,
+                  is_leaf: Callable[[Any], bool] | None = None
+                  ) -> list[Callable[[str], ValueError]]:
+    """Every place `prefix_tree` fails to be a prefix of `full_tree`, as error makers."""
+    return list(_prefix_error((), prefix_tree, full_tree, is_leaf))
+
+
+# --8<-- [start:prefix-error]
+def _prefix_error(key_path: KeyPath, prefix_tree: Any, full_tree: Any,
+                  is_leaf: Callable[[Any], bool] | None = None
+                  ) -> Iterable[Callable[[str], ValueError]]:
+    """Yield, for each subtree where the prefix fails, a function of the tree's name that
+    makes the error. Same checks and texts as JAX's; `is_leaf` is passed down the recursion."""
+    if _is_strict_leaf(tree_structure(prefix_tree, is_leaf)):
+        return  # a leaf is a prefix of anything
+    where = keystr(key_path)
+    if type(prefix_tree) is not type(full_tree):
+        yield lambda name: ValueError(
+            "pytree structure error: different types at key path\n"
+            f"    {name}{where}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type\n"
+            f"    {type(prefix_tree)}\n"
+            "but at the same key path the full pytree has a subtree of different type\n"
+            f"    {type(full_tree)}.")
+        return
+    prefix_children, prefix_meta = flatten_one_level(prefix_tree)
+    full_children, full_meta = flatten_one_level(full_tree)
+    prefix_children, full_children = tuple(prefix_children), tuple(full_children)
+    prefix_keys, full_keys = _child_keys(prefix_tree), _child_keys(full_tree)
+    if isinstance(prefix_tree, (list, tuple)):
+        if len(prefix_tree) != len(full_tree):
+            kind = type(prefix_tree).__name__
+            yield lambda name: ValueError(
+                f"pytree structure error: different lengths of {kind} at key path\n"
+                f"    {name}{where}\n"
+                f"At that key path, the prefix pytree {name} has a subtree of type {kind} of "
+                f"length {len(prefix_tree)}, but the full pytree has a subtree of the same type "
+                f"but of length {len(full_tree)}.")
+            return
+    elif len(prefix_children) != len(full_children):
+        yield lambda name: _children_count_error(name, where, prefix_tree, prefix_keys, full_keys)
+        return
+    if prefix_meta != full_meta:
+        yield lambda name: _metadata_error(name, where, prefix_tree, prefix_meta, full_meta)
+        return
+    for key, prefix_child, full_child in zip(prefix_keys, prefix_children, full_children,
+                                             strict=True):
+        yield from _prefix_error((*key_path, key), prefix_child, full_child, is_leaf)
+# --8<-- [end:prefix-error]
+
+
+def _children_count_error(name: str, where: str, prefix_tree: Any, prefix_keys: KeyPath,
+                          full_keys: KeyPath) -> ValueError:
+    def names(keys: Iterable[KeyEntry]) -> str:
+        return " ".join(keystr((k,), simple=True) for k in keys)
+
+    try:
+        # JAX prints a set here (in hash order); ours keeps the keys in order of appearance.
+        full_set, prefix_set = set(full_keys), set(prefix_keys)
+        diff = [k for k in prefix_keys if k not in full_set]
+        diff += [k for k in full_keys if k not in prefix_set]
+        diff_text = f"so the symmetric difference on key sets is\n    {names(diff)}"
+    except TypeError:  # unhashable keys
+        diff_text = ""
+    return ValueError(
+        "pytree structure error: different numbers of pytree children at key path\n"
+        f"    {name}{where}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type\n"
+        f"    {type(prefix_tree)}\n"
+        f"with {len(prefix_keys)} child keys\n"
+        f"    {names(prefix_keys)}\n"
+        "but at the same key path the full pytree has a subtree of the same type but with "
+        f"{len(full_keys)} child keys\n"
+        f"    {names(full_keys)}\n" + diff_text)
+
+
+def _metadata_error(name: str, where: str, prefix_tree: Any, prefix_meta: Any,
+                    full_meta: Any) -> ValueError:
+    prefix_text, full_text = str(prefix_meta), str(full_meta)
+    diff = "\n".join(difflib.ndiff(prefix_text.splitlines(), full_text.splitlines()))
+    return ValueError(
+        "pytree structure error: different pytree metadata at key path\n"
+        f"    {name}{where}\n"
+        f"At that key path, the prefix pytree {name} has a subtree of type\n"
+        f"    {type(prefix_tree)}\n"
+        "with metadata\n"
+        f"    {prefix_text}\n"
+        "but at the same key path the full pytree has a subtree of the same type but with "
+        "metadata\n"
+        f"    {full_text}\n"
+        "so the diff in the metadata at these pytree nodes is\n"
+        f"{textwrap.indent(diff, prefix='    ')}")

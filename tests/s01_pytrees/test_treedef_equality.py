@@ -1,0 +1,111 @@
+"""Treedef equality and hashing: what two structures must share to be "the same", against jax.
+
+A later stage keys jit's caches on treedefs, so equality must be exactly JAX's, hashing must
+agree with equality, and a treedef must not change after it is made.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import jax.tree_util as jtu
+import pytest
+
+import stages.s01_pytrees as tu
+
+First = collections.namedtuple("Point", ["x"])
+Second = collections.namedtuple("Point", ["x"])  # a different class with the same name
+
+
+def _both(a, b):
+    """(ours a == b, jax a == b) for the structures of two trees."""
+    return (tu.tree_structure(a) == tu.tree_structure(b),
+            jtu.tree_structure(a) == jtu.tree_structure(b))
+
+
+@pytest.mark.parametrize("a, b, equal", [
+    ((1,), (2,), True),
+    (1, "x", True),
+    ([1], (1,), False),
+    ({"a": 1}, {"b": 1}, False),
+    ({"a": 1}, collections.OrderedDict(a=1), False),
+    (collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=2, a=1), False),
+    (collections.defaultdict(list, a=1), collections.defaultdict(dict, a=1), False),
+    (None, (), False),
+    ([None], [1], False),
+    (First(1), Second(1), False),
+    ({1: "x"}, {1.0: "x"}, True),
+    ({True: "x"}, {1: "x"}, True),
+], ids=lambda v: repr(v)[:30])
+def test_equality_equals_jax(a, b, equal):
+    assert _both(a, b) == (equal, equal)
+
+
+def test_namedtuples_of_the_same_name_print_the_same_but_are_not_equal():
+    ours_a, ours_b = tu.tree_structure(First(1)), tu.tree_structure(Second(1))
+    assert str(ours_a) == str(ours_b) == "PyTreeDef(CustomNode(namedtuple[Point], [*]))"
+    assert ours_a != ours_b
+    assert str(jtu.tree_structure(First(1))) == str(ours_a)
+
+
+def test_custom_aux_data_that_prints_the_same_can_differ():
+    class Tagged:
+        def __init__(self, x, tag):
+            self.x, self.tag = x, tag
+
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Tagged, lambda t: ((t.x,), t.tag),
+                                 lambda tag, c: Tagged(c[0], tag))
+    # aux 1 and "1" both print as Tagged[1], but 1 != "1".
+    for lib in (tu, jtu):
+        one, text_one = lib.tree_structure(Tagged(0, 1)), lib.tree_structure(Tagged(0, "1"))
+        assert str(one) == str(text_one) == "PyTreeDef(CustomNode(Tagged[1], [*]))"
+        assert one != text_one
+
+
+def test_dict_keys_that_print_differently_can_still_be_equal():
+    ours_int, ours_float = tu.tree_structure({1: 0}), tu.tree_structure({1.0: 0})
+    assert str(ours_int) != str(ours_float)
+    assert ours_int == ours_float
+    assert hash(ours_int) == hash(ours_float)
+
+
+@pytest.mark.parametrize("tree", [
+    {"a": [1, (2, None)], "b": First(3)},
+    collections.defaultdict(list, k=[1]),
+    collections.OrderedDict(z=1, a=2),
+    (),
+], ids=lambda v: repr(v)[:30])
+def test_equal_treedefs_hash_equal_and_work_as_dict_keys(tree):
+    a, b = tu.tree_structure(tree), tu.tree_structure(tree)
+    assert a == b and a is not b
+    assert hash(a) == hash(b)
+    cache = {a: "hit"}
+    assert cache[b] == "hit"
+
+
+def test_unhashable_aux_data_still_hashes_like_jax():
+    class Listy:
+        def __init__(self, x, aux):
+            self.x, self.aux = x, aux
+
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Listy, lambda v: ((v.x,), v.aux), lambda a, c: Listy(c[0], a))
+    ours = tu.tree_structure(Listy(1, [1, 2]))
+    hash(jtu.tree_structure(Listy(1, [1, 2])))
+    assert hash(ours) == hash(tu.tree_structure(Listy(5, [1, 2])))
+    assert str(ours) == "PyTreeDef(CustomNode(Listy[[1, 2]], [*]))"
+
+
+def test_treedef_is_immutable():
+    treedef = tu.tree_structure([1, 2])
+    with pytest.raises(AttributeError):
+        treedef.num_leaves = 3
+    with pytest.raises(AttributeError):
+        treedef.anything = 1
+    assert treedef.num_leaves == 2
+
+
+def test_treedef_never_equals_other_types():
+    assert tu.tree_structure(1) != "PyTreeDef(*)"
+    assert tu.tree_structure(1) != 1
