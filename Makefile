@@ -48,10 +48,10 @@ lint: setup ## ruff, and the import-linter contract: a stage imports only earlie
 	$(VENV)/bin/lint-imports --no-cache
 
 docs: setup ## build the site strictly into site/ (every example on every page runs)
-	$(PY) -m mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 serve: setup ## serve the site at http://127.0.0.1:8000 while you edit
-	$(PY) -m mkdocs serve
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
 exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stripped
 	@test -n "$(STAGE)" || { echo "usage: make exercise STAGE=N"; exit 2; }

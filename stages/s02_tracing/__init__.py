@@ -1,0 +1,35 @@
+"""Stage 2: tracing to jaxprs. Primitives, the trace context, make_jaxpr, eval_jaxpr, lax, numpy.
+
+JAX: jax/_src/core.py, interpreters/partial_eval.py, linear_util.py, api_util.py, lax/lax.py,
+numpy/. Importing the stage imports `numpy`, which installs the tracer operators.
+"""
+
+from . import core, lax, linear_util, numpy, partial_eval
+from .api import make_jaxpr
+from .core import ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr
+from .errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+__all__ = [
+    "ClosedJaxpr",
+    "ConcretizationTypeError",
+    "Jaxpr",
+    "Primitive",
+    "ShapedArray",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+    "core",
+    "eval_jaxpr",
+    "lax",
+    "linear_util",
+    "make_jaxpr",
+    "numpy",
+    "partial_eval",
+]

@@ -1,0 +1,61 @@
+"""make_jaxpr: a function and example arguments in, its ClosedJaxpr out.
+
+JAX: jax/_src/api.py (`make_jaxpr`, which today goes through `jit(fun).trace(...)`; ours calls
+the tracing machinery directly, so our tracers say "for make_jaxpr" where JAX's say "for jit").
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from stages.s01_pytrees import tree_flatten
+
+from . import core
+from . import linear_util as lu
+from . import partial_eval as pe
+from .api_util import argnums_partial, debug_info, flatten_fun
+
+
+def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: str
+                       ) -> tuple[int, ...]:
+    argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    out = []
+    for i in argnums:
+        if not -nargs <= i < nargs:
+            raise ValueError(
+                f"{name} has static_argnums={argnums}, but only accepts {nargs} positional "
+                "arguments."
+            )
+        out.append(i % nargs)
+    return tuple(sorted(set(out)))
+
+
+# --8<-- [start:make_jaxpr]
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
+               ) -> Callable[..., core.ClosedJaxpr]:
+    """A function that traces `fun` on example arguments and returns its ClosedJaxpr.
+
+    Arguments may be pytrees; each leaf becomes one invar. Arguments in `static_argnums` are
+    not traced: they reach `fun` as the Python values they are.
+    """
+
+    @functools.wraps(fun)
+    def make_jaxpr_f(*args: Any, **kwargs: Any) -> core.ClosedJaxpr:
+        static = _normalize_argnums(static_argnums, len(args), getattr(fun, "__name__", "fun"))
+        dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
+        f = lu.wrap_init(fun, debug_info=dbg)
+        if static:
+            dyn_argnums = [i for i in range(len(args)) if i not in static]
+            f, args = argnums_partial(f, dyn_argnums, args)
+        args_flat, in_tree = tree_flatten((args, kwargs))
+        flat_fun, _out_tree = flatten_fun(f, in_tree)
+        in_avals = [core.get_aval(x) for x in args_flat]
+        jaxpr, _out_avals, consts = pe.trace_to_jaxpr_dynamic(flat_fun, in_avals)
+        return core.ClosedJaxpr(jaxpr, consts)
+
+    make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    make_jaxpr_f.__qualname__ = make_jaxpr_f.__name__
+    return make_jaxpr_f
+# --8<-- [end:make_jaxpr]

@@ -1,0 +1,132 @@
+"""Transformations every API function uses: pytrees in and out, static arguments, debug info.
+
+JAX: jax/_src/api_util.py.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from stages.s01_pytrees import (
+    PyTreeDef,
+    keystr,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
+
+from . import linear_util as lu
+
+
+# --8<-- [start:flatten_fun]
+@lu.transformation_with_aux2
+def flatten_fun(f: Callable, store: lu.Store, in_tree: PyTreeDef, *args_flat: Any) -> list:
+    """Call `f(*args, **kwargs)` from flat leaves; return flat results, store their treedef."""
+    # EXERCISE 2.7 (transformation): rebuild (args, kwargs), call f, flatten and store its tree
+    py_args, py_kwargs = tree_unflatten(in_tree, args_flat)
+    ans = f(*py_args, **py_kwargs)
+    ans_flat, out_tree = tree_flatten(ans)
+    store.store(out_tree)
+    return ans_flat
+    # END EXERCISE
+# --8<-- [end:flatten_fun]
+
+
+@lu.transformation_with_aux2
+def flatten_fun_nokwargs(f: Callable, store: lu.Store, in_tree: PyTreeDef,
+                         *args_flat: Any) -> list:
+    """flatten_fun for a function of positional arguments only (in_tree is of args)."""
+    py_args = tree_unflatten(in_tree, args_flat)
+    ans_flat, out_tree = tree_flatten(f(*py_args))
+    store.store(out_tree)
+    return ans_flat
+
+
+class _HashableWithStrictTypeEquality:
+    """A static argument as part of a cache key: 1 and 1.0 and True are different keys."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, val: Hashable):
+        self.val = val
+
+    def __hash__(self) -> int:
+        return hash(self.val)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, _HashableWithStrictTypeEquality)
+                and type(self.val) is type(other.val) and self.val == other.val)
+
+
+@lu.transformation2
+def _argnums_partial(f: Callable, dyn_argnums: tuple[int, ...],
+                     fixed_args: tuple[_HashableWithStrictTypeEquality, ...],
+                     *dyn_args: Any, **kwargs: Any) -> Any:
+    # put the static arguments back between the dynamic ones
+    n = len(dyn_argnums) + len(fixed_args)
+    dyn = dict(zip(dyn_argnums, dyn_args, strict=True))
+    fixed = iter(fixed_args)
+    args = [dyn[i] if i in dyn else next(fixed).val for i in range(n)]
+    return f(*args, **kwargs)
+
+
+def argnums_partial(f: lu.WrappedFun, dyn_argnums: Sequence[int], args: Sequence[Any]
+                    ) -> tuple[lu.WrappedFun, tuple[Any, ...]]:
+    """Close `f` over the arguments not in `dyn_argnums`; return it and the dynamic ones."""
+    dyn_argnums = tuple(dyn_argnums)
+    fixed_args = []
+    for i, arg in enumerate(args):
+        if i in dyn_argnums:
+            continue
+        try:
+            hash(arg)
+        except TypeError:
+            raise ValueError(
+                "Non-hashable static arguments are not supported, as this can lead to "
+                f"unexpected cache-misses. Static argument (index {i}) of type {type(arg)} "
+                f"for function {f.__name__} is non-hashable."
+            ) from None
+        fixed_args.append(_HashableWithStrictTypeEquality(arg))
+    dyn_args = tuple(args[i] for i in dyn_argnums)
+    return _argnums_partial(f, dyn_argnums, tuple(fixed_args)), dyn_args
+
+
+def fun_sourceinfo(fun: Callable) -> str:
+    """`f at /path/file.py:12`, or just the name when there is no source."""
+    while hasattr(fun, "__wrapped__"):
+        fun = fun.__wrapped__
+    name = getattr(fun, "__name__", "<unnamed function>")
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def debug_info(traced_for: str, fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
+               static_argnums: Sequence[int] = ()) -> lu.DebugInfo:
+    """What error messages say about a traced function: its source and its argument names."""
+    try:
+        sig = inspect.signature(fun)
+        bound = sig.bind(*args, **kwargs)
+        # a *args parameter covers several positions: name them args[0], args[1], ...
+        positional = []
+        for name, val in bound.arguments.items():
+            kind = sig.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                positional += [f"{name}[{i}]" for i in range(len(val))]
+            elif kind is not inspect.Parameter.VAR_KEYWORD:
+                positional.append(name)
+        names = positional[: len(args)] + sorted(kwargs)
+    except (TypeError, ValueError):
+        names = [f"args[{i}]" for i in range(len(args))] + sorted(kwargs)
+    # one name per flattened leaf of each non-static argument: d['a'], d['b'][0], ...
+    arg_names: list[str] = []
+    values = list(args) + [kwargs[k] for k in sorted(kwargs)]
+    for i, (name, val) in enumerate(zip(names, values, strict=True)):
+        if i < len(args) and i in static_argnums:
+            continue
+        paths, _ = tree_flatten_with_path(val)
+        arg_names += [f"{name}{keystr(path)}" for path, _ in paths]
+    return lu.DebugInfo(traced_for, fun_sourceinfo(fun), tuple(arg_names))

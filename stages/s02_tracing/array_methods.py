@@ -1,0 +1,173 @@
+"""Tracer operators and methods, installed on ShapedArray, and basic indexing (`x[0, 1:]`).
+
+JAX: jax/_src/numpy/array_methods.py (`_set_shaped_array_attributes`) and the static/dynamic
+slice paths of jax/_src/numpy/indexing.py. `Tracer.__add__` is `self.aval._add(self, other)`,
+so every operator a tracer has is defined here, once, in terms of the numpy facade.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import core, lax
+from . import numpy as jnp
+
+# ------------------------------------------------------------------ indexing
+
+
+def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
+    """The index as (kind, value) entries, one per consumed axis plus 'none' entries."""
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    for item in items:
+        if isinstance(item, (list, np.ndarray, bool)) or (
+            isinstance(item, core.Tracer) and item.ndim != 0
+        ):
+            raise TypeError(
+                f"indexing with {type(item).__name__} (advanced indexing, a gather) is not "
+                "part of this stage; use int, slice, None and ... indices"
+            )
+    consumed = [x for x in items if x is not None and x is not Ellipsis]
+    if len(consumed) > ndim:
+        raise IndexError(
+            f"Too many indices: {ndim}-dimensional array indexed with {len(consumed)} regular "
+            "indices."
+        )
+    if items.count(Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if Ellipsis not in items:
+        items.append(Ellipsis)
+    at = items.index(Ellipsis)
+    fill = [slice(None)] * (ndim - len(consumed))
+    items = items[:at] + fill + items[at + 1 :]
+    return [("none", None) if x is None else ("index", x) for x in items]
+
+
+# --8<-- [start:getitem]
+def _getitem(arr: Any, idx: Any) -> Any:
+    """arr[idx] for int, slice, None and ... indices; traced ints use dynamic_slice."""
+    entries = _expand_index(idx, np.ndim(arr))
+    shape = np.shape(arr)
+    starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
+    is_dynamic = any(isinstance(v, core.Tracer) for _, v in entries)
+    axis = 0
+    for kind, value in entries:
+        if kind == "none":
+            # positions in the result, after earlier squeezes and new axes
+            newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
+            continue
+        size = shape[axis]
+        if isinstance(value, slice):
+            start, stop, step = value.indices(size)
+            if step < 0:
+                raise IndexError("negative slice steps need lax.rev, not part of this stage")
+            if is_dynamic and step != 1:
+                raise TypeError("dynamic_slice: only unit steps supported in slice.")
+            starts.append(start)
+            limits.append(max(start, stop))
+            strides.append(step)
+        elif isinstance(value, core.Tracer):
+            if not np.issubdtype(value.dtype, np.integer):
+                raise TypeError(f"indices must be integers, got {value.dtype}")
+            starts.append(value)
+            limits.append(None)
+            strides.append(1)
+            squeeze_axes.append(axis)
+        else:
+            i = int(value)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
+            if not is_dynamic and i < 0:
+                i += size  # dynamic_slice normalizes negative starts itself
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+            squeeze_axes.append(axis)
+        axis += 1
+    if is_dynamic:
+        result = _dynamic_take(arr, starts, limits, squeeze_axes)
+    elif starts == [0] * len(shape) and limits == list(shape) and set(strides) <= {1}:
+        result = arr  # x[:] or x[...] stages nothing
+    else:
+        all_unit = all(s == 1 for s in strides)
+        result = lax.slice(arr, starts, limits, None if all_unit else strides)
+    if squeeze_axes:
+        result = lax.squeeze(result, squeeze_axes)
+    if newaxis_dims:
+        result = lax.expand_dims(result, newaxis_dims)
+    return result
+# --8<-- [end:getitem]
+
+
+def _dynamic_take(arr: Any, starts: list, limits: list, squeeze_axes: list) -> Any:
+    sizes = [1 if lim is None else lim - s for s, lim in zip(starts, limits, strict=False)]
+    if len(starts) > 1:
+        # dynamic_slice wants start indices of one dtype: all int32, as jnp does
+        starts = [lax.convert_element_type(s, np.int32) for s in starts]
+    return lax.dynamic_slice(arr, starts, sizes)
+
+
+# ------------------------------------------------------------------ methods
+
+
+def _reshape(a: Any, *args: Any) -> Any:
+    shape = args[0] if len(args) == 1 else args
+    return jnp.reshape(a, shape)
+
+
+def _transpose(a: Any, *args: Any) -> Any:
+    if not args or (len(args) == 1 and args[0] is None):
+        return jnp.transpose(a)
+    axes = args[0] if len(args) == 1 else args
+    return jnp.transpose(a, axes)
+
+
+def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
+    # `tracer + [1, 2]` returns NotImplemented, so Python tries list.__radd__ and then fails
+    def method(self: Any, other: Any) -> Any:
+        if not isinstance(other, (core.Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+            return NotImplemented
+        return fun(other, self) if swap else fun(self, other)
+
+    return method
+
+
+def _divmod(x: Any, y: Any) -> tuple[Any, Any]:
+    return jnp.floor_divide(x, y), jnp.remainder(x, y)
+
+
+_binary_operators = {
+    "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.true_divide,
+    "floordiv": jnp.floor_divide, "mod": jnp.remainder, "divmod": _divmod, "pow": jnp.power,
+    "matmul": jnp.matmul, "and": jnp.bitwise_and, "or": jnp.bitwise_or, "xor": jnp.bitwise_xor,
+    "lshift": jnp.left_shift, "rshift": jnp.right_shift,
+}
+_comparisons = {
+    "eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
+    "gt": jnp.greater, "ge": jnp.greater_equal,
+}
+_unary_operators = {
+    "neg": jnp.negative, "pos": jnp.positive, "abs": jnp.absolute, "invert": jnp.invert,
+}
+_methods = {
+    "reshape": _reshape, "transpose": _transpose, "sum": jnp.sum, "mean": jnp.mean,
+    "max": jnp.max, "min": jnp.min, "argmax": jnp.argmax, "argmin": jnp.argmin,
+    "cumsum": jnp.cumsum, "astype": jnp.astype, "squeeze": jnp.squeeze, "ravel": jnp.ravel,
+    "flatten": jnp.ravel, "dot": jnp.dot, "clip": jnp.clip, "swapaxes": jnp.swapaxes,
+    "getitem": _getitem, "T": jnp.transpose,
+}
+
+
+def _set_shaped_array_attributes(shaped_array: type) -> None:
+    """Install `_add`, `_radd`, ..., `_getitem`, `_T`, `_reshape`, ... as static methods."""
+    for name, fun in _binary_operators.items():
+        setattr(shaped_array, f"_{name}", staticmethod(_defer_to_unrecognized_arg(fun)))
+        setattr(shaped_array, f"_r{name}", staticmethod(_defer_to_unrecognized_arg(fun, True)))
+    for name, fun in _comparisons.items():
+        setattr(shaped_array, f"_{name}", staticmethod(_defer_to_unrecognized_arg(fun)))
+    for name, fun in {**_unary_operators, **_methods}.items():
+        setattr(shaped_array, f"_{name}", staticmethod(fun))
+
+
+_set_shaped_array_attributes(core.ShapedArray)

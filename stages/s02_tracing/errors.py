@@ -1,0 +1,90 @@
+"""The errors a learner meets when Python asks a tracer for a concrete value.
+
+JAX: jax/_src/errors.py. The first line of each message is JAX's; we add one line that says what
+to do instead (JAX keeps that advice in the long docstrings on its errors page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
+
+# What to do instead, per error class (JAX: the class docstrings on its errors page).
+_BOOL_HINT = (
+    "A Python `if`, `while`, `and`, `or` or `not` needs a concrete bool, but a traced value has "
+    "only a shape and a dtype. Express a value-dependent choice with `lax.cond` or "
+    "`jnp.where`/`lax.select_n`, or, if the value is a constant, mark its argument static with "
+    "`static_argnums`."
+)
+_CONCRETE_HINT = (
+    "A traced value has only a shape and a dtype. If this value should be a Python constant, "
+    "mark its argument static with `static_argnums`; value-dependent control flow needs "
+    "`lax.cond`."
+)
+_INDEX_HINT = (
+    "A traced integer cannot index a Python sequence or size an array. Use `lax.dynamic_slice` "
+    "for a traced start index, or mark the argument static with `static_argnums`."
+)
+_ARRAY_HINT = (
+    "numpy functions cannot see inside a traced value: call the lax/jnp version of the function "
+    "instead, or mark the argument static with `static_argnums`."
+)
+
+
+class JAXTypeError(TypeError):
+    """A TypeError whose message ends with a link to its entry on JAX's errors page."""
+
+    # JAX: _JAXErrorMixin appends the same "See ...#jax.errors.<Class>" line.
+    def __init__(self, message: str):
+        name = type(self).__name__
+        super().__init__(f"{message}\nSee {_ERROR_PAGE}#jax.errors.{name}")
+
+
+class ConcretizationTypeError(JAXTypeError):
+    """A tracer was used where Python needs a concrete value (`int(x)`, `float(x)`, ...)."""
+
+    def __init__(self, tracer: Any, context: str = ""):
+        super().__init__(
+            "Abstract tracer value encountered where concrete value is expected: "
+            f"{tracer._error_repr()}\n{context}{tracer._origin_msg()}\n{_CONCRETE_HINT}"
+        )
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """`bool(tracer)`: usually a Python `if` on a traced value."""
+
+    def __init__(self, tracer: Any):
+        # Skips ConcretizationTypeError.__init__ to use its own first line, as JAX does.
+        JAXTypeError.__init__(
+            self,
+            f"Attempted boolean conversion of {tracer._error_repr()}."
+            f"{tracer._origin_msg()}\n{_BOOL_HINT}",
+        )
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """`tracer.__index__()`: a traced value used as a Python index or size."""
+
+    def __init__(self, tracer: Any):
+        super().__init__(
+            f"The __index__() method was called on {tracer._error_repr()}"
+            f"{tracer._origin_msg()}\n{_INDEX_HINT}"
+        )
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """`np.asarray(tracer)`: numpy asked a tracer for its data."""
+
+    def __init__(self, tracer: Any):
+        super().__init__(
+            "The numpy.ndarray conversion method __array__() was called on "
+            f"{tracer._error_repr()}{tracer._origin_msg()}\n{_ARRAY_HINT}"
+        )
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer outlived its trace (stored in a global, returned through a side channel)."""
+
+    def __init__(self, msg: str):
+        super().__init__(msg)

@@ -1,0 +1,163 @@
+"""Reductions: reduce_sum/max/min over axes, argmax/argmin along one axis, cumsum.
+
+JAX: jax/_src/lax/lax.py (reduce_*_p, argmax_p) and jax/_src/lax/control_flow/loops.py
+(cumsum_p). lax takes only non-negative axes; jax.numpy normalizes negative ones first.
+Re-exported by lax.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import core, dtypes
+from .lax_utils import _strip_weak_type, standard_primitive
+
+
+def _aval_str(aval: core.ShapedArray) -> str:
+    # how JAX prints an aval in messages: float32[2,3]
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+def _reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
+    if len(axes) != len(set(axes)):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    if not all(0 <= a < operand.ndim for a in axes):
+        raise ValueError(
+            f"reduction axes {axes} contains out-of-bounds indices for {_aval_str(operand)}."
+        )
+    return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
+
+
+def _number_dtype_rule(name: str):
+    def rule(operand: core.ShapedArray, **params) -> np.dtype:
+        if not np.issubdtype(operand.dtype, np.number):
+            raise TypeError(
+                f"{name} does not accept dtype {operand.dtype.name}. "
+                "Accepted dtypes are subtypes of number."
+            )
+        return operand.dtype
+
+    return rule
+
+
+reduce_sum_p = standard_primitive(
+    _reduce_op_shape_rule,
+    _number_dtype_rule("reduce_sum"),
+    "reduce_sum",
+    lambda x, *, axes, out_sharding: np.sum(x, axis=axes, dtype=x.dtype),
+)
+reduce_max_p = standard_primitive(
+    _reduce_op_shape_rule,
+    lambda operand, *, axes: operand.dtype,
+    "reduce_max",
+    lambda x, *, axes: np.max(x, axis=axes) if x.size else _identity_fill(x, axes, "max"),
+)
+reduce_min_p = standard_primitive(
+    _reduce_op_shape_rule,
+    lambda operand, *, axes: operand.dtype,
+    "reduce_min",
+    lambda x, *, axes: np.min(x, axis=axes) if x.size else _identity_fill(x, axes, "min"),
+)
+
+
+def _identity_fill(x: np.ndarray, axes: tuple, which: str) -> np.ndarray:
+    # reducing an empty axis gives the reduction's identity (-inf for max), as XLA does
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    if np.issubdtype(x.dtype, np.floating):
+        fill = -np.inf if which == "max" else np.inf
+    elif x.dtype == np.bool_:
+        fill = which == "min"
+    else:
+        info = np.iinfo(x.dtype)
+        fill = info.min if which == "max" else info.max
+    return np.full(shape, fill, x.dtype)
+
+
+def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
+    """Sum over `axes` (non-negative, distinct)."""
+    # JAX also carries `out_sharding` (always None here: no meshes in this stage)
+    return reduce_sum_p.bind(operand, axes=tuple(int(a) for a in axes), out_sharding=None)
+
+
+def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
+    """Maximum over `axes`."""
+    return reduce_max_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
+    """Minimum over `axes`."""
+    return reduce_min_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def _argminmax_shape_rule(operand: core.ShapedArray, *, axes, index_dtype) -> tuple:
+    (axis,) = axes
+    if not 0 <= axis < operand.ndim:
+        raise ValueError(f"Invalid axis {axis} for operand shape {operand.shape}")
+    if operand.shape[axis] < 1:
+        raise ValueError(
+            "argmin and argmax require non-empty reduced dimension. "
+            f"operand.shape={operand.shape} axis={axis}"
+        )
+    return tuple(d for i, d in enumerate(operand.shape) if i != axis)
+
+
+def _argminmax_dtype_rule(operand: core.ShapedArray, *, axes, index_dtype) -> np.dtype:
+    if not np.issubdtype(index_dtype, np.integer):
+        raise TypeError(f"index_dtype must be an integer type, but got {index_dtype.name}")
+    return index_dtype
+
+
+# np.argmax, like XLA's reducer, returns the first maximum and treats NaN as the maximum
+argmax_p = standard_primitive(
+    _argminmax_shape_rule,
+    _argminmax_dtype_rule,
+    "argmax",
+    lambda x, *, axes, index_dtype: np.argmax(x, axis=axes[0]),
+    weak_type_rule=_strip_weak_type,
+)
+argmin_p = standard_primitive(
+    _argminmax_shape_rule,
+    _argminmax_dtype_rule,
+    "argmin",
+    lambda x, *, axes, index_dtype: np.argmin(x, axis=axes[0]),
+    weak_type_rule=_strip_weak_type,
+)
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the (first) maximum along `axis`, as `index_dtype`."""
+    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    return argmax_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the (first) minimum along `axis`, as `index_dtype`."""
+    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    return argmin_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
+
+
+def _cumred_shape_rule(x: core.ShapedArray, *, axis: int, reverse: bool) -> tuple:
+    if axis < 0:
+        raise ValueError("XLA operations do not allow negative axes")
+    if axis >= x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+    return x.shape
+
+
+def _cumsum_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+cumsum_p = standard_primitive(
+    _cumred_shape_rule, _number_dtype_rule("cumsum"), "cumsum", _cumsum_impl
+)
+
+
+def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Running sum along `axis`, from the end when `reverse`."""
+    return cumsum_p.bind(operand, axis=int(axis), reverse=bool(reverse))

@@ -1,0 +1,227 @@
+"""How a lax primitive is assembled from a shape rule, a dtype rule and a numpy impl.
+
+JAX: jax/_src/lax/utils.py (`standard_primitive`, `standard_abstract_eval`) and the dtype/shape
+helpers at the top of jax/_src/lax/lax.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from . import core
+
+# Dtype families a rule accepts; `np.issubdtype(dtype, family)` decides membership.
+_bool = (np.bool_,)
+_int = (np.integer,)
+_float = (np.floating,)
+_complex = (np.complexfloating,)
+_signedint = (np.signedinteger,)
+_num = _int + _float + _complex
+_any = _num + _bool
+_ordered = _int + _float + _bool
+_bool_or_int = _int + _bool
+
+# lax ops refuse mixed dtypes; their message points at the promoting jnp function.
+_JNP_FUNCTION_EQUIVALENTS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
+    "min": "minimum", "eq": "equal", "ne": "not_equal", "rem": "remainder", "select": "where",
+    "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+    "shift_left": "left_shift", "shift_right_logical": "right_shift",
+    "concatenate": "concatenate",
+}
+
+
+def _family_names(families: Sequence[type]) -> str:
+    return ", ".join(t.__name__ for t in families)
+
+
+def _accepts(dtype: np.dtype, families: Sequence[type]) -> bool:
+    return any(np.issubdtype(dtype, t) for t in families)
+
+
+def check_same_dtypes(name: str, *avals: core.ShapedArray) -> None:
+    """lax never promotes: every operand must already have the same dtype (weak or not)."""
+    if any(a.dtype != avals[0].dtype for a in avals[1:]):
+        msg = f"lax.{name} requires arguments to have the same dtypes, got "
+        msg += ", ".join(str(a.dtype) for a in avals) + "."
+        if name in _JNP_FUNCTION_EQUIVALENTS:
+            equiv = _JNP_FUNCTION_EQUIVALENTS[name]
+            msg += (
+                f" (Tip: jnp.{equiv} is a similar function that does automatic type "
+                "promotion on inputs)."
+            )
+        raise TypeError(msg)
+
+
+def unop_dtype_rule(
+    result_dtype: Callable[[np.dtype], np.dtype],
+    accepted: Sequence[type],
+    name: str,
+    aval: core.ShapedArray,
+    **params: Any,
+) -> np.dtype:
+    """Check a unary op's operand dtype against the families it accepts."""
+    if not _accepts(aval.dtype, accepted):
+        raise TypeError(
+            f"{name} does not accept dtype {aval.dtype.name}. "
+            f"Accepted dtypes are subtypes of {_family_names(accepted)}."
+        )
+    return result_dtype(aval.dtype)
+
+
+def naryop_dtype_rule(
+    result_dtype: Callable[..., np.dtype],
+    accepted: Sequence[Sequence[type]],
+    name: str,
+    *avals: core.ShapedArray,
+    require_same: bool = True,
+    **params: Any,
+) -> np.dtype:
+    """Check each operand against its accepted families, then that the dtypes agree."""
+    for i, (aval, families) in enumerate(zip(avals, accepted, strict=True)):
+        if not _accepts(aval.dtype, families):
+            raise TypeError(
+                f"{name} does not accept dtype {aval.dtype.name} at position {i}. "
+                f"Accepted dtypes at position {i} are subtypes of {_family_names(families)}."
+            )
+    if require_same and params.get("out_dtype") is None:
+        check_same_dtypes(name, *avals)
+    return result_dtype(*avals, **params)
+
+
+def broadcasting_shape_rule(name: str, *avals: core.ShapedArray, **params: Any) -> tuple:
+    """Equal ranks with sizes that match or are 1; rank-0 operands broadcast to any shape."""
+    shapes = [a.shape for a in avals if a.shape]
+    if not shapes:
+        return ()
+    ranks = {len(s) for s in shapes}
+    if len(ranks) != 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
+    out = []
+    for sizes in zip(*shapes, strict=False):
+        not_one = {d for d in sizes if d != 1}
+        if len(not_one) > 1:
+            shown = ", ".join(str(tuple(s)) for s in shapes)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {shown}.")
+        out.append(not_one.pop() if not_one else 1)
+    return tuple(out)
+
+
+def _standard_weak_type_rule(*avals: core.ShapedArray, **params: Any) -> bool:
+    # A result is weak only when everything it came from was weak.
+    return all(a.weak_type for a in avals)
+
+
+def _strip_weak_type(*avals: core.ShapedArray, **params: Any) -> bool:
+    return False
+
+
+def _argnum_weak_type(*argnums: int) -> Callable[..., bool]:
+    return lambda *avals, **params: all(avals[i].weak_type for i in argnums)
+
+
+# --8<-- [start:standard_primitive]
+def standard_abstract_eval(
+    shape_rule: Callable, dtype_rule: Callable, weak_type_rule: Callable,
+    *avals: core.ShapedArray, **params: Any,
+) -> core.ShapedArray:
+    """The abstract-eval rule of a standard primitive: shape, dtype and weak type, each checked."""
+    return core.ShapedArray(
+        tuple(shape_rule(*avals, **params)),
+        np.dtype(dtype_rule(*avals, **params)),
+        weak_type=bool(weak_type_rule(*avals, **params)),
+    )
+
+
+def _standard_impl(abstract_eval: Callable, numpy_impl: Callable, *args: Any, **params: Any):
+    # Eager calls check shapes/dtypes like traced ones, then run numpy on canonical inputs.
+    avals = [core.get_aval(x) for x in args]
+    out_aval = abstract_eval(*avals, **params)
+    arrays = [np.asarray(x, dtype=a.dtype) for x, a in zip(args, avals, strict=True)]
+    with np.errstate(all="ignore"):  # XLA returns nan/inf silently; numpy would warn
+        out = numpy_impl(*arrays, **params)
+    # numpy sometimes computes wider (erf in float64, einsum of mixed dtypes): cast back
+    return np.asarray(out).astype(out_aval.dtype, copy=False)
+
+
+def standard_primitive(
+    shape_rule: Callable,
+    dtype_rule: Callable,
+    name: str,
+    numpy_impl: Callable,
+    weak_type_rule: Callable | None = None,
+) -> core.Primitive:
+    """A primitive whose abstract eval is (shape_rule, dtype_rule, weak_type_rule)."""
+    # JAX's impl is `dispatch.apply_primitive` (compile with XLA); ours runs numpy.
+    prim = core.Primitive(name)
+    abstract_eval = partial(
+        standard_abstract_eval, shape_rule, dtype_rule, weak_type_rule or _standard_weak_type_rule
+    )
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_impl(partial(_standard_impl, abstract_eval, numpy_impl))
+    return prim
+# --8<-- [end:standard_primitive]
+
+
+def _same_shape(aval: core.ShapedArray, **params: Any) -> tuple:
+    return aval.shape
+
+
+def _identity(dtype: np.dtype) -> np.dtype:
+    return dtype
+
+
+def _first_dtype(*avals: core.ShapedArray, **params: Any) -> np.dtype:
+    return avals[0].dtype
+
+
+def _fixed_dtype(dtype: Any) -> Callable[..., np.dtype]:
+    return lambda *avals, **params: np.dtype(dtype)
+
+
+def unop(
+    result_dtype: Callable, accepted: Sequence[type], name: str, numpy_impl: Callable
+) -> core.Primitive:
+    """An elementwise one-operand primitive."""
+    dtype_rule = partial(unop_dtype_rule, result_dtype, accepted, name)
+    return standard_primitive(_same_shape, dtype_rule, name, numpy_impl)
+
+
+def naryop(
+    result_dtype: Callable,
+    accepted: Sequence[Sequence[type]],
+    name: str,
+    numpy_impl: Callable,
+    require_same_dtypes: bool = True,
+) -> core.Primitive:
+    """An elementwise primitive over operands of one shape (rank-0 operands broadcast)."""
+    dtype_rule = partial(
+        naryop_dtype_rule, result_dtype, accepted, name, require_same=require_same_dtypes
+    )
+    shape_rule = partial(broadcasting_shape_rule, name)
+    return standard_primitive(shape_rule, dtype_rule, name, numpy_impl)
+
+
+def canonicalize_axis(axis: int, ndim: int) -> int:
+    """A non-negative axis, or a ValueError naming the axis and rank."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _drop_params(*names: str, only_none: bool = True):
+    """A printing rule hiding params JAX's printer hides (JAX: the *_pp_rule functions)."""
+
+    def rule(eqn, context, settings):
+        params = {
+            k: v
+            for k, v in eqn.params.items()
+            if k not in names or (only_none and v is not None)
+        }
+        return core._pp_eqn(eqn.replace(params=params), context, settings)
+
+    return rule

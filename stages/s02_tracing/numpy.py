@@ -1,0 +1,347 @@
+"""A small jax.numpy: NumPy's API spelled in lax primitives, with JAX's promotion and weak types.
+
+JAX: jax/_src/numpy/ (lax_numpy.py, ufuncs.py, reductions.py, tensor_contractions.py). Every
+function promotes its arguments (numpy_promotion.py) and then calls lax, so a jaxpr shows the
+`convert_element_type` and `broadcast_in_dim` equations jnp inserts. Importing this module also
+installs the tracer operators (array_methods.py). Where we differ from jnp, the docstring says so.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import core, dtypes, lax
+from .lax_utils import canonicalize_axis
+from .numpy_promotion import (
+    broadcast_shapes,  # noqa: F401  (re-exported, as jnp has it)
+    broadcast_to,
+    check_arraylike,
+    promote_dtypes,
+)
+from .numpy_reductions import (  # noqa: F401
+    amax,
+    amin,
+    argmax,
+    argmin,
+    cumsum,
+    max,
+    mean,
+    min,
+    sum,
+)
+from .numpy_ufuncs import (  # noqa: F401  (re-exported: jnp has them)
+    abs,
+    absolute,
+    add,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clip,
+    cos,
+    divide,
+    equal,
+    exp,
+    floor,
+    floor_divide,
+    greater,
+    greater_equal,
+    invert,
+    left_shift,
+    less,
+    less_equal,
+    log,
+    log1p,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    reciprocal,
+    remainder,
+    right_shift,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    where,
+)
+
+# dtype names, as jnp.float32 etc. (numpy's scalar types; jnp's are its own classes)
+bool_, int8, int16, int32, uint8, uint16, uint32 = (
+    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
+)
+float16, float32, complex64 = np.float16, np.float32, np.complex64
+promote_types = dtypes.promote_types
+result_type = dtypes.result_type
+ndim, shape, size = np.ndim, np.shape, np.size
+
+# ------------------------------------------------------------------ creating arrays
+
+
+def asarray(a: Any, dtype: Any = None) -> Any:
+    """An array: tracers pass through; Python and numpy values become canonical numpy arrays.
+
+    Unlike jnp, a Python scalar becomes a strongly typed numpy array here (numpy arrays carry no
+    weak type); pass the scalar itself to keep it weak.
+    """
+    if isinstance(a, core.Tracer):
+        return a if dtype is None else lax.convert_element_type(a, dtype)
+    if isinstance(a, (list, tuple)) and any(isinstance(x, core.Tracer) for x in a):
+        return stack([asarray(x, dtype) for x in a])  # JAX: jnp.array of traced elements
+    arr = np.asarray(a)
+    dtypes.check_valid_dtype(arr.dtype)
+    return arr.astype(dtypes.canonicalize_dtype(arr.dtype if dtype is None else dtype))
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
+    """As asarray (a numpy array is always copied)."""
+    out = asarray(object, dtype)
+    return out.copy() if copy and isinstance(out, np.ndarray) else out
+
+
+def _shape_tuple(shape: Any) -> tuple[int, ...]:
+    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    """Zeros of `shape`; float32 unless `dtype` says otherwise."""
+    return lax.full(_shape_tuple(shape), 0, float32 if dtype is None else dtype)
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    """Ones of `shape`; float32 unless `dtype` says otherwise."""
+    return lax.full(_shape_tuple(shape), 1, float32 if dtype is None else dtype)
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """`fill_value` broadcast to `shape`."""
+    if np.ndim(fill_value) == 0:
+        return lax.full(_shape_tuple(shape), fill_value, dtype)
+    return broadcast_to(asarray(fill_value, dtype), _shape_tuple(shape))
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return lax.full_like(a, 0, dtype, shape)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return lax.full_like(a, 1, dtype, shape)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+    return lax.full_like(a, fill_value, dtype, shape)
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
+    """Evenly spaced values: an `iota`, then `mul` by step and `add` of start when given."""
+    context = "It arose in the jnp.arange arguments"
+    start, stop, step = (core.concrete_or_error(None, v, context) for v in (start, stop, step))
+    if dtype is None:
+        dtype = dtypes.result_type(start, *(v for v in (stop, step) if v is not None))
+    dtype = dtypes.canonicalize_dtype(dtype)
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        size = builtins.max(0, int(np.ceil((stop - start) / step)))
+        iota = lax.broadcasted_iota(dtype, (size,), 0)
+        scaled = lax.mul(lax.convert_element_type(step, dtype), iota)
+        return lax.add(lax.convert_element_type(start, dtype), scaled)
+    size = builtins.max(0, int(np.ceil(stop - start)))
+    iota = lax.broadcasted_iota(dtype, (size,), 0)
+    return iota if start == 0 else lax.add(lax.convert_element_type(start, dtype), iota)
+
+
+# ------------------------------------------------------------------ products
+
+
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """a's last axis contracted with b's second-to-last (or only) axis; scalars multiply."""
+    check_arraylike("dot", a, b)
+    if preferred_element_type is None:
+        out_dtype, out_weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+    else:
+        out_dtype, out_weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    a_ndim, b_ndim = np.ndim(a), np.ndim(b)
+    if a_ndim == 0 or b_ndim == 0:
+        contract = ((), ())
+    else:
+        contract = ((a_ndim - 1,), (0 if b_ndim == 1 else b_ndim - 2,))
+    out = lax.dot_general(a, b, (contract, ((), ())), precision, out_dtype)
+    return lax._convert_element_type(out, out_dtype, out_weak)
+
+
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None):
+    """a @ b: matrix products over the last two axes, broadcasting the leading (batch) axes."""
+    check_arraylike("matmul", a, b)
+    for i, x in enumerate((a, b)):
+        if np.ndim(x) < 1:
+            raise ValueError(
+                f"matmul input operand {i} must have ndim at least 1, but it has ndim "
+                f"{np.ndim(x)}"
+            )
+    if preferred_element_type is None:
+        out_dtype, out_weak = dtypes.result_type(a, b, return_weak_type_flag=True)
+    else:
+        out_dtype, out_weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    a_is_mat, b_is_mat = np.ndim(a) > 1, np.ndim(b) > 1
+    a_batch = tuple(np.shape(a)[:-2]) if a_is_mat else ()
+    b_batch = tuple(np.shape(b)[:-2]) if b_is_mat else ()
+    nbatch = builtins.max(len(a_batch), len(b_batch))
+    a_batch = (None,) * (nbatch - len(a_batch)) + a_batch
+    b_batch = (None,) * (nbatch - len(b_batch)) + b_batch
+    # Sort each batch axis: shared (a dot_general batch dim), one-sided (a free dim), or
+    # size 1 on a side (squeezed away there). idx_* record where each lands in the output.
+    a_squeeze, b_squeeze, both_squeeze, a_bdims, b_bdims = [], [], [], [], []
+    idx_batch, idx_a_other, idx_b_other = [], [], []
+    for i, (da, db) in enumerate(zip(a_batch, b_batch, strict=False)):
+        if da is None:
+            idx_b_other.append(i)
+        elif db is None:
+            idx_a_other.append(i)
+        elif da == 1 and db == 1:
+            a_squeeze.append(len(idx_batch) + len(idx_a_other) + len(a_squeeze))
+            b_squeeze.append(len(idx_batch) + len(idx_b_other) + len(b_squeeze))
+            both_squeeze.append(i)
+        elif da == 1:
+            idx_b_other.append(i)
+            a_squeeze.append(len(idx_batch) + len(idx_a_other) + len(a_squeeze))
+        elif db == 1:
+            idx_a_other.append(i)
+            b_squeeze.append(len(idx_batch) + len(idx_b_other) + len(b_squeeze))
+        elif da == db:
+            a_bdims.append(len(idx_batch) + len(idx_a_other))
+            b_bdims.append(len(idx_batch) + len(idx_b_other))
+            idx_batch.append(i)
+        else:
+            raise ValueError(
+                f"Incompatible types for matmul arguments: {core.get_aval(a)} and "
+                f"{core.get_aval(b)}"
+            )
+    if a_is_mat:
+        idx_a_other.append(nbatch)
+    if b_is_mat:
+        idx_b_other.append(nbatch + a_is_mat)
+    perm = tuple(int(p) for p in np.argsort(idx_batch + idx_a_other + idx_b_other))
+    a = lax.squeeze(a, tuple(a_squeeze))
+    b = lax.squeeze(b, tuple(b_squeeze))
+    contract = ((np.ndim(a) - 1,), (np.ndim(b) - 1 - b_is_mat,))
+    out = lax.dot_general(a, b, (contract, (tuple(a_bdims), tuple(b_bdims))), precision,
+                          out_dtype)
+    out = lax.transpose(out, perm)
+    if both_squeeze:
+        out = lax.expand_dims(out, tuple(both_squeeze))
+    return lax._convert_element_type(out, out_dtype, out_weak)
+
+
+# ------------------------------------------------------------------ shapes
+
+
+def reshape(a: Any, shape: Any) -> Any:
+    """Row-major reshape; one size may be -1 (inferred)."""
+    check_arraylike("reshape", a)
+    new = list(_shape_tuple(shape))
+    total = math.prod(np.shape(a))
+    unknown = [i for i, d in enumerate(new) if d == -1]
+    if len(unknown) > 1:
+        raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {shape}")
+    if unknown:
+        known = math.prod(d for d in new if d != -1)
+        if known == 0 or total % known:
+            raise TypeError(
+                f"cannot reshape array of shape {np.shape(a)} (size {total}) into shape "
+                f"{shape} because the product of specified axis sizes ({known}) does not "
+                f"evenly divide {total}"
+            )
+        new[unknown[0]] = total // known
+    elif math.prod(new) != total:
+        raise TypeError(
+            f"cannot reshape array of shape {np.shape(a)} (size {total}) into shape "
+            f"{shape} (size {math.prod(new)})"
+        )
+    return lax.reshape(a, tuple(new))
+
+
+def ravel(a: Any) -> Any:
+    return reshape(a, (np.size(a),))
+
+
+def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
+    """Permute axes (reverse them by default)."""
+    check_arraylike("transpose", a)
+    ndim = np.ndim(a)
+    perm = tuple(range(ndim))[::-1] if axes is None else axes
+    return lax.transpose(a, tuple(canonicalize_axis(int(d), ndim) for d in perm))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    perm = list(range(np.ndim(a)))
+    i, j = canonicalize_axis(axis1, len(perm)), canonicalize_axis(axis2, len(perm))
+    perm[i], perm[j] = perm[j], perm[i]
+    return lax.transpose(a, perm)
+
+
+def expand_dims(a: Any, axis: int | Sequence[int]) -> Any:
+    check_arraylike("expand_dims", a)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return lax.expand_dims(a, axes)
+
+
+def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
+    """Drop size-1 axes (all of them by default)."""
+    check_arraylike("squeeze", a)
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(np.shape(a)) if d == 1)
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return lax.squeeze(a, axes)
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
+    """Join arrays along an existing axis, after promoting them to one dtype."""
+    if not len(arrays):
+        raise ValueError("Need at least one array to concatenate.")
+    check_arraylike("concatenate", *arrays)
+    if any(np.ndim(x) == 0 for x in arrays):
+        raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+    arrays = promote_dtypes(*arrays)
+    if axis is None:
+        arrays, axis = [ravel(x) for x in arrays], 0
+    return lax.concatenate(arrays, canonicalize_axis(int(axis), np.ndim(arrays[0])))
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays along a new axis: expand_dims then concatenate.
+
+    JAX 0.10.2 has a `stack` primitive for this; we keep to the primitives the stage builds,
+    which is how JAX wrote jnp.stack before that primitive existed.
+    """
+    if not len(arrays):
+        raise ValueError("Need at least one array to stack.")
+    shapes = {np.shape(x) for x in arrays}
+    if len(shapes) != 1:
+        raise ValueError("All input arrays must have the same shape.")
+    axis = canonicalize_axis(axis, np.ndim(arrays[0]) + 1)
+    arrays = promote_dtypes(*arrays)
+    return lax.concatenate([lax.expand_dims(x, (axis,)) for x in arrays], axis)
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """x converted to `dtype` (no equation when it already is)."""
+    return lax.convert_element_type(x, dtype)
+
+
+from . import array_methods  # noqa: E402, F401  (installs the tracer operators)

@@ -1,0 +1,150 @@
+"""Reductions: sum, mean, max, min, argmax, argmin, cumsum over numpy-style `axis` arguments.
+
+JAX: jax/_src/numpy/reductions.py. Negative axes are normalized here (lax takes only
+non-negative ones); narrow ints and float16 are widened for the accumulation as jnp does.
+Re-exported by numpy.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, lax
+from .lax_utils import canonicalize_axis
+from .numpy_promotion import check_arraylike, promote_dtypes_numeric
+
+
+def _ravel(a: Any) -> Any:
+    return lax.reshape(a, (np.size(a),))
+
+
+def _reduction_axes(a: Any, axis: Any) -> tuple[int, ...]:
+    ndim = np.ndim(a)
+    if axis is None:
+        return tuple(range(ndim))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    canon = tuple(canonicalize_axis(int(ax), ndim) for ax in axes)
+    if len(set(canon)) != len(canon):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return canon
+
+
+def _promote_integer_dtype(dtype: np.dtype) -> np.dtype:
+    # sums of narrow ints (and bools) accumulate in the default int32/uint32
+    if dtype == np.bool_:
+        return np.dtype("int32")
+    if np.issubdtype(dtype, np.unsignedinteger) and dtype.itemsize < 4:
+        return np.dtype("uint32")
+    if np.issubdtype(dtype, np.signedinteger) and dtype.itemsize < 4:
+        return np.dtype("int32")
+    return dtype
+
+
+def _upcast_f16(dtype: np.dtype) -> np.dtype:
+    return np.dtype("float32") if dtype == np.float16 else dtype
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+        keepdims: bool = False) -> Any:
+    """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32."""
+    _no_out("sum", out)
+    check_arraylike("sum", a)
+    (a,) = promote_dtypes_numeric(a)  # True + True is 2
+    axes = _reduction_axes(a, axis)
+    if dtype is None:
+        result_dtype = _promote_integer_dtype(dtypes.dtype(a))
+    else:
+        result_dtype = dtypes.canonicalize_dtype(dtype)
+    computation_dtype = _upcast_f16(result_dtype)
+    a = lax.convert_element_type(a, computation_dtype)
+    result = lax.reduce_sum(a, axes)
+    if keepdims:
+        result = lax.expand_dims(result, axes)
+    return lax.convert_element_type(result, result_dtype)
+
+
+def _reduce_chooser(name: str, lax_reduce):
+    def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+        _no_out(name, out)
+        check_arraylike(name, a)
+        axes = _reduction_axes(a, axis)
+        if any(np.shape(a)[d] == 0 for d in axes):
+            raise ValueError(
+                f"zero-size array to reduction operation {name} which has no identity"
+            )
+        result = lax_reduce(a, axes)
+        return lax.expand_dims(result, axes) if keepdims else result
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"The {name}imum over `axis` (all axes by default)."
+    return fn
+
+
+max = _reduce_chooser("max", lax.reduce_max)
+min = _reduce_chooser("min", lax.reduce_min)
+amax, amin = max, min
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+         keepdims: bool = False) -> Any:
+    """sum / count, in floating point: `div` by the count as a literal."""
+    _no_out("mean", out)
+    check_arraylike("mean", a)
+    if dtype is None:
+        result_dtype = dtypes.dtype(a)
+        if not np.issubdtype(result_dtype, np.inexact):
+            result_dtype = np.dtype("float32")
+    else:
+        result_dtype = dtypes.canonicalize_dtype(dtype)
+    computation_dtype = _upcast_f16(result_dtype)
+    count = math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis))
+    total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
+    normalizer = lax.convert_element_type(count, computation_dtype)
+    return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
+
+
+def _arg_chooser(name: str, lax_arg):
+    def fn(a: Any, axis: int | None = None, out: None = None, keepdims: bool = False) -> Any:
+        _no_out(name, out)
+        check_arraylike(name, a)
+        if axis is None:
+            dims = tuple(range(np.ndim(a)))
+            a = _ravel(a)
+            axis = 0
+        else:
+            axis = canonicalize_axis(int(axis), np.ndim(a))
+            dims = (axis,)
+        if np.shape(a)[axis] == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        result = lax_arg(a, axis, np.int32)
+        return lax.expand_dims(result, dims) if keepdims else result
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Index of the first {name[3:]}imum along `axis` (of the flattened array if None)."
+    return fn
+
+
+argmax = _arg_chooser("argmax", lax.argmax)
+argmin = _arg_chooser("argmin", lax.argmin)
+
+
+def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+    """Running sum along `axis` (of the flattened array if None)."""
+    _no_out("cumsum", out)
+    check_arraylike("cumsum", a)
+    if axis is None or np.ndim(a) == 0:
+        a = _ravel(a)
+        axis = 0
+    axis = canonicalize_axis(int(axis), np.ndim(a))
+    result_dtype = dtypes.dtype(a) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    if result_dtype == np.bool_:
+        result_dtype = np.dtype("int32")  # unlike sum, cumsum keeps narrow ints narrow
+    return lax.cumsum(lax.convert_element_type(a, result_dtype), axis)

@@ -1,0 +1,222 @@
+"""Elementwise numpy functions (ufuncs): promote the arguments, then one lax op each.
+
+JAX: jax/_src/numpy/ufuncs.py (and `where`/`clip` from lax_numpy.py). Re-exported by numpy.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, lax
+from .numpy_promotion import (
+    broadcast_arrays,
+    check_arraylike,
+    promote_args,
+    promote_args_inexact,
+    promote_args_numeric,
+    promote_dtypes,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
+    promote_shapes,
+)
+
+
+def _unop(lax_fn, name: str, inexact: bool = False):
+    promote = promote_args_inexact if inexact else promote_args
+
+    def fn(x: Any, /) -> Any:
+        (x,) = promote(name, x)
+        return lax_fn(x)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (jnp.{name}), via lax.{lax_fn.__name__}."
+    return fn
+
+
+def _binop(lax_fn, name: str, bool_lax_fn=None):
+    def fn(x1: Any, x2: Any, /) -> Any:
+        x1, x2 = promote_args(name, x1, x2)
+        if bool_lax_fn is not None and dtypes.dtype(x1) == np.bool_:
+            return bool_lax_fn(x1, x2)  # True + True is True: or; True * False: and
+        return lax_fn(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (jnp.{name}) with promotion and broadcasting."
+    return fn
+
+
+add = _binop(lax.add, "add", lax.bitwise_or)
+multiply = _binop(lax.mul, "multiply", lax.bitwise_and)
+subtract = _binop(lax.sub, "subtract")
+maximum = _binop(lax.max, "maximum")
+minimum = _binop(lax.min, "minimum")
+equal = _binop(lax.eq, "equal")
+not_equal = _binop(lax.ne, "not_equal")
+less = _binop(lax.lt, "less")
+less_equal = _binop(lax.le, "less_equal")
+greater = _binop(lax.gt, "greater")
+greater_equal = _binop(lax.ge, "greater_equal")
+bitwise_and = _binop(lax.bitwise_and, "bitwise_and")
+bitwise_or = _binop(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _binop(lax.bitwise_xor, "bitwise_xor")
+left_shift = _binop(lax.shift_left, "left_shift")
+negative = _unop(lax.neg, "negative")
+bitwise_not = invert = _unop(lax.bitwise_not, "invert")
+sign = _unop(lax.sign, "sign")
+exp = _unop(lax.exp, "exp", inexact=True)
+log = _unop(lax.log, "log", inexact=True)
+log1p = _unop(lax.log1p, "log1p", inexact=True)
+sin = _unop(lax.sin, "sin", inexact=True)
+cos = _unop(lax.cos, "cos", inexact=True)
+tan = _unop(lax.tan, "tan", inexact=True)
+tanh = _unop(lax.tanh, "tanh", inexact=True)
+sqrt = _unop(lax.sqrt, "sqrt", inexact=True)
+
+
+def right_shift(x1: Any, x2: Any, /) -> Any:
+    """x1 >> x2: arithmetic for signed integers, logical for unsigned ones."""
+    x1, x2 = promote_args_numeric("right_shift", x1, x2)
+    if np.issubdtype(dtypes.dtype(x1), np.unsignedinteger):
+        return lax.shift_right_logical(x1, x2)
+    return lax.shift_right_arithmetic(x1, x2)
+
+
+def positive(x: Any, /) -> Any:
+    (x,) = promote_args("positive", x)
+    return x
+
+
+def absolute(x: Any, /) -> Any:
+    """|x|; unsigned and bool values are returned as they are."""
+    (x,) = promote_args("absolute", x)
+    dt = dtypes.dtype(x)
+    if np.issubdtype(dt, np.unsignedinteger) or dt == np.bool_:
+        return x
+    return lax.abs(x)
+
+
+abs = absolute
+
+
+def floor(x: Any, /) -> Any:
+    (x,) = promote_args("floor", x)
+    return x if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.floor(x)
+
+
+def ceil(x: Any, /) -> Any:
+    (x,) = promote_args("ceil", x)
+    return x if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.ceil(x)
+
+
+def true_divide(x1: Any, x2: Any, /) -> Any:
+    """x1 / x2 in floating point (ints divide as float32)."""
+    x1, x2 = promote_args_inexact("true_divide", x1, x2)
+    return lax.div(x1, x2)
+
+
+divide = true_divide
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Any:
+    """x1 // x2, rounding toward minus infinity (lax.div truncates toward zero)."""
+    x1, x2 = promote_args_numeric("floor_divide", x1, x2)
+    dt = dtypes.dtype(x1)
+    if np.issubdtype(dt, np.unsignedinteger):
+        return lax.div(x1, x2)
+    if np.issubdtype(dt, np.integer):
+        quotient = lax.div(x1, x2)
+        rounded_wrong = lax.bitwise_and(
+            lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), _const(x1, 0))
+        )
+        return where(rounded_wrong, subtract(quotient, 1), quotient)
+    # JAX: _float_divmod; the quotient of (x1 - x1 mod x2) / x2, fixed up by the signs
+    mod = lax.rem(x1, x2)
+    div = lax.div(where(lax.eq(x2, _const(x2, 0)), x1, lax.sub(x1, mod)), x2)
+    fix = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    lax.select(fix, add(mod, x2), mod)  # JAX's divmod also fixes the (unused) modulus
+    return lax.round(lax.select(fix, lax.sub(div, _const(div, 1)), div))
+
+
+def remainder(x1: Any, x2: Any, /) -> Any:
+    """x1 mod x2 with the sign of x2 (Python's %); lax.rem keeps the sign of x1."""
+    x1, x2 = promote_args_numeric("remainder", x1, x2)
+    zero = _const(x1, 0)
+    if np.issubdtype(dtypes.dtype(x2), np.integer):
+        x2 = where(equal(x2, 0), lax.full_like(x2, 1), x2)  # no division by zero
+    trunc_mod = lax.rem(x1, x2)
+    trunc_mod_not_zero = lax.ne(trunc_mod, zero)
+    do_plus = lax.bitwise_and(
+        lax.ne(lax.lt(trunc_mod, zero), lax.lt(x2, zero)), trunc_mod_not_zero
+    )
+    return lax.select(do_plus, lax.add(trunc_mod, x2), trunc_mod)
+
+
+mod = remainder
+
+
+def power(x1: Any, x2: Any, /) -> Any:
+    """x1 ** x2: integer_pow for a concrete Python/numpy integer exponent, else lax.pow."""
+    check_arraylike("power", x1, x2)
+    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool):
+        (x1,) = promote_dtypes_numeric(x1)
+        return lax.integer_pow(x1, int(x2))
+    d1, d2 = dtypes.dtype(x1), dtypes.dtype(x2)
+    if np.issubdtype(d1, np.inexact) and np.issubdtype(d2, np.integer):
+        x1, x2 = promote_shapes("power", x1, x2)
+        return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
+    x1, x2 = promote_args_numeric("power", x1, x2)
+    if not np.issubdtype(dtypes.dtype(x1), np.inexact):
+        raise NotImplementedError(
+            "power of an integer array by a traced integer array needs jnp's repeated-squaring "
+            "loop, which this stage does not build; use a concrete exponent or floats"
+        )
+    return lax.pow(x1, x2)
+
+
+def square(x: Any, /) -> Any:
+    """x * x as integer_pow[y=2] (JAX 0.10.2 has a `square` primitive we do not add)."""
+    (x,) = promote_dtypes_numeric(x)
+    return lax.integer_pow(x, 2)
+
+
+def reciprocal(x: Any, /) -> Any:
+    (x,) = promote_dtypes_inexact(x)
+    return lax.integer_pow(x, -1)
+
+
+def _const(example: Any, value: Any) -> Any:
+    # JAX: lax._const: a strongly typed scalar of the example's dtype
+    return np.asarray(value, dtypes.dtype(example))
+
+
+def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
+    """x where condition else y, all three broadcast together; select_n underneath.
+
+    JAX wraps this in a `jit` (an inner `_where` jaxpr); ours is inline, as JAX's is with
+    `jax.disable_jit()`.
+    """
+    if x is None or y is None:
+        raise ValueError(
+            "Either both or neither of the x and y arguments should be provided to "
+            f"jax.numpy.where, got {x} and {y}."
+        )
+    check_arraylike("where", condition, x, y)
+    if dtypes.dtype(condition) != np.bool_:
+        condition = lax.ne(condition, _const(condition, 0))
+    x, y = promote_dtypes(x, y)
+    if np.ndim(condition) == 0:
+        x, y = broadcast_arrays(x, y)  # select_n takes a scalar `which` as it is
+    else:
+        condition, x, y = broadcast_arrays(condition, x, y)
+    return lax.select(condition, x, y)
+
+
+def clip(arr: Any, min: Any = None, max: Any = None) -> Any:
+    """maximum(min, arr) then minimum(max, arr) (inline; JAX wraps it in a jit)."""
+    if min is not None:
+        arr = maximum(min, arr)
+    if max is not None:
+        arr = minimum(max, arr)
+    return arr

@@ -1,0 +1,199 @@
+"""The jaxpr-building trace: run a Python function on tracers and record each primitive.
+
+JAX: the DynamicJaxprTrace half of jax/_src/interpreters/partial_eval.py. (Stage 3 writes the
+other half, the known/unknown split, in its own partial_eval.py.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import core
+from . import linear_util as lu
+from .core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
+
+
+class JaxprStackFrame:
+    """What one trace records: its invars, constants, and equations, in order."""
+
+    def __init__(self, debug_info: lu.DebugInfo | None):
+        self.invars: list[Var] = []
+        self.eqns: list[core.JaxprEqn] = []
+        self.constvar_to_val: dict[Var, Any] = {}  # insertion order is constvar order
+        # one constvar per constant object: id -> (object, tracer); the object is kept alive so
+        # its id cannot be reused. JAX: constid_to_tracer, a WeakValueDictionary.
+        self.constid_to_tracer: dict[int, tuple[Any, DynamicJaxprTracer]] = {}
+        self.debug_info = debug_info
+
+    def newvar(self, aval: ShapedArray) -> Var:
+        return Var(aval)
+
+    def add_eqn(self, eqn: core.JaxprEqn) -> None:
+        self.eqns.append(eqn)
+
+    def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer],
+                 debug_info: lu.DebugInfo | None = None) -> tuple[Jaxpr, list[Any]]:
+        constvars, constvals = list(self.constvar_to_val), list(self.constvar_to_val.values())
+        outvars = [t.val for t in out_tracers]
+        jaxpr = Jaxpr(constvars, self.invars, outvars, self.eqns, debug_info=debug_info)
+        return jaxpr, constvals
+
+    def find_progenitors(self, tracer: DynamicJaxprTracer) -> list[int]:
+        """Positions of the invars `tracer` was computed from (for error messages)."""
+        if isinstance(tracer.val, Literal):
+            return []
+        active = {id(tracer.val)}
+        for eqn in reversed(self.eqns):
+            if any(id(v) in active for v in eqn.outvars):
+                active.update(id(v) for v in eqn.invars if isinstance(v, Var))
+        return [i for i, v in enumerate(self.invars) if id(v) in active]
+
+
+# --8<-- [start:tracer]
+class DynamicJaxprTracer(core.Tracer):
+    """A tracer that is a variable (or literal) of the jaxpr being built."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, val: core.Atom):
+        super().__init__(trace, aval)
+        self.val = val  # the Var or Literal this tracer stands for in the jaxpr
+
+    def _short_repr(self) -> str:
+        # JAX's make_jaxpr traces through jit, so its tracers print as JitTracer too.
+        return f"JitTracer({self.aval})"
+
+    def _origin_msg(self) -> str:
+        dbg = self._trace.frame.debug_info
+        if dbg is None:
+            return ""
+        msg = f"\nThe error occurred while tracing the function {dbg.func_src_info} " \
+              f"for {dbg.traced_for}. "
+        positions = self._trace.frame.find_progenitors(self)
+        if positions and dbg.arg_names is not None:
+            names = list(dict.fromkeys(dbg.arg_names[i] for i in positions))
+            if len(names) == 1:
+                what = f"the value of the argument {names[0]}"
+            else:
+                what = f"the values of the arguments {', '.join(names[:-1])} and {names[-1]}"
+            msg += f"This concrete value was not available in Python because it depends on {what}."
+        return msg
+# --8<-- [end:tracer]
+
+
+# --8<-- [start:trace]
+class DynamicJaxprTrace(core.Trace):
+    """Each primitive bound while this trace is current becomes one equation of a jaxpr."""
+
+    def __init__(self, debug_info: lu.DebugInfo | None = None):
+        super().__init__()
+        self.frame = JaxprStackFrame(debug_info)
+
+    def new_arg(self, aval: ShapedArray) -> DynamicJaxprTracer:
+        """A tracer for one input of the function: a new invar."""
+        var = self.frame.newvar(aval)
+        self.frame.invars.append(var)
+        return DynamicJaxprTracer(self, aval, var)
+
+    def to_jaxpr_tracer(self, x: Any) -> DynamicJaxprTracer:
+        """Our tracers pass through; anything else is a constant reaching the trace."""
+        if isinstance(x, DynamicJaxprTracer) and x._trace is self:
+            return x
+        return self.new_const(x)
+
+    def new_const(self, c: Any) -> DynamicJaxprTracer:
+        """A scalar becomes an inline Literal; an array (or another trace's tracer) a constvar."""
+        known = self.frame.constid_to_tracer.get(id(c))
+        if known is not None:
+            return known[1]
+        c_canon = core.canonicalize_value(c)
+        aval = core.get_aval(c_canon)
+        if core.is_literalable(c_canon):
+            return DynamicJaxprTracer(self, aval, Literal(c_canon, aval))
+        var = self.frame.newvar(aval)
+        tracer = DynamicJaxprTracer(self, aval, var)
+        self.frame.constvar_to_val[var] = c_canon
+        self.frame.constid_to_tracer[id(c)] = (c, tracer)
+        return tracer
+
+    lift = new_const  # JAX: `pure = lift = new_const`
+
+    def process_primitive(self, primitive, tracers, params):
+        tracers = [self.to_jaxpr_tracer(x) for x in tracers]
+        return self.default_process_primitive(primitive, tracers, params)
+
+    def default_process_primitive(self, primitive: core.Primitive,
+                                  tracers: list[DynamicJaxprTracer], params: dict) -> Any:
+        """Abstract-evaluate, make out tracers on fresh vars, record the equation."""
+        # EXERCISE 2.6 (stage-an-equation): out avals, out tracers, and one recorded equation
+        out_avals = primitive.abstract_eval(*[t.aval for t in tracers], **params)
+        if isinstance(out_avals, (tuple, list)) != primitive.multiple_results:
+            raise ValueError(f"{primitive}.abstract_eval() method should return "
+                             f"a tuple or a list iff {primitive}.multiple_results.")
+        out_avals = list(out_avals) if primitive.multiple_results else [out_avals]
+        outvars = [self.frame.newvar(aval) for aval in out_avals]
+        invars = [t.val for t in tracers]
+        self.frame.add_eqn(core.new_jaxpr_eqn(invars, outvars, primitive, params))
+        out_tracers = [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
+        return out_tracers if primitive.multiple_results else out_tracers[0]
+        # END EXERCISE
+
+    def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer],
+                 debug_info: lu.DebugInfo | None = None) -> tuple[Jaxpr, list[Any]]:
+        return self.frame.to_jaxpr(out_tracers, debug_info)
+# --8<-- [end:trace]
+
+
+# --8<-- [start:trace_to_jaxpr]
+def trace_to_jaxpr_dynamic(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]
+                           ) -> tuple[Jaxpr, list[ShapedArray], list[Any]]:
+    """Run `fun` (flat in, flat out) on one tracer per aval; return (jaxpr, out_avals, consts)."""
+    trace = DynamicJaxprTrace(fun.debug_info)
+    try:
+        in_tracers = [trace.new_arg(aval) for aval in in_avals]
+        with core.set_current_trace(trace):
+            ans = fun.call_wrapped(*in_tracers)
+        _check_returned_jaxtypes(fun.debug_info, ans)
+        out_tracers = [trace.to_jaxpr_tracer(x) for x in ans]
+        jaxpr, consts = trace.to_jaxpr(out_tracers, fun.debug_info)
+    finally:
+        trace.invalidate()  # a tracer that escaped now fails loudly when used
+    return jaxpr, [v.aval for v in jaxpr.outvars], consts
+# --8<-- [end:trace_to_jaxpr]
+
+
+# --8<-- [start:cached]
+@lu.cache
+def _cached_trace_to_jaxpr(fun: lu.WrappedFun, in_type: tuple[ShapedArray, ...]
+                           ) -> tuple[Jaxpr, list[ShapedArray], list[Any]]:
+    """trace_to_jaxpr_dynamic, memoized on fun's transformation stack and the input avals.
+
+    A new shape, dtype or weak type is a new key, so a new trace: the jaxpr is specialized to
+    its avals. (JAX's jit now uses its own weakref cache here; stage 7 builds jit on this.)
+    """
+    return trace_to_jaxpr_dynamic(fun, in_type)
+# --8<-- [end:cached]
+
+
+def _check_returned_jaxtypes(dbg: lu.DebugInfo | None, ans: Sequence[Any]) -> None:
+    for i, x in enumerate(ans):
+        try:
+            core.get_aval(x)
+        except TypeError:
+            where = f"function {dbg.func_src_info} traced for {dbg.traced_for}" if dbg else \
+                "the traced function"
+            raise TypeError(
+                f"{where} returned a value of type {type(x)} at output {i}, "
+                "which is not a valid JAX type"
+            ) from None
+
+
+def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
+    """The same jaxpr with its constvars moved to the front of its invars."""
+    return jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
+
+
+def trace_to_closed_jaxpr(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, in_avals)
+    return ClosedJaxpr(jaxpr, consts)

@@ -1,0 +1,303 @@
+"""The jaxpr printer: a small Wadler-Lindig document layout and JAX's jaxpr format on top of it.
+
+JAX: jax/_src/pretty_printer.py (the Doc API; the layout itself is C++ in jaxlib) and the
+`pp_*` functions of jax/_src/core.py. A document is text, breaks, nesting and groups; a group
+prints on one line if it fits in the width (80), else its breaks become newlines. That single
+rule is why short jaxprs print on one line and long ones one equation per line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import core
+
+# ------------------------------------------ documents ------------------------------------------
+
+
+class Doc:
+    """A document to lay out. `a + b` concatenates; `str(doc)` formats at width 80."""
+
+    __slots__ = ()
+
+    def __add__(self, other: Doc) -> Doc:
+        return concat([self, other])
+
+    def format(self, width: int = 80) -> str:
+        return _format(self, width)
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+class _Text(Doc):
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class _Concat(Doc):
+    __slots__ = ("children",)
+
+    def __init__(self, children: Sequence[Doc]):
+        self.children = list(children)
+
+
+class _Break(Doc):
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class _Group(Doc):
+    __slots__ = ("child",)
+
+    def __init__(self, child: Doc):
+        self.child = child
+
+
+class _Nest(Doc):
+    __slots__ = ("n", "child")
+
+    def __init__(self, n: int, child: Doc):
+        self.n = n
+        self.child = child
+
+
+def nil() -> Doc:
+    return _Concat([])
+
+
+def text(s: str) -> Doc:
+    return _Text(s)
+
+
+def concat(children: Sequence[Doc]) -> Doc:
+    return _Concat(children)
+
+
+def brk(s: str = " ") -> Doc:
+    """A break: prints as `s` inside a flat group, as a newline inside a broken one."""
+    return _Break(s)
+
+
+def group(doc: Doc) -> Doc:
+    """Print `doc` flat if the whole group fits on the current line, else break it."""
+    return _Group(doc)
+
+
+def nest(n: int, doc: Doc) -> Doc:
+    """Indent the lines that breaks inside `doc` start by `n` more columns."""
+    return _Nest(n, doc)
+
+
+def join(sep: Doc, docs: Sequence[Doc]) -> Doc:
+    docs = list(docs)
+    if not docs:
+        return nil()
+    parts = [docs[0]]
+    for doc in docs[1:]:
+        parts += [sep, doc]
+    return concat(parts)
+
+
+_FLAT, _BREAK = 0, 1
+
+
+def _flat_width(doc: Doc, limit: int) -> int:
+    """Width of `doc` printed flat, counting only until it passes `limit`."""
+    width, todo = 0, [doc]
+    while todo and width <= limit:
+        d = todo.pop()
+        if isinstance(d, (_Text, _Break)):
+            width += len(d.text)
+        elif isinstance(d, _Concat):
+            todo.extend(reversed(d.children))
+        else:  # _Group, _Nest
+            todo.append(d.child)
+    return width
+
+
+# --8<-- [start:layout]
+def _format(doc: Doc, width: int) -> str:
+    """Lay out `doc`: each group goes flat if it fits in what is left of the line."""
+    out: list[str] = []
+    column = 0
+    todo = [(0, _BREAK, doc)]  # (indent, mode, doc), a stack
+    while todo:
+        indent, mode, d = todo.pop()
+        if isinstance(d, _Text):
+            out.append(d.text)
+            column += len(d.text)
+        elif isinstance(d, _Concat):
+            todo.extend((indent, mode, c) for c in reversed(d.children))
+        elif isinstance(d, _Nest):
+            todo.append((indent + d.n, mode, d.child))
+        elif isinstance(d, _Break):
+            if mode == _BREAK:
+                out.append("\n" + " " * indent)
+                column = indent
+            else:
+                out.append(d.text)
+                column += len(d.text)
+        else:  # a group decides for itself only, not for what follows it (as JAX's printer)
+            fits = _flat_width(d.child, width - column) <= width - column
+            todo.append((indent, _FLAT if fits else _BREAK, d.child))
+    return "".join(out)
+# --8<-- [end:layout]
+
+
+# ---------------------------------------- jaxpr printing ---------------------------------------
+
+
+class JaxprPpSettings(NamedTuple):
+    print_shapes: bool = True
+
+
+def _encode_digits_alphabetic(n: int) -> str:
+    """0 -> a, 25 -> z, 26 -> ba, 27 -> bb: base 26 with letters as digits."""
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(ord("a") + i) + s
+    return s
+
+
+class JaxprPpContext:
+    """Names variables in order of first appearance, so names are unique across nested jaxprs."""
+
+    def __init__(self, var_names: dict[int, str] | None = None):
+        self.var_names: dict[int, str] = dict(var_names or {})  # id(var) -> name
+        self._next = 0  # the next fresh name is _encode_digits_alphabetic(self._next)
+
+    def var_name(self, var: core.Var) -> str:
+        if isinstance(var, core.DropVar):
+            return "_"
+        name = self.var_names.get(id(var))
+        if name is None:
+            name = self.var_names[id(var)] = _encode_digits_alphabetic(self._next)
+            self._next += 1
+        return name
+
+
+def _dropvars(jaxpr: core.Jaxpr) -> dict[int, str]:
+    """Binders whose value nothing reads print as `_` (only the top-level jaxpr's)."""
+    names: dict[int, str] = {}
+    used = {id(v) for v in jaxpr.outvars if isinstance(v, core.Var)}
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if id(v) not in used:
+                names[id(v)] = "_"
+        used.update(id(v) for v in eqn.invars if isinstance(v, core.Var))
+    return names
+
+
+def pp_var(v: core.Atom, context: JaxprPpContext) -> str:
+    if isinstance(v, core.Literal):
+        if np.shape(v.val):
+            return f"[...]:{v.aval.str_short(short_dtypes=True)}"
+        return f"{np.asarray(v.val).item()}:{v.aval.str_short(short_dtypes=True)}"
+    return context.var_name(v)
+
+
+def pp_vars(vs: Sequence[core.Atom], context: JaxprPpContext, *, separator: str = "",
+            print_shapes: bool = False) -> Doc:
+    """Variables separated by spaces (each space may break), binders as `a:f32[3]`."""
+    if print_shapes:
+        docs = [text(f"{pp_var(v, context)}:{v.aval.str_short(short_dtypes=True)}") for v in vs]
+    else:
+        docs = [text(pp_var(v, context)) for v in vs]
+    return nest(2, group(join(text(separator) + group(brk()), docs)))
+
+
+def pp_kv_pair(k: str, v: Any, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+    if type(v) is tuple and v and all(isinstance(j, (core.Jaxpr, core.ClosedJaxpr)) for j in v):
+        pp_v = pp_jaxprs(v, context, settings)
+    elif isinstance(v, core.Jaxpr):
+        pp_v = pp_jaxpr(v, context, settings)
+    elif isinstance(v, core.ClosedJaxpr):
+        pp_v = pp_jaxpr(v.jaxpr, context, settings)
+    else:
+        # object addresses would make the text differ run to run
+        pp_v = text(re.sub(r" at 0x([0-9a-fA-F]+)", lambda m: " at 0x" + "X" * len(m[1]), str(v)))
+    return text(f"{k}=") + pp_v
+
+
+def pp_kv_pairs(kv_pairs: Sequence[tuple[str, Any]], context: JaxprPpContext,
+                settings: JaxprPpSettings) -> Doc:
+    """`[k1=v1 k2=v2]`, or one pair per line when that does not fit."""
+    if not kv_pairs:
+        return nil()
+    pairs = join(brk(), [pp_kv_pair(k, v, context, settings) for k, v in kv_pairs])
+    return group(nest(2, text("[") + brk("") + pairs) + brk("") + text("]"))
+
+
+# --8<-- [start:pp_eqn]
+def _pp_eqn(eqn: core.JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
+            params: Sequence[str] | None = None) -> Doc:
+    """`c:f32[3] = mul b 2.0:f32[]`: binders with avals, primitive, [params], operands."""
+    # EXERCISE 2.5 (printer): binders with avals, " = ", the name, [params], the operands
+    if params is None:
+        params = sorted(eqn.params)
+    lhs = pp_vars(eqn.outvars, context, print_shapes=settings.print_shapes)
+    rhs = [
+        text(eqn.primitive.name),
+        pp_kv_pairs([(p, eqn.params[p]) for p in params], context, settings),
+        text(" ") + pp_vars(eqn.invars, context),
+    ]
+    if eqn.outvars:
+        return concat([lhs, text(" = "), *rhs])
+    return concat(rhs)
+    # END EXERCISE
+# --8<-- [end:pp_eqn]
+
+
+def pp_eqn(eqn: core.JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+    """One equation, through the primitive's custom rule if it has one (core.pp_eqn_rules)."""
+    rule = core.pp_eqn_rules.get(eqn.primitive, _pp_eqn)
+    return rule(eqn, context, settings)
+
+
+def pp_eqns(eqns: Sequence[core.JaxprEqn], context: JaxprPpContext,
+            settings: JaxprPpSettings) -> Doc:
+    return join(brk("; "), [pp_eqn(e, context, settings) for e in eqns])
+
+
+# --8<-- [start:pp_jaxpr]
+def pp_jaxpr(jaxpr: core.Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+    """`{ lambda consts ; args. let eqns in (outs) }`: one group, so flat or one eqn a line."""
+    constvars = pp_vars(jaxpr.constvars, context, print_shapes=settings.print_shapes)
+    invars = pp_vars(jaxpr.invars, context, print_shapes=settings.print_shapes)
+    eqns = pp_eqns(jaxpr.eqns, context, settings)
+    close = ")" if len(jaxpr.outvars) != 1 else ",)"  # a 1-tuple prints as (a,)
+    outvars = text("(") + pp_vars(jaxpr.outvars, context, separator=",") + text(close)
+    return group(nest(2, concat([
+        text("{ lambda "), constvars, text("; "), invars, text(". let"),
+        nest(2, brk() + eqns), brk(), text("in "), outvars,
+    ])) + text(" }"))
+# --8<-- [end:pp_jaxpr]
+
+
+def pp_jaxprs(jaxprs: Sequence[core.Jaxpr | core.ClosedJaxpr], context: JaxprPpContext,
+              settings: JaxprPpSettings) -> Doc:
+    """A tuple of jaxprs in a param (e.g. cond's branches)."""
+    jaxprs = [j.jaxpr if isinstance(j, core.ClosedJaxpr) else j for j in jaxprs]
+    items = join(brk(), [pp_jaxpr(j, context, settings) for j in jaxprs])
+    return group(nest(2, text("(") + brk("") + items) + brk("") + text(")"))
+
+
+def pp_toplevel_jaxpr(jaxpr: core.Jaxpr, *, print_shapes: bool = True) -> Doc:
+    """The document `str(jaxpr)` formats.
+
+    JAX also hoists sub-jaxprs used twice (or longer than 10 equations) in params to a
+    `let name = {...} in` prefix; stage 2 has no sub-jaxprs, so we do not (yet).
+    """
+    context = JaxprPpContext(_dropvars(jaxpr))
+    return pp_jaxpr(jaxpr, context, JaxprPpSettings(print_shapes=print_shapes))
+

@@ -1,0 +1,110 @@
+"""Python asking a tracer for a value: JAX's error classes, JAX's first line, and what to do."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from stages.s02_tracing import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    make_jaxpr,
+)
+from stages.s02_tracing import lax as olax
+
+
+def _message(make_jaxpr, fn, *args):
+    with pytest.raises(Exception) as info:
+        make_jaxpr(fn)(*args)
+    return info.type, str(info.value)
+
+
+def python_if(lax, x, y):
+    if lax.gt(x, y):
+        return x
+    return y
+
+
+CONVERSIONS = {
+    "bool": (lambda lax: lambda x, y: python_if(lax, x, y), TracerBoolConversionError),
+    "int": (lambda lax: lambda x, y: int(x), ConcretizationTypeError),
+    "float": (lambda lax: lambda x, y: float(x), ConcretizationTypeError),
+    "index": (lambda lax: lambda x, y: [1, 2, 3][x], TracerIntegerConversionError),
+    "numpy": (lambda lax: lambda x, y: np.asarray(x), TracerArrayConversionError),
+}
+
+
+@pytest.mark.parametrize("what", list(CONVERSIONS))
+def test_conversion_errors_have_jaxs_class_and_first_line(what):
+    make_fn, error = CONVERSIONS[what]
+    our_type, ours = _message(make_jaxpr, make_fn(olax), np.int32(1), np.int32(2))
+    their_type, theirs = _message(jax.make_jaxpr, make_fn(jax.lax), np.int32(1), np.int32(2))
+    assert our_type is error and their_type.__name__ == error.__name__
+    assert issubclass(error, TypeError)
+    assert ours.splitlines()[0] == theirs.splitlines()[0]
+    # the last line links JAX's explanation of the error
+    assert ours.splitlines()[-1] == theirs.splitlines()[-1]
+
+
+def test_python_if_on_a_tracer_says_what_was_traced_and_what_to_do():
+    def f(x, y):
+        return python_if(olax, x, y)
+
+    with pytest.raises(TracerBoolConversionError) as info:
+        make_jaxpr(f)(1.0, 2.0)
+    msg = str(info.value)
+    assert msg.startswith("Attempted boolean conversion of traced array with shape bool[].\n")
+    assert "while tracing the function f at " in msg and "for make_jaxpr." in msg
+    assert "depends on the values of the arguments x and y." in msg
+    assert "`lax.cond`" in msg and "`static_argnums`" in msg
+    assert isinstance(info.value, ConcretizationTypeError)  # as in JAX's class tree
+
+
+def test_the_message_names_the_pytree_leaf_the_value_came_from():
+    def f(d):
+        return int(d["b"][1])
+
+    with pytest.raises(ConcretizationTypeError, match=r"depends on the value of the argument "
+                                                      r"d\['b'\]\[1\]\."):
+        make_jaxpr(f)({"a": 1.0, "b": (2.0, 3.0)})
+
+
+def test_int_of_a_tracer_suggests_astype_and_static_argnums():
+    with pytest.raises(ConcretizationTypeError) as info:
+        make_jaxpr(lambda x: int(x))(1.0)
+    msg = str(info.value)
+    assert "The problem arose with the `int` function." in msg
+    assert "try using `x.astype(int)`" in msg and "`static_argnums`" in msg
+
+
+def test_index_error_suggests_dynamic_slice():
+    with pytest.raises(TracerIntegerConversionError, match="`lax.dynamic_slice`"):
+        make_jaxpr(lambda i: [1, 2, 3][i])(1)
+
+
+def test_bool_of_a_many_element_tracer_is_ambiguous_like_numpy():
+    with pytest.raises(ValueError, match="truth value of an array with more than one element"):
+        make_jaxpr(lambda x: bool(x))(np.ones(3, np.float32))
+
+
+def test_static_argnums_is_the_fix():
+    def f(x, n):
+        if n > 2:
+            return olax.mul(x, 2.0)
+        return x
+
+    assert "mul" in str(make_jaxpr(f, static_argnums=1)(1.0, 3))
+    with pytest.raises(TracerBoolConversionError):
+        make_jaxpr(f)(1.0, 3)
+
+
+def test_returning_a_non_array_names_the_function():
+    def f(x):
+        return "not an array"
+
+    with pytest.raises(TypeError, match=r"function f at .* traced for make_jaxpr returned a "
+                                        r"value of type <class 'str'> at output 0"):
+        make_jaxpr(f)(1.0)

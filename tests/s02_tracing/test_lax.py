@@ -1,0 +1,231 @@
+"""lax called eagerly on numpy inputs: values and dtypes equal jax.lax's (float32 tolerance)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
+from stages.s02_tracing import lax
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 4)).astype(np.float32)
+Y = rng.standard_normal((3, 4)).astype(np.float32)
+POS = (rng.random((3, 4)) + 0.25).astype(np.float32)
+UNIT = (rng.random((3, 4)) * 1.8 - 0.9).astype(np.float32)  # inside (-1, 1)
+I = rng.integers(-7, 8, size=(3, 4)).astype(np.int32)
+J = rng.integers(1, 5, size=(3, 4)).astype(np.int32)
+U = rng.integers(0, 2**32, size=(3, 4), dtype=np.uint64).astype(np.uint32)
+B = rng.random((3, 4)) > 0.5
+
+
+def same(name: str, *args, rtol: float = RTOL_ELEMENTWISE, **kwargs) -> np.ndarray:
+    """Call lax.<name> on ours and on jax; the results must agree in dtype, shape and value."""
+    ours = getattr(lax, name)(*args, **kwargs)
+    theirs = np.asarray(getattr(jlax, name)(*args, **kwargs))
+    assert isinstance(ours, np.ndarray), type(ours)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (ours, theirs)
+    if np.issubdtype(ours.dtype, np.inexact):
+        np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(ours, theirs)
+    return ours
+
+
+@pytest.mark.parametrize(
+    "name, x",
+    [("neg", X), ("neg", I), ("sin", X), ("cos", X), ("tan", UNIT), ("exp", X), ("log", POS),
+     ("log1p", POS), ("tanh", X), ("logistic", X), ("logistic", X * 60), ("sqrt", POS),
+     ("rsqrt", POS), ("abs", X), ("abs", I), ("sign", X), ("sign", I), ("floor", X * 3),
+     ("ceil", X * 3), ("round", X * 3), ("erf", X), ("bitwise_not", I), ("bitwise_not", B),
+     ("bitwise_not", U)],
+)
+def test_unary_ops_match_jax(name, x):
+    same(name, x)
+
+
+def test_round_breaks_ties_away_from_zero_or_to_even():
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], np.float32)
+    np.testing.assert_array_equal(same("round", halves), [-3, -2, -1, 1, 2, 3])
+    even = same("round", halves, lax.RoundingMethod.TO_NEAREST_EVEN)
+    np.testing.assert_array_equal(even, [-2, -2, -0, 0, 2, 2])
+
+
+def test_abs_of_complex_is_real():
+    z = (X + 1j * Y).astype(np.complex64)
+    assert same("abs", z).dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    "name, x, y",
+    [("add", X, Y), ("add", I, J), ("sub", X, Y), ("mul", X, Y), ("mul", I, J), ("div", X, POS),
+     ("div", I, J), ("div", -I, J), ("rem", X, POS), ("rem", I, J), ("pow", POS, Y),
+     ("pow", POS, J), ("max", X, Y), ("min", I, J), ("max", B, ~B), ("eq", I, J), ("ne", X, Y),
+     ("lt", X, Y), ("le", I, J), ("gt", X, Y), ("ge", B, ~B), ("bitwise_and", I, J),
+     ("bitwise_or", U, U >> 3), ("bitwise_xor", B, ~B), ("shift_left", I, J),
+     ("shift_right_logical", I, J), ("shift_right_logical", U, U % 40),
+     ("shift_right_arithmetic", I, J), ("shift_left", U, U % 40)],
+)
+def test_binary_ops_match_jax(name, x, y):
+    same(name, x, y)
+
+
+def test_shifts_past_the_bit_width_follow_xla():
+    x = np.array([-8, -1, 1, 7], np.int32)
+    for shift in (31, 32, 33, 100):
+        y = np.full(4, shift, np.int32)
+        for name in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+            same(name, x, y)
+
+
+def test_a_python_scalar_takes_the_operand_dtype_and_a_rank0_operand_broadcasts():
+    assert same("add", X, 2.0).dtype == np.float32
+    assert same("mul", I, 3).dtype == np.int32
+    same("add", X, np.float32(1.5))
+    same("max", X[:1], X)  # size-1 axes broadcast inside lax too
+
+
+@pytest.mark.parametrize("y", [-3, -1, 0, 1, 2, 3, 7, 12])
+def test_integer_pow_matches_jax_for_floats(y):
+    same("integer_pow", POS, y)
+    if y >= 0:
+        same("integer_pow", X, y)
+
+
+@pytest.mark.parametrize("y", [0, 1, 2, 5, 10])
+def test_integer_pow_matches_jax_for_ints_including_wraparound(y):
+    same("integer_pow", I, y)
+    same("integer_pow", np.array([3, 7, 40], np.int32), y)
+
+
+def test_select_n_picks_cases_by_bool_or_index():
+    same("select_n", B, X, Y)
+    same("select_n", np.array([0, 2, 1, 1], np.int32), X[0], Y[0], POS[0])
+    same("select_n", True, X, Y)
+    same("select", B, X, Y)
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype float64")
+@pytest.mark.parametrize(
+    "x, dtype",
+    [(X * 10, np.int32), (I, np.float32), (X, np.float16), (I, np.bool_), (B, np.float32),
+     (I, np.uint8), (X, np.float64), (X, np.float32)],
+)
+def test_convert_element_type_matches_jax(x, dtype):
+    same("convert_element_type", x, dtype)
+
+
+def test_convert_element_type_of_a_python_scalar_is_a_strong_scalar():
+    out = lax.convert_element_type(2, np.float32)
+    assert out.dtype == np.float32 and out.shape == ()
+
+
+def test_structural_ops_match_jax():
+    same("broadcast_in_dim", X[0], (2, 3, 4), (2,))
+    same("broadcast_in_dim", X[:1], (5, 3, 4), (1, 2))
+    same("broadcast", X, (2,))
+    same("reshape", X, (2, 6))
+    same("reshape", X, (4, 3), (1, 0))
+    same("transpose", X.reshape(3, 2, 2), (2, 0, 1))
+    same("squeeze", X[:1, None], (0, 1))
+    same("expand_dims", X, (0, 3))
+    same("concatenate", [X, Y, X[:1]], 0)
+    same("concatenate", [I, J], 1)
+    same("iota", np.int32, 5)
+    same("iota", np.float32, 3)
+    same("broadcasted_iota", np.int32, (2, 3), 1)
+
+
+def test_pad_handles_low_high_interior_and_negative_padding():
+    same("pad", X, 0.0, ((1, 2, 0), (0, 0, 1)))
+    same("pad", X, -1.0, ((-1, 1, 2), (2, -2, 0)))
+    same("pad", I, np.int32(9), ((0, 0, 0), (1, 1, 3)))
+
+
+def test_slices_match_jax():
+    same("slice", X, (1, 0), (3, 4))
+    same("slice", X, (0, 1), (3, 4), (2, 2))
+    same("slice_in_dim", X, -2, None, 1, 1)
+    same("index_in_dim", X, -1, 0, False)
+    for starts in [(1, 2), (-1, 0), (5, -9), (np.int32(2), np.int32(1))]:
+        same("dynamic_slice", X, starts, (2, 2))  # out-of-range starts are clamped
+        same("dynamic_update_slice", X, Y[:2, :2], starts)
+    same("dynamic_slice_in_dim", X, 1, 2, 1)
+    same("dynamic_index_in_dim", X, -1, 0, False)
+    same("dynamic_update_slice_in_dim", X, Y[:1], 2, 0)
+
+
+def test_reductions_match_jax():
+    same("reduce_sum", X, (0,), rtol=RTOL_REDUCTION)
+    same("reduce_sum", I, (0, 1))
+    same("reduce_max", X, (1,))
+    same("reduce_min", I, (0,))
+    same("reduce_max", B, (0,))
+    same("reduce_max", np.zeros((0, 3), np.float32), (0,))  # the identity, -inf
+    same("cumsum", X, 1, rtol=RTOL_REDUCTION)
+    same("cumsum", I, 0, True)
+
+
+def test_argmax_and_argmin_pick_the_first_extreme_and_nan():
+    ties = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], np.float32)
+    same("argmax", ties, 1, np.int32)
+    same("argmin", ties, 1, np.int32)
+    same("argmax", np.array([1, np.nan, 5, np.nan], np.float32), 0, np.int32)
+    same("argmin", I, 0, np.int32)
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, dims",
+    [
+        (X, Y.T, (((1,), (0,)), ((), ()))),
+        (X, Y, (((0, 1), (0, 1)), ((), ()))),
+        (X, Y, (((), ()), ((), ()))),  # an outer product
+        (X.reshape(3, 2, 2), Y.reshape(3, 2, 2), (((2,), (1,)), ((0,), (0,)))),
+        (X.reshape(2, 3, 2), Y.reshape(3, 2, 2), (((1,), (0,)), ((2,), (1,)))),
+        (I, J.T, (((1,), (0,)), ((), ()))),
+    ],
+)
+def test_dot_general_matches_jax(lhs, rhs, dims):
+    same("dot_general", lhs, rhs, dims, rtol=RTOL_REDUCTION)
+
+
+def test_dot_general_mixed_dtypes_and_preferred_element_type_match_jax():
+    same("dot_general", X, J.T, (((1,), (0,)), ((), ())), rtol=RTOL_REDUCTION)
+    i8 = I.astype(np.int8)
+    same("dot_general", i8, i8.T, (((1,), (0,)), ((), ())), preferred_element_type=np.int32)
+    same("dot", X, Y.T, rtol=RTOL_REDUCTION)
+    same("dot", X[0], Y[0], rtol=RTOL_REDUCTION)
+
+
+def test_full_and_full_like_match_jax():
+    same("full", (2, 3), 1.5)
+    same("full", (2,), 7, np.float16)
+    same("full_like", X, 2)
+    same("full_like", I, 2.7)
+    same("full_like", X, 0, np.int32, (5,))
+
+
+def test_impl_and_abstract_eval_can_be_called_directly():
+    aval = lax.add_p.abstract_eval(
+        lax.core.ShapedArray((3,), np.float32), lax.core.ShapedArray((), np.float32, True)
+    )
+    assert aval == lax.core.ShapedArray((3,), np.float32)
+    out = lax.integer_pow_p.impl(np.array([2.0, 3.0], np.float32), y=3)
+    np.testing.assert_array_equal(out, [8.0, 27.0])
+    assert out.dtype == np.float32
+    assert lax.integer_pow_p.impl(np.array([2, -3], np.int32), y=0).dtype == np.int32
+
+
+def test_eager_results_are_numpy_arrays_even_for_scalars():
+    out = lax.add(1.0, 2.0)
+    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
+    assert isinstance(lax.reduce_sum(X, (0, 1)), np.ndarray)
+
+
+def test_eager_and_traced_calls_fail_alike_before_any_numpy_runs():
+    with pytest.raises(TypeError, match=r"lax\.add requires arguments to have the same dtypes"):
+        lax.add(X, I)
+    with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
+        lax.dot_general(X, X, (((1,), (0,)), ((), ())))
+

@@ -1,0 +1,200 @@
+"""The numpy facade: JAX's promotion with weak types on the whole dtype grid, values, errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import stages.s02_tracing as s02
+from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
+from stages.s02_tracing import numpy as snp
+
+_NAMES = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16", "float32",
+          "complex64"]
+# One value per grid point: 2-element arrays of each dtype, then weak Python scalars (and a
+# Python bool, which JAX does not treat as weak).
+GRID = [np.array([1, 2]).astype(n) for n in _NAMES] + [3, 1.5, 2j, True]
+GRID_IDS = _NAMES + ["py_int", "py_float", "py_complex", "py_bool"]
+BINARY_OPS = ["add", "subtract", "multiply", "true_divide", "maximum", "equal"]
+
+
+def _outcome(make_jaxpr, fn, *args):
+    """(dtype, weak_type) of fn's traced output, or the error it raised."""
+    try:
+        (aval,) = make_jaxpr(fn)(*args).out_avals
+    except Exception as e:  # noqa: BLE001  (the error itself is compared)
+        return type(e).__name__, str(e)
+    return aval.dtype, aval.weak_type
+
+
+@pytest.mark.parametrize("op", BINARY_OPS)
+@pytest.mark.parametrize("a", GRID, ids=GRID_IDS)
+def test_binary_result_dtype_and_weak_type_equal_jnp_on_the_whole_grid(op, a):
+    for b in GRID:
+        ours = _outcome(s02.make_jaxpr, getattr(snp, op), a, b)
+        theirs = _outcome(jax.make_jaxpr, getattr(jnp, op), a, b)
+        assert ours == theirs, (a, b)
+
+
+@pytest.mark.parametrize("a", GRID, ids=GRID_IDS)
+def test_tracer_operators_promote_like_jax_arrays(a):
+    for b in GRID:
+        for fn in (lambda x, y: x * y, lambda x, y: y - x, lambda x, y: x / y):
+            assert _outcome(s02.make_jaxpr, fn, a, b) == _outcome(jax.make_jaxpr, fn, a, b)
+
+
+@pytest.mark.parametrize("a", GRID[:-4], ids=GRID_IDS[:-4])
+def test_eager_results_have_jnp_dtypes(a):
+    for b in GRID:
+        for op in ("add", "multiply", "maximum"):
+            try:
+                theirs = jax.eval_shape(getattr(jnp, op), a, b).dtype
+            except TypeError:
+                continue
+            assert getattr(snp, op)(a, b).dtype == theirs, (op, a, b)
+
+
+def test_a_python_scalar_does_not_widen_an_f32_array():
+    x = np.ones(3, np.float32)
+    assert snp.multiply(x, 2.0).dtype == np.float32
+    assert snp.add(x.astype(np.float16), 1).dtype == np.float16
+    assert snp.add(np.ones(3, np.int8), 1000).dtype == np.int8
+    assert snp.add(np.ones(3, np.int32), 1.5).dtype == np.float32
+
+
+rng = np.random.default_rng(1)
+X = rng.standard_normal((3, 4)).astype(np.float32)
+POS = (rng.random((3, 4)) + 0.5).astype(np.float32)
+I = rng.integers(-5, 6, size=(3, 4)).astype(np.int32)
+
+
+def _same(name, *args, rtol=RTOL_ELEMENTWISE, **kwargs):
+    ours = getattr(snp, name)(*args, **kwargs)
+    theirs = np.asarray(getattr(jnp, name)(*args, **kwargs))
+    ours = np.asarray(ours)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (name, ours, theirs)
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("add", (X, X[0])), ("add", (I, 1.5)), ("subtract", (I, X)), ("multiply", (X, 2)),
+     ("divide", (I, 4)), ("true_divide", (X, POS)), ("floor_divide", (I, 3)),
+     ("floor_divide", (X, 0.7)), ("remainder", (I, -3)), ("remainder", (X, 0.7)),
+     ("mod", (I, 4)), ("power", (X, 3)), ("power", (POS, 0.5)), ("power", (POS, I)),
+     ("negative", (X,)), ("exp", (I,)), ("log", (POS,)), ("log1p", (POS,)), ("sin", (X,)),
+     ("cos", (X,)), ("tan", (X * 0.5,)), ("tanh", (X,)), ("sqrt", (POS,)), ("abs", (I,)),
+     ("absolute", (X,)), ("sign", (X,)), ("floor", (X,)), ("ceil", (I,)), ("maximum", (X, 0.0)),
+     ("minimum", (I, X)), ("equal", (I, 1)), ("not_equal", (X, X)), ("less", (I, 0)),
+     ("greater_equal", (X, POS)), ("bitwise_and", (I, 3)), ("bitwise_or", (I > 0, I < 0)),
+     ("bitwise_xor", (I, 5)), ("invert", (I,)), ("left_shift", (I, 2)),
+     ("right_shift", (I, 1)), ("square", (X,)), ("reciprocal", (POS,)),
+     ("where", (X > 0, X, 0.0)), ("where", (I, X, I)), ("clip", (X, -0.5, 0.5)),
+     ("positive", (I,))],
+)
+def test_elementwise_functions_match_jnp(name, args):
+    _same(name, *args)
+
+
+@pytest.mark.parametrize(
+    "name, args, kwargs",
+    [("sum", (X,), {}), ("sum", (I > 0,), {"axis": 0}), ("sum", (X,), {"axis": -1,
+     "keepdims": True}), ("sum", (I.astype(np.int8),), {}), ("sum", (X.astype(np.float16),), {}),
+     ("mean", (X,), {}), ("mean", (I,), {"axis": 1}), ("mean", (X,), {"axis": (0, 1),
+     "keepdims": True}), ("max", (X,), {"axis": 0}), ("min", (I,), {}), ("argmax", (X,), {}),
+     ("argmax", (X,), {"axis": 1, "keepdims": True}), ("argmin", (I,), {"axis": 0}),
+     ("cumsum", (X,), {"axis": 1}), ("cumsum", (I.astype(np.uint8),), {})],
+)
+def test_reductions_match_jnp(name, args, kwargs):
+    _same(name, *args, rtol=RTOL_REDUCTION, **kwargs)
+
+
+def test_products_match_jnp():
+    a, b = X, POS.T
+    _same("dot", a, b, rtol=RTOL_REDUCTION)
+    _same("dot", a, b[:, 0], rtol=RTOL_REDUCTION)
+    _same("dot", a, 2.0)
+    _same("matmul", a, b, rtol=RTOL_REDUCTION)
+    _same("matmul", a[0], b, rtol=RTOL_REDUCTION)
+    _same("matmul", a, b[:, 0], rtol=RTOL_REDUCTION)
+    batched = rng.standard_normal((2, 1, 3, 4)).astype(np.float32)
+    _same("matmul", batched, rng.standard_normal((5, 4, 2)).astype(np.float32),
+          rtol=RTOL_REDUCTION)
+    _same("matmul", I, I.T)
+
+
+def test_shape_functions_and_constructors_match_jnp():
+    _same("reshape", X, (2, -1))
+    _same("ravel", X)
+    _same("transpose", X)
+    _same("transpose", X.reshape(3, 2, 2), (2, -3, 1))
+    _same("swapaxes", X.reshape(3, 2, 2), 0, 2)
+    _same("expand_dims", X, -1)
+    _same("squeeze", X[None, :, None])
+    _same("concatenate", [X, I], axis=1)
+    _same("concatenate", [X, POS], axis=None)
+    _same("stack", [X, POS], axis=1)
+    _same("broadcast_to", X[0], (2, 3, 4))
+    for args in [((2, 3),), ((2,), np.int32)]:
+        _same("zeros", *args)
+        _same("ones", *args)
+    _same("full", (2, 2), 1.5)
+    _same("zeros_like", I)
+    _same("ones_like", X, np.int32)
+    _same("full_like", X, 3)
+    for args in [(5,), (2, 7), (0, 10, 3), (0.0, 1.0, 0.25), (4, 0)]:
+        _same("arange", *args)
+    _same("asarray", [1.0, 2.0])
+    _same("asarray", np.ones(2, np.float64))
+
+
+def test_reshape_errors_match_jnp():
+    for shape in [(4, 2), (5, -1), (-1, -1)]:
+        with pytest.raises(TypeError) as ours:
+            snp.reshape(np.ones((2, 3), np.float32), shape)
+        with pytest.raises(TypeError) as theirs:
+            jnp.reshape(jnp.ones((2, 3)), shape)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_broadcasting_and_argument_errors_match_jnp():
+    cases = [(np.ones((2, 3), np.float32), np.ones((2,), np.float32)),
+             (np.ones((2, 3), np.float32), np.ones((3, 2), np.float32)),
+             ([1.0], np.ones(2, np.float32))]
+    for a, b in cases:
+        with pytest.raises(Exception) as ours:
+            snp.add(a, b)
+        with pytest.raises(Exception) as theirs:
+            jnp.add(a, b)
+        assert type(ours.value).__name__ == type(theirs.value).__name__
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_arange_needs_concrete_bounds():
+    with pytest.raises(s02.ConcretizationTypeError, match="jnp.arange"):
+        s02.make_jaxpr(lambda n: snp.arange(n))(3)
+
+
+def test_installed_methods_cover_every_operator_core_forwards():
+    aval = s02.core.ShapedArray((), np.float32)
+    for name in ("_add", "_radd", "_rsub", "_rtruediv", "_rpow", "_rmatmul", "_getitem", "_T",
+                 "_reshape", "_sum", "_astype", "_lt", "_invert", "_divmod", "_rlshift"):
+        assert callable(getattr(aval, name)), name
+
+
+def test_operators_on_unsupported_types_defer_to_python():
+    with pytest.raises(TypeError, match="unsupported operand"):
+        s02.make_jaxpr(lambda x: x + "a")(1.0)
+
+
+@pytest.mark.parametrize("a, b", list(itertools.product([X, I], [2, 2.5])))
+def test_traced_operator_values_match_jax(a, b):
+    fn = lambda x, y: (x * y + y) / (abs(x) + 1) - x**2  # noqa: E731
+    (ours,) = s02.eval_jaxpr(s02.make_jaxpr(fn)(a, b).jaxpr, [], a, b)
+    theirs = np.asarray(fn(jnp.asarray(a), b))
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL_ELEMENTWISE)
