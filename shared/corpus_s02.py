@@ -7,6 +7,9 @@ results side by side. Later stages reuse the corpus (jvp, vmap, jit of the same 
 A case's function is `fn(lax, jnp, *args)`; `Case.bind(lax, jnp)` gives the plain function.
 Tags: "operators" marks a case using Python operators (`x * 2.0`) on its arguments: run eagerly
 on numpy inputs those are numpy's operators, not ours, so only its traced runs are ours.
+"jit_inside_in_jax" marks a case calling a jnp function that JAX 0.10.2 wraps in `jit` (printed
+as a nested `jit[...]` equation, which stage 2 cannot have): compare its jaxpr with JAX's traced
+under `jax.disable_jit()`, which inlines that function as ours is written.
 """
 
 from __future__ import annotations
@@ -282,8 +285,7 @@ def jnp_reshape_and_transpose(lax, jnp, x):
     return jnp.reshape(x, (3, 4)).T, jnp.exp(jnp.log(jnp.abs(x) + 1.0)), x.reshape(12)
 
 
-# JAX 0.10.2 wraps jnp.where in a jit (a `jit[name=_where jaxpr={...}]` equation); stage 2 has
-# no jit, so tests compare this one's values but not its printed jaxpr.
+# JAX 0.10.2 wraps jnp.where in a jit (a `jit[name=_where jaxpr={...}]` equation): see the tag.
 @case(_f32(4, 3), tags="jit_inside_in_jax")
 def jnp_where(lax, jnp, x):
     return jnp.where(x > 0, x, 0.0)

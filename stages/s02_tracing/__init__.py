@@ -1,12 +1,13 @@
 """Stage 2: tracing to jaxprs. Primitives, the trace context, make_jaxpr, eval_jaxpr, lax, numpy.
 
-JAX: jax/_src/core.py, interpreters/partial_eval.py, linear_util.py, api_util.py, lax/lax.py,
-numpy/. Importing the stage imports `numpy`, which installs the tracer operators.
+JAX: jax/_src/core.py (our core.py, jaxpr.py, pretty_printer.py), interpreters/partial_eval.py,
+linear_util.py, api_util.py, lax/lax.py, numpy/. Importing the stage imports `numpy`, which
+installs the tracer operators.
 """
 
 from . import core, lax, linear_util, numpy, partial_eval
 from .api import make_jaxpr
-from .core import ClosedJaxpr, Jaxpr, Primitive, ShapedArray, eval_jaxpr
+from .core import Primitive, ShapedArray
 from .errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -14,6 +15,7 @@ from .errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 
 __all__ = [
     "ClosedJaxpr",

@@ -16,6 +16,7 @@ from . import core
 from . import linear_util as lu
 from . import partial_eval as pe
 from .api_util import argnums_partial, debug_info, flatten_fun
+from .jaxpr import ClosedJaxpr
 
 
 def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: str
@@ -34,7 +35,7 @@ def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: st
 
 # --8<-- [start:make_jaxpr]
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
-               ) -> Callable[..., core.ClosedJaxpr]:
+               ) -> Callable[..., ClosedJaxpr]:
     """A function that traces `fun` on example arguments and returns its ClosedJaxpr.
 
     Arguments may be pytrees; each leaf becomes one invar. Arguments in `static_argnums` are
@@ -42,7 +43,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
     """
 
     @functools.wraps(fun)
-    def make_jaxpr_f(*args: Any, **kwargs: Any) -> core.ClosedJaxpr:
+    def make_jaxpr_f(*args: Any, **kwargs: Any) -> ClosedJaxpr:
         static = _normalize_argnums(static_argnums, len(args), getattr(fun, "__name__", "fun"))
         dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
         f = lu.wrap_init(fun, debug_info=dbg)
@@ -53,7 +54,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
         flat_fun, _out_tree = flatten_fun(f, in_tree)
         in_avals = [core.get_aval(x) for x in args_flat]
         jaxpr, _out_avals, consts = pe.trace_to_jaxpr_dynamic(flat_fun, in_avals)
-        return core.ClosedJaxpr(jaxpr, consts)
+        return ClosedJaxpr(jaxpr, consts)
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     make_jaxpr_f.__qualname__ = make_jaxpr_f.__name__

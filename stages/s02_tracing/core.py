@@ -1,8 +1,10 @@
-"""The core of tracing: abstract values, primitives, traces and tracers, and the jaxpr IR.
+"""The core of tracing: abstract values, primitives, traces and tracers, the tracing context.
 
 JAX: jax/_src/core.py. Tracing is "stackless" as in JAX 0.10.2: `Primitive.bind` hands the
 operation to the trace held in the tracing context (`trace_ctx.trace`); each tracer knows its
-own trace; there are no integer levels. The jaxpr printer lives in pretty_printer.py.
+own trace; there are no integer levels. JAX's core.py also holds the jaxpr IR and its printer;
+ours live in jaxpr.py and pretty_printer.py, and are re-exported here, so `core.Jaxpr`,
+`core.eval_jaxpr` and `core.pp_eqn_rules` work as in JAX.
 """
 
 from __future__ import annotations
@@ -15,35 +17,40 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
-from .errors import (
+from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them too)
     ConcretizationTypeError,
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
+    concretization_function_error,
+    escaped_tracer_error,
+)
+
+# JAX: these live in jax/_src/core.py; ours in their own modules, re-exported here.
+from .jaxpr import (  # noqa: F401
+    Atom,
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    JaxprTypeError,
+    Literal,
+    Var,
+    check_jaxpr,
+    eval_jaxpr,
+    jaxpr_as_fun,
+    new_jaxpr_eqn,
+)
+from .pretty_printer import (  # noqa: F401
+    JaxprPpContext,
+    JaxprPpSettings,
+    _pp_eqn,
+    pp_eqn,
+    pp_eqn_rules,
 )
 
 # ------------------------------------ abstract values ------------------------------------------
-
-
-def concretization_function_error(fun: Callable, suggest_astype: bool = False) -> Callable:
-    """The method an aval installs as `_bool`, `_int`, ...: always raises JAX's error class."""
-    fname = getattr(fun, "__name__", fun)
-    context = f"The problem arose with the `{fname}` function. "
-    if suggest_astype:
-        context += (
-            "If trying to convert the data type of a value, "
-            f"try using `x.astype({fname})` or `jnp.array(x, {fname})` instead."
-        )
-
-    def error(self, tracer):
-        if fun is bool:
-            raise TracerBoolConversionError(tracer)
-        if fun in (hex, oct, operator.index):
-            raise TracerIntegerConversionError(tracer)
-        raise ConcretizationTypeError(tracer, context)
-
-    return error
 
 
 # --8<-- [start:shaped_array]
@@ -111,7 +118,8 @@ class ShapedArray:
     _hex = concretization_function_error(hex)
     _oct = concretization_function_error(oct)
     _index = concretization_function_error(operator.index)
-    # numpy.py installs the array methods: _add, _radd, _mul, ..., _getitem, _T, _reshape, ...
+    # array_methods.py installs the array methods: _add, _radd, ..., _getitem, _T, _reshape, ...
+    # and lax.py installs _iter
 # --8<-- [end:shaped_array]
 
 
@@ -204,6 +212,7 @@ class Primitive:
         raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
 
     def get_bind_params(self, params: dict) -> dict:
+        """The params to bind with when eval_jaxpr replays an equation (call primitives differ)."""
         return params
 # --8<-- [end:primitive]
 
@@ -301,25 +310,15 @@ def find_cur_trace() -> Trace:
 # --8<-- [end:trace]
 
 
-def escaped_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
-    return UnexpectedTracerError(
-        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
-        f"allowing for a reference to an intermediate value with type {tracer.aval.str_short()} "
-        f"wrapped in a {type(tracer).__name__} to escape the scope of the transformation.\n"
-        "JAX transformations require that functions explicitly return their outputs, and "
-        "disallow saving intermediate values to global state."
-    )
-
-
 def _forward_to_aval(name: str) -> Callable:
-    """Tracer.__add__ is `self.aval._add(self, other)`: numpy.py installs the aval methods."""
+    """Tracer.__add__ is `self.aval._add(self, other)`: array_methods.py installs `_add`."""
 
     def method(self, *args, **kwargs):
         aval_method = getattr(self.aval, name, None)
         if aval_method is None:
             raise TypeError(
                 f"{type(self).__name__} does not support `{name.lstrip('_')}`: "
-                f"{type(self.aval).__name__}.{name} is not installed (see numpy.py)"
+                f"{type(self.aval).__name__}.{name} is not installed (see array_methods.py)"
             )
         return aval_method(self, *args, **kwargs)
 
@@ -352,7 +351,7 @@ class Tracer:
         return self.aval._len(self)
 
     def __iter__(self):
-        # iterating a traced array slices it along axis 0: numpy.py installs aval._iter
+        # iterating a traced array slices it along axis 0: lax.py installs aval._iter
         if not hasattr(self.aval, "_iter"):
             raise TypeError(f"Value of type {type(self)} is not iterable.")
         return iter(self.aval._iter(self))
@@ -416,7 +415,7 @@ _TRACER_OPERATORS = (
 ).split()
 for _op in _TRACER_OPERATORS:
     setattr(Tracer, f"__{_op}__", _forward_to_aval(f"_{_op}"))
-# Array methods and properties, also installed on the aval by numpy.py.
+# Array methods and properties, also forwarded to the aval (installed by array_methods.py).
 for _method in (
     "reshape transpose sum mean max min prod argmax argmin cumsum astype squeeze ravel "
     "flatten dot clip any all swapaxes"
@@ -435,219 +434,3 @@ def concrete_or_error(force: Callable | None, val: Any, context: str = "") -> An
             raise ConcretizationTypeError(val, context)
         return force(maybe_concrete)
     return force(val)
-
-
-# ------------------------------------------- jaxprs --------------------------------------------
-
-
-class Var:
-    """A variable of a jaxpr. It has no name: the printer names variables a, b, ... in order."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"Var(id={id(self)}):{self.aval.str_short()}"
-
-
-class DropVar(Var):
-    """A binder whose value is never read (printed `_`)."""
-
-    def __repr__(self) -> str:
-        return "_"
-
-
-class Literal:
-    """A constant written inline in a jaxpr: `2.0:f32[]`."""
-
-    __slots__ = ("val", "aval")
-    __hash__ = None
-
-    def __init__(self, val: Any, aval: ShapedArray):
-        self.val = val
-        self.aval = aval
-
-    def __repr__(self) -> str:
-        return f"Literal({self.val})"
-
-
-Atom = Var | Literal
-
-
-class JaxprEqn:
-    """One line of a jaxpr: `outvars = primitive[params] invars`."""
-
-    __slots__ = ("invars", "outvars", "primitive", "params", "effects", "source_info")
-
-    def __init__(self, invars, outvars, primitive, params, effects=frozenset(), source_info=None):
-        self.invars: list[Atom] = invars
-        self.outvars: list[Var] = outvars
-        self.primitive: Primitive = primitive
-        self.params: dict[str, Any] = params
-        self.effects = effects
-        self.source_info = source_info
-
-    def replace(self, **kwargs: Any) -> JaxprEqn:
-        """A copy with some fields replaced (custom printing rules use it to drop params)."""
-        fields = {name: getattr(self, name) for name in JaxprEqn.__slots__}
-        fields.update(kwargs)
-        return JaxprEqn(**fields)
-
-    def __repr__(self) -> str:
-
-        return pp_eqn(self, JaxprPpContext(), JaxprPpSettings()).format().rstrip()
-
-
-def new_jaxpr_eqn(invars, outvars, primitive, params, effects=frozenset(), source_info=None):
-    return JaxprEqn(invars, outvars, primitive, params, effects, source_info)
-
-
-# Custom printing rules, keyed by primitive (JAX: core.pp_eqn_rules). A rule is
-# rule(eqn, context, settings) -> pretty_printer.Doc; most drop params JAX hides, e.g.
-#   def _dot_general_pp_rule(eqn, context, settings):
-#       params = {k: v for k, v in eqn.params.items() if v is not None}
-#       return core._pp_eqn(eqn.replace(params=params), context, settings)
-pp_eqn_rules: dict[Primitive, Callable] = {}
-
-
-class Jaxpr:
-    """A typed program: constvars and invars in, equations, outvars out."""
-
-    __slots__ = ("__weakref__", "constvars", "invars", "outvars", "eqns", "effects", "debug_info")
-
-    def __init__(self, constvars, invars, outvars, eqns, effects=frozenset(), debug_info=None):
-        self.constvars: list[Var] = list(constvars)
-        self.invars: list[Var] = list(invars)
-        self.outvars: list[Atom] = list(outvars)
-        self.eqns: list[JaxprEqn] = list(eqns)
-        self.effects = effects
-        self.debug_info = debug_info
-
-    in_avals = property(lambda self: [v.aval for v in self.invars])
-    out_avals = property(lambda self: [v.aval for v in self.outvars])
-
-    def pretty_print(self, **format_kwargs: Any) -> str:
-        from .pretty_printer import pp_toplevel_jaxpr  # the printer imports core
-
-        return pp_toplevel_jaxpr(self).format(**format_kwargs)
-
-    def __str__(self) -> str:
-        return self.pretty_print()
-
-    __repr__ = __str__
-
-    def replace(self, **kwargs: Any) -> Jaxpr:
-        fields = {name: getattr(self, name) for name in Jaxpr.__slots__[1:]}
-        fields.update(kwargs)
-        return Jaxpr(**fields)
-
-
-class ClosedJaxpr:
-    """A jaxpr together with the values of its constvars."""
-
-    __slots__ = ("__weakref__", "jaxpr", "consts")
-
-    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
-        assert len(consts) == len(jaxpr.constvars)
-        self.jaxpr = jaxpr
-        self.consts = list(consts)
-
-    literals = property(lambda self: self.consts)
-    constvars = property(lambda self: self.jaxpr.constvars)
-    invars = property(lambda self: self.jaxpr.invars)
-    outvars = property(lambda self: self.jaxpr.outvars)
-    eqns = property(lambda self: self.jaxpr.eqns)
-    effects = property(lambda self: self.jaxpr.effects)
-    in_avals = property(lambda self: self.jaxpr.in_avals)
-    out_avals = property(lambda self: self.jaxpr.out_avals)
-
-    def map_jaxpr(self, f: Callable[[Jaxpr], Jaxpr]) -> ClosedJaxpr:
-        return ClosedJaxpr(f(self.jaxpr), self.consts)
-
-    def replace(self, *, jaxpr: Jaxpr | None = None, consts=None) -> ClosedJaxpr:
-        return ClosedJaxpr(self.jaxpr if jaxpr is None else jaxpr,
-                           self.consts if consts is None else consts)
-
-    def pretty_print(self, **format_kwargs: Any) -> str:
-        return self.jaxpr.pretty_print(**format_kwargs)
-
-    def __str__(self) -> str:
-        return str(self.jaxpr)
-
-    __repr__ = __str__
-
-
-# --8<-- [start:eval_jaxpr]
-def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
-    """Run a jaxpr by binding each equation's primitive: eager here, traced under a trace."""
-    # EXERCISE 2.4 (eval-jaxpr): walk the equations, reading and writing an environment
-    env: dict[Var, Any] = {}
-
-    def read(atom: Atom) -> Any:
-        return atom.val if isinstance(atom, Literal) else env[atom]
-
-    def write(var: Var, val: Any) -> None:
-        env[var] = val
-
-    for var, val in zip(jaxpr.constvars, consts, strict=True):
-        write(var, val)
-    for var, val in zip(jaxpr.invars, args, strict=True):
-        write(var, val)
-    for eqn in jaxpr.eqns:
-        params = eqn.primitive.get_bind_params(eqn.params)
-        ans = eqn.primitive.bind(*[read(x) for x in eqn.invars], **params)
-        outs = ans if eqn.primitive.multiple_results else [ans]
-        for var, val in zip(eqn.outvars, outs, strict=True):
-            write(var, val)
-    return [read(v) for v in jaxpr.outvars]
-    # END EXERCISE
-# --8<-- [end:eval_jaxpr]
-
-
-def jaxpr_as_fun(closed_jaxpr: ClosedJaxpr) -> Callable[..., list[Any]]:
-    """The closed jaxpr as a Python function of its invars."""
-
-    def fun(*args: Any) -> list[Any]:
-        return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
-
-    return fun
-
-
-class JaxprTypeError(TypeError):
-    pass
-
-
-def check_jaxpr(jaxpr: Jaxpr) -> None:
-    """Each var bound once before use, each eqn's outvars typed as its abstract_eval says."""
-    # JAX: core.check_jaxpr (it also checks effects and subjaxprs).
-    bound: set[int] = set()
-
-    def read(atom: Atom, where: str) -> ShapedArray:
-        if isinstance(atom, Var) and id(atom) not in bound:
-            raise JaxprTypeError(f"Variable {atom!r} used before it is bound, in {where}")
-        return atom.aval
-
-    def bind(var: Var, where: str) -> None:
-        if id(var) in bound:
-            raise JaxprTypeError(f"Variable {var!r} bound twice, in {where}")
-        bound.add(id(var))
-
-    for v in [*jaxpr.constvars, *jaxpr.invars]:
-        bind(v, "the binders")
-    for eqn in jaxpr.eqns:
-        where = f"equation `{eqn!r}`"
-        in_avals = [read(x, where) for x in eqn.invars]
-        out = eqn.primitive.abstract_eval(*in_avals, **eqn.params)
-        out_avals = list(out) if eqn.primitive.multiple_results else [out]
-        for var, aval in zip(eqn.outvars, out_avals, strict=True):
-            if var.aval.strip_weak_type() != aval.strip_weak_type():
-                raise JaxprTypeError(f"{where} binds {var.aval} but its rule gives {aval}")
-            bind(var, where)
-    for v in jaxpr.outvars:
-        read(v, "the outputs")
-
-
-# JAX keeps these printer functions in core.py itself; ours live in pretty_printer.py.
-from .pretty_printer import JaxprPpContext, JaxprPpSettings, _pp_eqn, pp_eqn  # noqa: E402, F401

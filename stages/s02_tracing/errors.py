@@ -1,11 +1,15 @@
-"""The errors a learner meets when Python asks a tracer for a concrete value.
+"""The errors a learner meets when Python asks a tracer for a concrete value, or a tracer escapes.
 
-JAX: jax/_src/errors.py. The first line of each message is JAX's; we add one line that says what
-to do instead (JAX keeps that advice in the long docstrings on its errors page).
+JAX: jax/_src/errors.py (the classes) and jax/_src/core.py (`concretization_function_error`,
+`escaped_tracer_error`; core.py re-exports ours). The first line of each message is JAX's; we
+add one line that says what to do instead (JAX keeps that advice in the long docstrings on its
+errors page).
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
@@ -88,3 +92,34 @@ class UnexpectedTracerError(JAXTypeError):
 
     def __init__(self, msg: str):
         super().__init__(msg)
+
+
+def concretization_function_error(fun: Callable, suggest_astype: bool = False) -> Callable:
+    """The method an aval installs as `_bool`, `_int`, ...: always raises JAX's error class."""
+    fname = getattr(fun, "__name__", fun)
+    context = f"The problem arose with the `{fname}` function. "
+    if suggest_astype:
+        context += (
+            "If trying to convert the data type of a value, "
+            f"try using `x.astype({fname})` or `jnp.array(x, {fname})` instead."
+        )
+
+    def error(self, tracer):
+        if fun is bool:
+            raise TracerBoolConversionError(tracer)
+        if fun in (hex, oct, operator.index):
+            raise TracerIntegerConversionError(tracer)
+        raise ConcretizationTypeError(tracer, context)
+
+    return error
+
+
+def escaped_tracer_error(tracer: Any) -> UnexpectedTracerError:
+    """The error for a tracer used after its trace ended (bind checks every operand)."""
+    return UnexpectedTracerError(
+        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+        f"allowing for a reference to an intermediate value with type {tracer.aval.str_short()} "
+        f"wrapped in a {type(tracer).__name__} to escape the scope of the transformation.\n"
+        "JAX transformations require that functions explicitly return their outputs, and "
+        "disallow saving intermediate values to global state."
+    )

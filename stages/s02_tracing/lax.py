@@ -3,7 +3,8 @@
 JAX: jax/_src/lax/lax.py (here: select_n, convert_element_type, full, dot_general). The other
 primitives live by concept and are re-exported here, so `lax.add` and `lax.reshape` work as in
 `jax.lax`: lax_elementwise.py, lax_structural.py, lax_reductions.py and slicing.py (JAX:
-lax/slicing.py). Wrappers keep jax.lax's signatures and defaults; lax never promotes dtypes.
+lax/slicing.py), all built with lax_utils.py. Wrappers keep jax.lax's signatures and defaults;
+lax never promotes dtypes. This module also installs `ShapedArray._iter` (`for row in tracer`).
 """
 
 from __future__ import annotations
@@ -215,10 +216,14 @@ convert_element_type_p = standard_primitive(
 def _convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = False) -> Any:
     """convert_element_type with a weak_type choice; no equation when nothing would change."""
     # JAX: lax._convert_element_type
-    old_dtype = dtypes.dtype(operand)
+    old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
     new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
-    same = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
-    if same and not (isinstance(operand, np.ndarray) and operand.dtype != new_dtype):
+    if old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type):
+        is_64bit_numpy = isinstance(operand, np.ndarray) and operand.dtype != new_dtype
+        if is_64bit_numpy and core.trace_ctx.is_top_level():
+            return operand.astype(new_dtype)  # eager results have canonical dtypes
+        # Traced, a 64-bit numpy array stays as it is: the trace makes it one canonical
+        # constvar however often it is used (JAX forwards such a no-op convert away).
         return operand
     if isinstance(operand, (bool, int, float, complex, np.generic)) and not weak_type:
         # a constant scalar converts now and will appear in a jaxpr as a literal

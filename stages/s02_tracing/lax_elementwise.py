@@ -37,6 +37,13 @@ from .lax_utils import (
 # ------------------------------------------------------------------ elementwise, one operand
 
 
+class RoundingMethod(enum.IntEnum):
+    """How `round` breaks ties; an IntEnum so the jaxpr prints `rounding_method=0` as JAX does."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
 def _logistic_impl(x: np.ndarray) -> np.ndarray:
     # 1 / (1 + exp(-x)) written as exp(-softplus(-x)) so large |x| neither overflows nor warns
     return np.exp(-np.logaddexp(0, -x))
@@ -54,13 +61,6 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 def _complex_basetype(dtype: np.dtype) -> np.dtype:
     # abs of a complex number is real: c64 -> f32
     return np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else dtype
-
-
-class RoundingMethod(enum.IntEnum):
-    """How `round` breaks ties; an IntEnum so the jaxpr prints `rounding_method=0` as JAX does."""
-
-    AWAY_FROM_ZERO = 0
-    TO_NEAREST_EVEN = 1
 
 
 neg_p = unop(_identity, _num, "neg", np.negative)

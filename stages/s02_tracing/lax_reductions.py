@@ -16,17 +16,12 @@ from . import core, dtypes
 from .lax_utils import _strip_weak_type, standard_primitive
 
 
-def _aval_str(aval: core.ShapedArray) -> str:
-    # how JAX prints an aval in messages: float32[2,3]
-    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
-
-
 def _reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
     if len(axes) != len(set(axes)):
         raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
     if not all(0 <= a < operand.ndim for a in axes):
         raise ValueError(
-            f"reduction axes {axes} contains out-of-bounds indices for {_aval_str(operand)}."
+            f"reduction axes {axes} contains out-of-bounds indices for {operand.str_short()}."
         )
     return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
 

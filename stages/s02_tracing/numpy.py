@@ -168,13 +168,17 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
 # ------------------------------------------------------------------ products
 
 
+def _product_dtype(a: Any, b: Any, preferred_element_type: Any) -> tuple[np.dtype, bool]:
+    # the promoted (dtype, weak_type) of a and b, unless the caller asked for a dtype
+    if preferred_element_type is None:
+        return dtypes.result_type(a, b, return_weak_type_flag=True)
+    return dtypes.canonicalize_dtype(preferred_element_type), False
+
+
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """a's last axis contracted with b's second-to-last (or only) axis; scalars multiply."""
     check_arraylike("dot", a, b)
-    if preferred_element_type is None:
-        out_dtype, out_weak = dtypes.result_type(a, b, return_weak_type_flag=True)
-    else:
-        out_dtype, out_weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    out_dtype, out_weak = _product_dtype(a, b, preferred_element_type)
     a_ndim, b_ndim = np.ndim(a), np.ndim(b)
     if a_ndim == 0 or b_ndim == 0:
         contract = ((), ())
@@ -193,10 +197,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
                 f"matmul input operand {i} must have ndim at least 1, but it has ndim "
                 f"{np.ndim(x)}"
             )
-    if preferred_element_type is None:
-        out_dtype, out_weak = dtypes.result_type(a, b, return_weak_type_flag=True)
-    else:
-        out_dtype, out_weak = dtypes.canonicalize_dtype(preferred_element_type), False
+    out_dtype, out_weak = _product_dtype(a, b, preferred_element_type)
     a_is_mat, b_is_mat = np.ndim(a) > 1, np.ndim(b) > 1
     a_batch = tuple(np.shape(a)[:-2]) if a_is_mat else ()
     b_batch = tuple(np.shape(b)[:-2]) if b_is_mat else ()

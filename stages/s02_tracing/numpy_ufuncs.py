@@ -135,7 +135,8 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
     mod = lax.rem(x1, x2)
     div = lax.div(where(lax.eq(x2, _const(x2, 0)), x1, lax.sub(x1, mod)), x2)
     fix = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
-    lax.select(fix, add(mod, x2), mod)  # JAX's divmod also fixes the (unused) modulus
+    # unused here, but JAX's divmod fixes the modulus too, so its jaxpr has this select (as `_`)
+    lax.select(fix, add(mod, x2), mod)
     return lax.round(lax.select(fix, lax.sub(div, _const(div, 1)), div))
 
 

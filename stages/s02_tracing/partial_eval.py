@@ -11,7 +11,8 @@ from typing import Any
 
 from . import core
 from . import linear_util as lu
-from .core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
+from .core import ShapedArray
+from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
 
 
 class JaxprStackFrame:
@@ -19,7 +20,7 @@ class JaxprStackFrame:
 
     def __init__(self, debug_info: lu.DebugInfo | None):
         self.invars: list[Var] = []
-        self.eqns: list[core.JaxprEqn] = []
+        self.eqns: list[JaxprEqn] = []
         self.constvar_to_val: dict[Var, Any] = {}  # insertion order is constvar order
         # one constvar per constant object: id -> (object, tracer); the object is kept alive so
         # its id cannot be reused. JAX: constid_to_tracer, a WeakValueDictionary.
@@ -29,7 +30,7 @@ class JaxprStackFrame:
     def newvar(self, aval: ShapedArray) -> Var:
         return Var(aval)
 
-    def add_eqn(self, eqn: core.JaxprEqn) -> None:
+    def add_eqn(self, eqn: JaxprEqn) -> None:
         self.eqns.append(eqn)
 
     def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer],
@@ -56,7 +57,7 @@ class DynamicJaxprTracer(core.Tracer):
 
     __slots__ = ("val",)
 
-    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, val: core.Atom):
+    def __init__(self, trace: DynamicJaxprTrace, aval: ShapedArray, val: Atom):
         super().__init__(trace, aval)
         self.val = val  # the Var or Literal this tracer stands for in the jaxpr
 
@@ -134,7 +135,7 @@ class DynamicJaxprTrace(core.Trace):
         out_avals = list(out_avals) if primitive.multiple_results else [out_avals]
         outvars = [self.frame.newvar(aval) for aval in out_avals]
         invars = [t.val for t in tracers]
-        self.frame.add_eqn(core.new_jaxpr_eqn(invars, outvars, primitive, params))
+        self.frame.add_eqn(new_jaxpr_eqn(invars, outvars, primitive, params))
         out_tracers = [DynamicJaxprTracer(self, v.aval, v) for v in outvars]
         return out_tracers if primitive.multiple_results else out_tracers[0]
         # END EXERCISE

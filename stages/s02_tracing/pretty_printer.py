@@ -1,20 +1,24 @@
 """The jaxpr printer: a small Wadler-Lindig document layout and JAX's jaxpr format on top of it.
 
 JAX: jax/_src/pretty_printer.py (the Doc API; the layout itself is C++ in jaxlib) and the
-`pp_*` functions of jax/_src/core.py. A document is text, breaks, nesting and groups; a group
-prints on one line if it fits in the width (80), else its breaks become newlines. That single
-rule is why short jaxprs print on one line and long ones one equation per line.
+`pp_*` functions and `pp_eqn_rules` of jax/_src/core.py (core.py re-exports ours). A document is
+text, breaks, nesting and groups; a group prints on one line if it fits in the width (80), else
+its breaks become newlines. That single rule is why short jaxprs print on one line and long ones
+one equation per line.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from . import core
+from .jaxpr import Atom, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+
+if TYPE_CHECKING:  # annotations only: core.py imports this module to re-export it
+    from .core import Primitive
 
 # ------------------------------------------ documents ------------------------------------------
 
@@ -160,6 +164,14 @@ class JaxprPpSettings(NamedTuple):
     print_shapes: bool = True
 
 
+# Custom printing rules, keyed by primitive (JAX: core.pp_eqn_rules). A rule is
+# rule(eqn, context, settings) -> Doc; most drop params JAX hides, e.g.
+#   def _dot_general_pp_rule(eqn, context, settings):
+#       params = {k: v for k, v in eqn.params.items() if v is not None}
+#       return core._pp_eqn(eqn.replace(params=params), context, settings)
+pp_eqn_rules: dict[Primitive, Callable] = {}
+
+
 def _encode_digits_alphabetic(n: int) -> str:
     """0 -> a, 25 -> z, 26 -> ba, 27 -> bb: base 26 with letters as digits."""
     s = ""
@@ -176,8 +188,8 @@ class JaxprPpContext:
         self.var_names: dict[int, str] = dict(var_names or {})  # id(var) -> name
         self._next = 0  # the next fresh name is _encode_digits_alphabetic(self._next)
 
-    def var_name(self, var: core.Var) -> str:
-        if isinstance(var, core.DropVar):
+    def var_name(self, var: Var) -> str:
+        if isinstance(var, DropVar):
             return "_"
         name = self.var_names.get(id(var))
         if name is None:
@@ -186,27 +198,27 @@ class JaxprPpContext:
         return name
 
 
-def _dropvars(jaxpr: core.Jaxpr) -> dict[int, str]:
+def _dropvars(jaxpr: Jaxpr) -> dict[int, str]:
     """Binders whose value nothing reads print as `_` (only the top-level jaxpr's)."""
     names: dict[int, str] = {}
-    used = {id(v) for v in jaxpr.outvars if isinstance(v, core.Var)}
+    used = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
     for eqn in reversed(jaxpr.eqns):
         for v in eqn.outvars:
             if id(v) not in used:
                 names[id(v)] = "_"
-        used.update(id(v) for v in eqn.invars if isinstance(v, core.Var))
+        used.update(id(v) for v in eqn.invars if isinstance(v, Var))
     return names
 
 
-def pp_var(v: core.Atom, context: JaxprPpContext) -> str:
-    if isinstance(v, core.Literal):
+def pp_var(v: Atom, context: JaxprPpContext) -> str:
+    if isinstance(v, Literal):
         if np.shape(v.val):
             return f"[...]:{v.aval.str_short(short_dtypes=True)}"
         return f"{np.asarray(v.val).item()}:{v.aval.str_short(short_dtypes=True)}"
     return context.var_name(v)
 
 
-def pp_vars(vs: Sequence[core.Atom], context: JaxprPpContext, *, separator: str = "",
+def pp_vars(vs: Sequence[Atom], context: JaxprPpContext, *, separator: str = "",
             print_shapes: bool = False) -> Doc:
     """Variables separated by spaces (each space may break), binders as `a:f32[3]`."""
     if print_shapes:
@@ -217,11 +229,11 @@ def pp_vars(vs: Sequence[core.Atom], context: JaxprPpContext, *, separator: str 
 
 
 def pp_kv_pair(k: str, v: Any, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
-    if type(v) is tuple and v and all(isinstance(j, (core.Jaxpr, core.ClosedJaxpr)) for j in v):
+    if type(v) is tuple and v and all(isinstance(j, (Jaxpr, ClosedJaxpr)) for j in v):
         pp_v = pp_jaxprs(v, context, settings)
-    elif isinstance(v, core.Jaxpr):
+    elif isinstance(v, Jaxpr):
         pp_v = pp_jaxpr(v, context, settings)
-    elif isinstance(v, core.ClosedJaxpr):
+    elif isinstance(v, ClosedJaxpr):
         pp_v = pp_jaxpr(v.jaxpr, context, settings)
     else:
         # object addresses would make the text differ run to run
@@ -239,7 +251,7 @@ def pp_kv_pairs(kv_pairs: Sequence[tuple[str, Any]], context: JaxprPpContext,
 
 
 # --8<-- [start:pp_eqn]
-def _pp_eqn(eqn: core.JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
+def _pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
             params: Sequence[str] | None = None) -> Doc:
     """`c:f32[3] = mul b 2.0:f32[]`: binders with avals, primitive, [params], operands."""
     # EXERCISE 2.5 (printer): binders with avals, " = ", the name, [params], the operands
@@ -258,19 +270,19 @@ def _pp_eqn(eqn: core.JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettin
 # --8<-- [end:pp_eqn]
 
 
-def pp_eqn(eqn: core.JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
-    """One equation, through the primitive's custom rule if it has one (core.pp_eqn_rules)."""
-    rule = core.pp_eqn_rules.get(eqn.primitive, _pp_eqn)
+def pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+    """One equation, through the primitive's custom rule if it has one (pp_eqn_rules)."""
+    rule = pp_eqn_rules.get(eqn.primitive, _pp_eqn)
     return rule(eqn, context, settings)
 
 
-def pp_eqns(eqns: Sequence[core.JaxprEqn], context: JaxprPpContext,
+def pp_eqns(eqns: Sequence[JaxprEqn], context: JaxprPpContext,
             settings: JaxprPpSettings) -> Doc:
     return join(brk("; "), [pp_eqn(e, context, settings) for e in eqns])
 
 
 # --8<-- [start:pp_jaxpr]
-def pp_jaxpr(jaxpr: core.Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+def pp_jaxpr(jaxpr: Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
     """`{ lambda consts ; args. let eqns in (outs) }`: one group, so flat or one eqn a line."""
     constvars = pp_vars(jaxpr.constvars, context, print_shapes=settings.print_shapes)
     invars = pp_vars(jaxpr.invars, context, print_shapes=settings.print_shapes)
@@ -284,15 +296,15 @@ def pp_jaxpr(jaxpr: core.Jaxpr, context: JaxprPpContext, settings: JaxprPpSettin
 # --8<-- [end:pp_jaxpr]
 
 
-def pp_jaxprs(jaxprs: Sequence[core.Jaxpr | core.ClosedJaxpr], context: JaxprPpContext,
+def pp_jaxprs(jaxprs: Sequence[Jaxpr | ClosedJaxpr], context: JaxprPpContext,
               settings: JaxprPpSettings) -> Doc:
     """A tuple of jaxprs in a param (e.g. cond's branches)."""
-    jaxprs = [j.jaxpr if isinstance(j, core.ClosedJaxpr) else j for j in jaxprs]
+    jaxprs = [j.jaxpr if isinstance(j, ClosedJaxpr) else j for j in jaxprs]
     items = join(brk(), [pp_jaxpr(j, context, settings) for j in jaxprs])
     return group(nest(2, text("(") + brk("") + items) + brk("") + text(")"))
 
 
-def pp_toplevel_jaxpr(jaxpr: core.Jaxpr, *, print_shapes: bool = True) -> Doc:
+def pp_toplevel_jaxpr(jaxpr: Jaxpr, *, print_shapes: bool = True) -> Doc:
     """The document `str(jaxpr)` formats.
 
     JAX also hoists sub-jaxprs used twice (or longer than 10 equations) in params to a

@@ -23,6 +23,9 @@ b4 = rng.standard_normal(4).astype(np.float32)
 v3 = rng.standard_normal(3).astype(np.float32)
 i23 = rng.integers(-4, 5, size=(2, 3)).astype(np.int32)
 CONST = np.arange(3, dtype=np.float32)
+# 64-bit numpy operands: with x64 disabled JAX treats them as int32/float32 arrays
+I64 = np.arange(3, dtype=np.int64)
+F64 = np.linspace(-1.0, 1.0, 3)
 
 # (id, fn(np_mod, *args), args)
 CASES = [
@@ -88,6 +91,12 @@ CASES = [
     ("getitem_traced_1d", lambda np_mod, v, k: v[k], (v3, np.int32(2))),
     ("iterate_tracer", lambda np_mod, v: [a * 2 for a in v], (v3,)),
     ("closure_constant", lambda np_mod, v: v + CONST, (v3,)),
+    ("int64_operands", lambda np_mod, i: (np_mod.add(i, I64), i * I64, np_mod.maximum(I64, i),
+                                          np_mod.sum(I64) + i), (i23,)),
+    ("float64_operands", lambda np_mod, x: (np_mod.multiply(x, F64), F64 - x,
+                                            np_mod.where(x > 0, F64, x),
+                                            np_mod.concatenate([x, F64[None]]),
+                                            np_mod.exp(F64) + np_mod.mean(F64)), (x23,)),
     ("exp_of_int", lambda np_mod, i: np_mod.exp(i) + np_mod.log1p(np_mod.abs(i)), (i23,)),
     ("elementwise_zoo", lambda np_mod, x: np_mod.sin(x) * np_mod.cos(x) + np_mod.sqrt(x * x)
      - np_mod.floor(x) + np_mod.ceil(x) + np_mod.tan(x) + np_mod.log(x * x + 1.0), (x23,)),
@@ -132,6 +141,17 @@ def test_jnp_stack_is_expand_dims_and_concatenate_not_jaxs_stack_primitive():
         "broadcast_in_dim", "broadcast_in_dim", "concatenate"
     ]
     assert ours.out_avals[0].shape == theirs.out_avals[0].shape
+
+
+def test_a_64bit_numpy_operand_is_one_32bit_constvar_and_no_convert_equation():
+    # x64 disabled: an int64 array is an int32 constant, so adding it to int32 converts nothing
+    ours, theirs = _jaxprs(lambda np_mod, i: (np_mod.add(i, I64), i - I64), (i23[0],))
+    assert [e.primitive.name for e in ours.eqns] == ["add", "sub"]
+    assert str(ours) == str(theirs)
+    assert [c.dtype for c in ours.consts] == [np.int32]
+    # eagerly the results are int32 arrays, as jnp's are
+    assert s02.numpy.add(i23[0], I64).dtype == np.int32
+    assert s02.lax.convert_element_type(I64, np.int32).dtype == np.int32
 
 
 def test_square_is_integer_pow_not_jaxs_square_primitive():
