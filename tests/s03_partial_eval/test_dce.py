@@ -22,8 +22,6 @@ def _output_masks(n: int) -> list[list[bool]]:
 @pytest.mark.oracle
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_pruned_jaxpr_and_used_inputs_equal_jaxs(case, ours, theirs, helpers):
-    if "jit_inside_in_jax" in case.tags:
-        pytest.skip("JAX's jaxpr holds a nested jit equation (stage 7)")
     mine, real = helpers.trace_case(case, ours), helpers.trace_case(case, theirs)
     for used in _output_masks(len(mine.jaxpr.outvars)):
         for instantiate in (False, True):

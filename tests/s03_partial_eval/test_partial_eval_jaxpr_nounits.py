@@ -15,9 +15,6 @@ from shared.corpus_s02 import CASES
 from stages.s02_tracing import eval_jaxpr, lax, make_jaxpr
 from stages.s03_partial_eval import partial_eval_jaxpr_nounits
 
-# JAX 0.10.2 wraps jnp.where in a nested jit equation, which JAX splits recursively; stage 2
-# has no jit (stage 7), so this case's structure is not compared (its values are).
-NESTED_JIT = "jit_inside_in_jax"
 IDS = [c.name for c in CASES]
 
 
@@ -34,8 +31,6 @@ def _compare(ours_split, theirs_split, where: str) -> None:
 @pytest.mark.oracle
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_split_equals_jaxs_for_every_mask(case, ours, theirs, helpers):
-    if NESTED_JIT in case.tags:
-        pytest.skip("JAX's jaxpr holds a nested jit equation (stage 7)")
     mine, real = helpers.trace_case(case, ours), helpers.trace_case(case, theirs)
     for mask in helpers.masks_for(len(mine.in_avals)):
         for instantiate in (False, True):
