@@ -1,0 +1,483 @@
+"""Autodiff: forward mode as a trace, reverse mode as jvp + partial eval + transpose.
+
+JAX: jax/_src/interpreters/ad.py. Three pieces, in the file's order:
+
+1. `JVPTrace`: every value is a (primal, tangent) pair and every primitive is pushed forward by
+   its rule in `primitive_jvps` (jvp_rules.py fills the table).
+2. `linearize`: run that jvp with the primals known and the tangents unknown (stage 3's
+   `JaxprTrace`): the primal half runs now, the tangent half is recorded as a *linear* jaxpr
+   whose constants are the residuals.
+3. `backward_pass`: run a linear jaxpr backwards, each linear primitive through its rule in
+   `primitive_transposes` (transpose_rules.py), summing cotangents as they arrive.
+
+vjp = linearize, then backward_pass on the linear jaxpr. There is no separate reverse-mode tape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import core
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
+from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
+from stages.s03_partial_eval import partial_eval as pe
+
+from .ad_util import Zero, add_jaxvals, float0, instantiate, tangent_aval
+
+# The two tables stage 4 adds. A jvp rule is rule(primals, tangents, **params) ->
+# (primal_out, tangent_out); a transpose rule is rule(ct, *invals, **params) -> one cotangent
+# (or None) per input, where the linear inputs arrive as UndefinedPrimal.
+primitive_jvps: dict[core.Primitive, Callable] = {}
+primitive_transposes: dict[core.Primitive, Callable] = {}
+
+
+def instantiate_zeros(tangent: Any) -> Any:
+    """A symbolic Zero made into real zeros (JAX: ad.instantiate_zeros)."""
+    return instantiate(tangent)
+
+
+# ------------------------------------------------------------------ forward mode
+
+
+# --8<-- [start:jvp_trace]
+class JVPTracer(core.Tracer):
+    """A value being differentiated: its primal and its tangent (never a symbolic Zero)."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any):
+        super().__init__(trace, core.get_aval(primal))
+        if np.shape(tangent) != self.aval.shape:
+            raise ValueError(f"tangent of shape {np.shape(tangent)} for a primal of "
+                             f"shape {self.aval.shape}: a jvp rule returned the wrong shape")
+        self.primal = primal
+        self.tangent = tangent
+
+    def to_concrete_value(self) -> Any:
+        if isinstance(self.primal, core.Tracer):
+            return self.primal.to_concrete_value()
+        return self.primal
+
+    def _short_repr(self) -> str:
+        return f"JVPTracer(primal={self.primal!r}, tangent={self.tangent!r})"
+
+
+def maybe_jvp_tracer(trace: JVPTrace, primal: Any, tangent: Any) -> Any:
+    """A value with a zero tangent is not differentiated any further: return it bare."""
+    if type(tangent) is Zero:
+        return primal
+    return JVPTracer(trace, primal, tangent)
+
+
+class JVPTrace(core.Trace):
+    """Pushes (primal, tangent) pairs through primitives; both halves run on `parent_trace`."""
+
+    # JAX: JVPTrace(parent_trace, tag). JAX compares tags so a call's sub-trace can recognise
+    # its parent's tracers; we create no sub-traces, so the trace's identity is enough.
+    def __init__(self, parent_trace: core.Trace):
+        super().__init__()
+        self.parent_trace = parent_trace
+
+    def to_primal_tangent_pair(self, val: Any) -> tuple[Any, Any]:
+        """Our tracers split in two; anything else is a constant, whose tangent is Zero."""
+        if isinstance(val, JVPTracer) and val._trace is self:
+            return val.primal, val.tangent
+        return val, Zero.from_primal_value(val)
+
+    def process_primitive(self, primitive: core.Primitive, tracers: Sequence[Any],
+                          params: dict) -> Any:
+        # EXERCISE 4.2 (process-primitive): split the inputs, skip all-zero, apply the jvp rule
+        pairs = [self.to_primal_tangent_pair(x) for x in tracers]
+        primals_in, tangents_in = [p for p, _ in pairs], [t for _, t in pairs]
+        if all(type(t) is Zero for t in tangents_in):
+            # nothing to differentiate: the primitive runs on the parent trace alone
+            return primitive.bind_with_trace(self.parent_trace, primals_in, params)
+        jvp = primitive_jvps.get(primitive)
+        if jvp is None:
+            raise NotImplementedError(f"Differentiation rule for '{primitive}' not implemented")
+        with core.set_current_trace(self.parent_trace):
+            primal_out, tangent_out = jvp(primals_in, tangents_in, **params)
+        if primitive.multiple_results:
+            return [maybe_jvp_tracer(self, p, t)
+                    for p, t in zip(primal_out, tangent_out, strict=True)]
+        return maybe_jvp_tracer(self, primal_out, tangent_out)
+        # END EXERCISE
+# --8<-- [end:jvp_trace]
+
+    def process_custom_jvp_call(self, primitive: core.Primitive, fun: lu.WrappedFun,
+                                jvp: lu.WrappedFun, tracers: Sequence[Any], *,
+                                symbolic_zeros: bool) -> list[Any]:
+        """A custom_jvp function: its own rule replaces differentiating its body."""
+        primals_in, tangents_in = zip(*map(self.to_primal_tangent_pair, tracers), strict=True)
+        if all(type(t) is Zero for t in tangents_in):
+            params = dict(subfuns=(fun, jvp), symbolic_zeros=symbolic_zeros)
+            return primitive.bind_with_trace(self.parent_trace, primals_in, params)
+        with core.set_current_trace(self.parent_trace):
+            tangents_in = [instantiate_zeros(t) for t in tangents_in]
+            outs = jvp.call_wrapped(*primals_in, *tangents_in)
+        primals_out, tangents_out = outs[: len(outs) // 2], outs[len(outs) // 2 :]
+        return [maybe_jvp_tracer(self, p, t)
+                for p, t in zip(primals_out, tangents_out, strict=True)]
+
+    def process_custom_vjp_call(self, primitive: core.Primitive, fun: lu.WrappedFun,
+                                fwd: lu.WrappedFun, bwd: lu.WrappedFun, tracers: Sequence[Any],
+                                *, out_trees: Callable, symbolic_zeros: bool) -> list[Any]:
+        """A custom_vjp function: run fwd for outputs and residuals; the tangents are one
+        `custom_lin` equation whose transpose is bwd."""
+        primals_in, tangents_in = zip(*map(self.to_primal_tangent_pair, tracers), strict=True)
+        if all(type(t) is Zero for t in tangents_in):
+            params = dict(subfuns=(fun, fwd, bwd), out_trees=out_trees,
+                          symbolic_zeros=symbolic_zeros)
+            return primitive.bind_with_trace(self.parent_trace, primals_in, params)
+        # EXERCISE 4.6 (custom-vjp): run fwd, then bind custom_lin on the residuals and tangents
+        with core.set_current_trace(self.parent_trace):
+            res_and_primals_out = fwd.call_wrapped(*primals_in)
+        _, res_tree = out_trees()
+        res, primals_out = (res_and_primals_out[: res_tree.num_leaves],
+                            res_and_primals_out[res_tree.num_leaves :])
+        in_zeros = [type(t) is Zero for t in tangents_in]
+        nz_tangents = [t for t in tangents_in if type(t) is not Zero]
+        out_avals = [tangent_aval(core.get_aval(p)) for p in primals_out]
+        with core.set_current_trace(self.parent_trace):
+            tangents_out = custom_lin_p.bind(
+                *res, *nz_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals,
+                symbolic_zeros=symbolic_zeros, in_zeros=in_zeros)
+        # END EXERCISE
+        return [maybe_jvp_tracer(self, p, t)
+                for p, t in zip(primals_out, tangents_out, strict=True)]
+
+
+# --8<-- [start:jvp_transform]
+def jvp(fun: lu.WrappedFun, has_aux: bool = False, instantiate: bool | Sequence[bool] = True
+        ) -> Any:
+    """`fun(*primals) -> outs` (flat) becomes `(primals, tangents) -> (outs, out_tangents)`.
+
+    With has_aux, `fun` returns (outs, aux) and this returns (wrapped, aux_thunk).
+    """
+    if has_aux:
+        fun, aux = jvp_subtrace_aux(fun)
+        return jvpfun(fun, instantiate), aux
+    return jvpfun(jvp_subtrace(fun), instantiate)
+
+
+@lu.transformation2
+def jvpfun(f: Callable, instantiate: bool | Sequence[bool], primals: Sequence[Any],
+           tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    out_primals, out_tangents = f(primals, tangents)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(out_tangents)
+    out_tangents = [instantiate_zeros(t) if inst else t
+                    for t, inst in zip(out_tangents, instantiate, strict=True)]
+    return list(out_primals), out_tangents
+
+
+@lu.transformation2
+def jvp_subtrace(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]
+                 ) -> tuple[list[Any], list[Any]]:
+    """Run f on JVPTracers of a fresh JVPTrace over the current trace; split the results."""
+    with core.take_current_trace() as parent_trace:
+        trace = JVPTrace(parent_trace)
+        in_tracers = [maybe_jvp_tracer(trace, x, t)
+                      for x, t in zip(primals, tangents, strict=True)]
+        with core.set_current_trace(trace):
+            ans = f(*in_tracers)
+        pairs = [trace.to_primal_tangent_pair(x) for x in ans]
+    trace.invalidate()  # a JVPTracer that escaped now fails loudly when used
+    return [p for p, _ in pairs], [t for _, t in pairs]
+# --8<-- [end:jvp_transform]
+
+
+@lu.transformation_with_aux2
+def jvp_subtrace_aux(f: Callable, store: lu.Store, primals: Sequence[Any],
+                     tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """jvp_subtrace for `f` returning (outs, aux): aux leaves leave as their primals."""
+    with core.take_current_trace() as parent_trace:
+        trace = JVPTrace(parent_trace)
+        in_tracers = [maybe_jvp_tracer(trace, x, t)
+                      for x, t in zip(primals, tangents, strict=True)]
+        with core.set_current_trace(trace):
+            ans, aux = f(*in_tracers)
+        pairs = [trace.to_primal_tangent_pair(x) for x in ans]
+        store.store([trace.to_primal_tangent_pair(x)[0] for x in aux])
+    trace.invalidate()
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+def jvp_jaxpr(jaxpr: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool
+              ) -> tuple[ClosedJaxpr, list[bool]]:
+    """The jaxpr of `jaxpr`'s jvp: [primals, nonzero tangents] in, [primals, nonzero
+    tangents] out, and which output tangents are nonzero."""
+    out_nonzeros: list[list[bool]] = []
+
+    def f_jvp(*args: Any) -> list[Any]:
+        primals, nz_tangents = args[: len(nonzeros)], iter(args[len(nonzeros) :])
+        tangents = [next(nz_tangents) if nz else Zero(tangent_aval(aval))
+                    for aval, nz in zip(jaxpr.in_avals, nonzeros, strict=True)]
+        fun = jvp(lu.wrap_init(core.jaxpr_as_fun(jaxpr)), instantiate=instantiate)
+        primals_out, tangents_out = fun.call_wrapped(primals, tangents)
+        out_nonzeros.append([type(t) is not Zero for t in tangents_out])
+        return [*primals_out, *[t for t in tangents_out if type(t) is not Zero]]
+
+    in_avals = [*jaxpr.in_avals,
+                *[tangent_aval(a) for a, nz in zip(jaxpr.in_avals, nonzeros, strict=True) if nz]]
+    out, _, consts = trace_to_jaxpr_dynamic(lu.wrap_init(f_jvp), in_avals)
+    return ClosedJaxpr(out, consts), out_nonzeros[0]
+
+
+# ------------------------------------------------------------------ linearize
+
+
+@lu.transformation_with_aux2
+def _nonzero_tangent_outputs(f: Callable, store: lu.Store, n_primals: int,
+                             *primals_and_tangents: Any) -> list[Any]:
+    """Flat jvp: [primals, tangents] in, [primals out, nonzero tangents out] out."""
+    # JAX: ad.nonzero_tangent_outputs plus the flattening its linearize does around it
+    primals, tangents = primals_and_tangents[:n_primals], primals_and_tangents[n_primals:]
+    primals_out, tangents_out = f(list(primals), list(tangents))
+    store.store([type(t) is not Zero for t in tangents_out])
+    return [*primals_out, *[t for t in tangents_out if type(t) is not Zero]]
+
+
+# --8<-- [start:linearize]
+def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) -> tuple:
+    """Primal outputs, the output tangents, and the linear jaxpr of `traceable` at `primals`.
+
+    Returns (primals_out, tangents_out, linear[, aux]): each of tangents_out is a symbolic
+    Zero, a known value (a tangent that does not depend on the input tangents) or None,
+    meaning "the next output of `linear`". `linear` takes the tangents of the float inputs;
+    its constants are the residuals.
+    """
+    # JAX: the classic ad.linearize (jvp, then pe.trace_to_jaxpr_nounits); JAX now fuses the
+    # two steps into one LinearizeTrace ("direct linearize"), with the same results.
+    avals = [core.get_aval(p) for p in primals]
+    differentiable = tuple(tangent_aval(a).dtype != float0 for a in avals)
+    if has_aux:
+        jvp_fun, aux = jvp(traceable, has_aux=True, instantiate=False)
+    else:
+        jvp_fun, aux = jvp(traceable, instantiate=False), None
+    jvp_fun = _tangents_of_ints_are_zero(jvp_fun, differentiable)
+    jvp_fun, nonzeros = _nonzero_tangent_outputs(jvp_fun, len(primals))
+    # EXERCISE 4.7 (linearize): primals known, tangents unknown; partial eval splits the jvp
+    in_pvals = [*[pe.PartialVal.known(p) for p in primals],
+                *[pe.PartialVal.unknown(tangent_aval(a))
+                  for a, d in zip(avals, differentiable, strict=True) if d]]
+    jaxpr, out_pvals, residuals = pe.trace_to_jaxpr_nounits(jvp_fun, in_pvals)
+    n_out = len(out_pvals) - sum(nonzeros())
+    primal_pvals, nz_tangent_pvals = out_pvals[:n_out], iter(out_pvals[n_out:])
+    if not all(pval.is_known() for pval in primal_pvals):
+        raise ValueError("linearize: a primal output depends on an input tangent")
+    primals_out = [pval.get_known() for pval in primal_pvals]
+    tangents_out = []
+    for p, nz in zip(primals_out, nonzeros(), strict=True):
+        if not nz:
+            tangents_out.append(Zero.from_primal_value(p))
+        else:
+            tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown
+    # END EXERCISE
+    jaxpr, residuals = _hoist_array_literals(jaxpr, residuals)
+    linear = ClosedJaxpr(jaxpr, residuals)
+    if has_aux:
+        return primals_out, tangents_out, linear, aux()
+    return primals_out, tangents_out, linear
+# --8<-- [end:linearize]
+
+
+@lu.transformation2
+def _tangents_of_ints_are_zero(f: Callable, differentiable: tuple[bool, ...],
+                               primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """Only float inputs get a tangent argument; an int or bool input's tangent is Zero."""
+    given = iter(tangents)
+    full = [next(given) if d else Zero.from_primal_value(p)
+            for p, d in zip(primals, differentiable, strict=True)]
+    return f(primals, full)
+
+
+def _hoist_array_literals(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
+    """Scalar residuals back as constvars: stage 3 (like JAX's JaxprTrace) inlines every scalar
+    known value as a Literal; JAX's linearize keeps computed scalars (arrays, not Python or
+    numpy scalars) as residuals, so we count them as residuals too."""
+    hoisted: dict[int, Var] = {}
+    new_consts = list(consts)
+    new_constvars = list(jaxpr.constvars)
+
+    def atom(x: core.Atom) -> core.Atom:
+        if not (isinstance(x, Literal) and type(x.val) is np.ndarray):
+            return x
+        var = hoisted.get(id(x.val))
+        if var is None:
+            var = hoisted[id(x.val)] = Var(x.aval)
+            new_constvars.append(var)
+            new_consts.append(x.val)
+        return var
+
+    eqns = [eqn.replace(invars=[atom(x) for x in eqn.invars]) for eqn in jaxpr.eqns]
+    outvars = [atom(x) for x in jaxpr.outvars]
+    if not hoisted:
+        return jaxpr, consts
+    return jaxpr.replace(constvars=new_constvars, eqns=eqns, outvars=outvars), new_consts
+
+
+# ------------------------------------------------------------------ transposition
+
+
+class UndefinedPrimal:
+    """A linear input of a jaxpr being transposed: its type is known, its value never is."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined_primal(x: Any) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+def get_primitive_transpose(p: core.Primitive) -> Callable:
+    try:
+        return primitive_transposes[p]
+    except KeyError as err:
+        raise NotImplementedError(
+            f"Transpose rule (for reverse-mode differentiation) for '{p}' not implemented"
+        ) from err
+
+
+# Set by `record_accumulations` (the docs page turns it on to print the reverse walk).
+_accumulation_log: list[tuple[Any, Var, Any, Any]] | None = None
+
+
+class record_accumulations:
+    """Context manager: collect (primitive, var, cotangent, running total) per accumulation."""
+
+    def __enter__(self) -> list[tuple[Any, Var, Any, Any]]:
+        global _accumulation_log
+        self.prev, _accumulation_log = _accumulation_log, []
+        return _accumulation_log
+
+    def __exit__(self, *exc_info: Any) -> None:
+        global _accumulation_log
+        _accumulation_log = self.prev
+
+
+class ValAccum:
+    """Where the cotangents of one linear value are summed, in any order, as they arrive."""
+
+    # JAX: ad.ValAccum (with RefAccum and NullAccum for mutable refs, which we do not have)
+    __slots__ = ("aval", "val")
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+        self.val: Any = Zero(aval)
+
+    def accum(self, ct: Any) -> None:
+        self.val = add_jaxvals(self.val, ct)
+
+    def freeze(self) -> Any:
+        return self.val
+
+
+# --8<-- [start:backward_pass]
+def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any],
+                  cotangents_in: Sequence[Any]) -> list[Any]:
+    """Transpose `jaxpr` in its UndefinedPrimal inputs: output cotangents in, one cotangent per
+    input out (a symbolic Zero where none arrived)."""
+    # JAX: ad.backward_pass3 (it writes into the caller's accumulators instead of returning)
+    primal_env: dict[Var, Any] = {}
+
+    def read_primal(x: core.Atom) -> Any:
+        if isinstance(x, Literal):
+            return x.val
+        return primal_env.get(x, UndefinedPrimal(x.aval))
+
+    for v, val in zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *primals_in], strict=True):
+        if not is_undefined_primal(val):
+            primal_env[v] = val
+    # Forward scan: an equation reading an undefined value is linear and waits for the
+    # reverse walk; any other equation computes from residuals and runs now.
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        invals = [read_primal(x) for x in eqn.invars]
+        if any(is_undefined_primal(x) for x in invals):
+            linear_eqns.append(eqn)
+            continue
+        ans = eqn.primitive.bind(*invals, **eqn.primitive.get_bind_params(eqn.params))
+        outs = ans if eqn.primitive.multiple_results else [ans]
+        primal_env.update(zip(eqn.outvars, outs, strict=True))
+
+    ct_env: dict[Var, ValAccum] = {}
+
+    def write_cotangent(prim: Any, v: core.Atom, ct: Any) -> None:
+        if ct is None or type(ct) is Zero or isinstance(v, Literal):
+            return
+        if np.shape(ct) != v.aval.shape:
+            raise ValueError(f"the transpose rule of '{prim}' gave a cotangent of shape "
+                             f"{np.shape(ct)} for a value of shape {v.aval.shape}")
+        acc = ct_env.setdefault(v, ValAccum(tangent_aval(v.aval)))
+        acc.accum(ct)
+        if _accumulation_log is not None:
+            _accumulation_log.append((prim, v, ct, acc.val))
+
+    def read_cotangent(v: Var) -> Any:
+        acc = ct_env.pop(v, None)
+        return Zero(tangent_aval(v.aval)) if acc is None else acc.freeze()
+
+    for v, ct in zip(jaxpr.outvars, cotangents_in, strict=True):
+        write_cotangent("output", v, ct)
+    # EXERCISE 4.4 (backward-pass): walk the linear equations in reverse, accumulating
+    for eqn in reversed(linear_eqns):
+        cts_in = [read_cotangent(v) for v in eqn.outvars]
+        if all(type(ct) is Zero for ct in cts_in):
+            continue  # nothing flows back through this equation
+        rule = get_primitive_transpose(eqn.primitive)
+        invals = [read_primal(x) for x in eqn.invars]
+        ct = cts_in if eqn.primitive.multiple_results else cts_in[0]
+        cts_out = rule(ct, *invals, **eqn.params)
+        for x, ct_out in zip(eqn.invars, cts_out, strict=True):
+            write_cotangent(eqn.primitive, x, ct_out)
+    return [read_cotangent(v) for v in jaxpr.invars]
+    # END EXERCISE
+# --8<-- [end:backward_pass]
+
+
+# ------------------------------------------------------------------ custom_lin
+
+
+def raise_custom_vjp_error_on_jvp(*args: Any, **params: Any) -> Any:
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+# The tangent half of a custom_vjp function under differentiation: it can only be transposed
+# (into the user's bwd), never evaluated, so forward mode through a custom_vjp fails.
+custom_lin_p = core.Primitive("custom_lin")
+custom_lin_p.multiple_results = True
+custom_lin_p.def_impl(raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_avals))
+
+
+def _custom_lin_transpose(cts_out: list[Any], *invals: Any, num_res: int, bwd: lu.WrappedFun,
+                          out_avals: Any, symbolic_zeros: bool, in_zeros: Sequence[bool]
+                          ) -> list[Any]:
+    res = invals[:num_res]
+    cts_in = bwd.call_wrapped(*res, *[instantiate(ct) for ct in cts_out])
+    nonzero_cts_in = [ct for ct, zero in zip(cts_in, in_zeros, strict=True) if not zero]
+    return [None] * num_res + nonzero_cts_in
+
+
+primitive_transposes[custom_lin_p] = _custom_lin_transpose
+
+
+def _custom_lin_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
+    params = dict(eqn.params)
+    del params["out_avals"]
+    params["bwd"] = params["bwd"].__name__
+    return core._pp_eqn(eqn.replace(params=params), context, settings)
+
+
+core.pp_eqn_rules[custom_lin_p] = _custom_lin_pp_rule

@@ -1,0 +1,281 @@
+"""checkpoint (remat): trade memory for compute by recomputing values in the backward pass.
+
+JAX: jax/_src/ad_checkpoint.py. `checkpoint(f)` traces f to a jaxpr and binds one `remat2`
+equation holding it. The rules that make it work: its jvp differentiates the inner jaxpr (still
+inside a remat2); its partial-eval rule splits the inner jaxpr with stage 3's
+`partial_eval_jaxpr_custom` and the *policy*, so only what the policy saves becomes a residual
+and the rest is recomputed inside the linear side's remat2; its transpose runs the backward
+pass of the inner jaxpr inside another remat2. `checkpoint_name` tags a value for the
+name-based policies.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from stages.s01_pytrees import tree_flatten, tree_map, tree_unflatten
+from stages.s02_tracing import core, make_jaxpr
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.api_util import argnums_partial, debug_info, flatten_fun
+from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal
+from stages.s02_tracing.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr_dynamic
+from stages.s03_partial_eval import partial_eval as pe
+from stages.s03_partial_eval.ad_checkpoint import (  # noqa: F401  (re-exported, as JAX has them)
+    checkpoint_dots,
+    dots_saveable,
+    dots_with_no_batch_dims_saveable,
+    everything_saveable,
+    nothing_saveable,
+)
+
+from . import ad
+from .ad_util import Zero, tangent_aval
+
+# ------------------------------------------------------------------ names and name policies
+
+name_p = core.Primitive("name")
+name_p.def_impl(lambda x, *, name: x)
+name_p.def_abstract_eval(lambda x, *, name: x)
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """x, unchanged, but tagged `name` for the name-based policies (an identity equation)."""
+    return tree_map(functools.partial(name_p.bind, name=name), x)
+
+
+def _name_jvp(primals, tangents, *, name):
+    (x,), (xdot,) = primals, tangents
+    return name_p.bind(x, name=name), xdot  # the tangent is not named
+
+
+ad.primitive_jvps[name_p] = _name_jvp
+
+
+@dataclass(frozen=True)
+class SaveOnlyTheseNames:
+    """Save the values tagged with one of these names; recompute everything else."""
+
+    saveable_names: frozenset[str]
+
+    def __call__(self, prim: core.Primitive, *avals: Any, **params: Any) -> bool:
+        return prim is name_p and params["name"] in self.saveable_names
+
+
+@dataclass(frozen=True)
+class SaveAnyNamesButThese:
+    """Save every tagged value except these names; recompute everything else."""
+
+    names: frozenset[str]
+
+    def __call__(self, prim: core.Primitive, *avals: Any, **params: Any) -> bool:
+        return prim is name_p and params["name"] not in self.names
+
+
+def save_only_these_names(*names: str) -> SaveOnlyTheseNames:
+    return SaveOnlyTheseNames(frozenset(names))
+
+
+def save_any_names_but_these(*names: str) -> SaveAnyNamesButThese:
+    return SaveAnyNamesButThese(frozenset(names))
+
+
+# ------------------------------------------------------------------ the remat2 primitive
+
+remat_p = core.Primitive("remat2")
+remat_p.multiple_results = True
+
+
+def _remat_impl(*args, jaxpr, prevent_cse, differentiated, policy):
+    return core.eval_jaxpr(jaxpr, (), *args)
+
+
+def _remat_abstract_eval(*avals, jaxpr, prevent_cse, differentiated, policy):
+    return [v.aval for v in jaxpr.outvars]
+
+
+remat_p.def_impl(_remat_impl)
+remat_p.def_abstract_eval(_remat_abstract_eval)
+
+
+def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy):
+    """A remat2 of the inner jaxpr's jvp: [primals, nonzero tangents] in and out."""
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jvp_closed, out_nonzeros = ad.jvp_jaxpr(ClosedJaxpr(jaxpr, []), nonzeros, False)
+    nz_tangents = [t for t in tangents if type(t) is not Zero]
+    outs = remat_p.bind(*jvp_closed.consts, *primals, *nz_tangents,
+                        jaxpr=convert_constvars_jaxpr(jvp_closed.jaxpr),
+                        prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+    primals_out, nz_tangents_out = outs[: len(jaxpr.outvars)], iter(outs[len(jaxpr.outvars) :])
+    tangents_out = [next(nz_tangents_out) if nz else Zero.from_primal_value(p)
+                    for p, nz in zip(primals_out, out_nonzeros, strict=True)]
+    return primals_out, tangents_out
+
+
+ad.primitive_jvps[remat_p] = _remat_jvp
+
+
+# --8<-- [start:remat_partial_eval]
+def _remat_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, jaxpr: Jaxpr,
+                        prevent_cse: bool, differentiated: bool, policy: Callable | None):
+    """Split the inner jaxpr by the policy: the known half runs now (its saved values are the
+    residuals); the unknown half, recomputing what was not saved, is a new remat2 equation."""
+    in_unknowns = [not t.is_known() for t in tracers]
+    jaxpr_known, jaxpr_staged, out_unknowns, out_inst, num_res = pe.partial_eval_jaxpr_custom(
+        jaxpr, in_unknowns, [True] * len(tracers), False, False, policy or nothing_saveable)
+    # keep only what the unknown outputs need, and only the residuals they read
+    # (the staged jaxpr returns the instantiated outputs; keep those that are unknown)
+    staged_unknown = [uk for uk, inst in zip(out_unknowns, out_inst, strict=True) if inst]
+    jaxpr_unknown, used_staged = pe.dce_jaxpr(jaxpr_staged, staged_unknown)
+    used_res, used_ins = used_staged[:num_res], used_staged[num_res:]
+    n_known_outs = len(out_unknowns) - sum(out_unknowns)
+    jaxpr_known, used_known = pe.dce_jaxpr(jaxpr_known, [True] * n_known_outs + used_res)
+    # the known half runs on the parent trace (JAX also inserts reduce_precision here, so XLA
+    # cannot compute a residual more precisely in the forward pass than in the recompute)
+    known_vals = [t.pval.get_known() for t in tracers if t.is_known()]
+    known_vals = [v for v, used in zip(known_vals, used_known, strict=True) if used]
+    outs = core.eval_jaxpr(jaxpr_known, (), *known_vals)
+    known_outs, residuals = outs[:n_known_outs], outs[n_known_outs:]
+    res_tracers = [trace.new_instantiated_const(r) for r in residuals]
+    staged_in = [trace.instantiate_const(t)
+                 for t, used in zip(tracers, used_ins, strict=True) if used]
+    out_tracers = [pe.JaxprTracer(trace, pe.PartialVal.unknown(v.aval), None)
+                   for v in jaxpr_unknown.outvars]
+    params = dict(jaxpr=jaxpr_unknown, prevent_cse=prevent_cse, differentiated=True,
+                  policy=policy)
+    recipe = pe.new_eqn_recipe(trace, [*res_tracers, *staged_in], out_tracers, remat_p, params)
+    for t in out_tracers:
+        t.recipe = recipe
+    known_it, unknown_it = iter(known_outs), iter(out_tracers)
+    return [next(unknown_it) if uk else next(known_it) for uk in out_unknowns]
+# --8<-- [end:remat_partial_eval]
+
+
+pe.custom_partial_eval_rules[remat_p] = _remat_partial_eval
+
+
+def transpose_jaxpr(jaxpr: ClosedJaxpr, in_linear: Sequence[bool], out_zeros: Sequence[bool]
+                    ) -> tuple[ClosedJaxpr, list[bool]]:
+    """A jaxpr from [non-linear inputs, nonzero output cts] to the nonzero input cts; it
+    recomputes what the linear part needs from the non-linear inputs, then runs backwards."""
+    in_avals = [*[a for a, lin in zip(jaxpr.in_avals, in_linear, strict=True) if not lin],
+                *[tangent_aval(a) for a, z in zip(jaxpr.out_avals, out_zeros, strict=True)
+                  if not z]]
+    in_zeros: list[list[bool]] = []
+
+    def transposed(*args: Any) -> list[Any]:
+        n_nonlinear = len(in_linear) - sum(in_linear)
+        ins, cts = args[:n_nonlinear], iter(args[n_nonlinear:])
+        known, linear, _, _ = pe.partial_eval_jaxpr_nounits(jaxpr, in_linear, True)
+        residuals = core.jaxpr_as_fun(known)(*ins)
+        out_cts = [Zero(tangent_aval(a)) if z else next(cts)
+                   for a, z in zip(jaxpr.out_avals, out_zeros, strict=True)]
+        undefined = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars[len(residuals):]]
+        cts_in = ad.backward_pass(linear.jaxpr, linear.consts, [*residuals, *undefined],
+                                  out_cts)[len(residuals):]
+        in_zeros.append([type(ct) is Zero for ct in cts_in])
+        return [ct for ct in cts_in if type(ct) is not Zero]
+
+    out, _, consts = trace_to_jaxpr_dynamic(lu.wrap_init(transposed), in_avals)
+    return ClosedJaxpr(out, consts), in_zeros[0]
+
+
+def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
+    in_linear = [ad.is_undefined_primal(x) for x in args]
+    out_zeros = [type(ct) is Zero for ct in cts]
+    transposed, in_zeros = transpose_jaxpr(ClosedJaxpr(jaxpr, []), in_linear, out_zeros)
+    nonlinear = [x for x, lin in zip(args, in_linear, strict=True) if not lin]
+    nz_cts = [ct for ct in cts if type(ct) is not Zero]
+    cts_nz = iter(remat_p.bind(*transposed.consts, *nonlinear, *nz_cts,
+                               jaxpr=convert_constvars_jaxpr(transposed.jaxpr),
+                               prevent_cse=prevent_cse, differentiated=True, policy=policy))
+    zeros = iter(in_zeros)
+    return [(None if next(zeros) else next(cts_nz)) if lin else None for lin in in_linear]
+
+
+ad.primitive_transposes[remat_p] = _remat_transpose
+
+
+def _remat_dce(used_outputs: list[bool], eqn: core.JaxprEqn):
+    """Prune inside the inner jaxpr too (JAX: remat_dce)."""
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    new_jaxpr, used_inputs = pe.dce_jaxpr(eqn.params["jaxpr"], used_outputs)
+    new_eqn = eqn.replace(
+        invars=[v for v, used in zip(eqn.invars, used_inputs, strict=True) if used],
+        outvars=[v for v, used in zip(eqn.outvars, used_outputs, strict=True) if used],
+        params=dict(eqn.params, jaxpr=new_jaxpr))
+    return used_inputs, new_eqn
+
+
+pe.dce_rules[remat_p] = _remat_dce
+
+# ------------------------------------------------------------------ checkpoint
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | tuple[int, ...] = ()) -> Callable:
+    """`fun`, staged as one remat2 equation: under grad, what `policy` does not save is
+    recomputed in the backward pass (default: save nothing but the inputs)."""
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
+
+    @functools.wraps(fun)
+    def fun_remat(*args: Any, **kwargs: Any) -> Any:
+        dbg = debug_info("checkpoint / remat", fun, args, kwargs, static_argnums)
+        f = lu.wrap_init(fun, debug_info=dbg)
+        if static_argnums:
+            dyn = [i for i in range(len(args)) if i not in static_argnums]
+            f, args = argnums_partial(f, dyn, args)
+        args_flat, in_tree = tree_flatten((args, kwargs))
+        flat_fun, out_tree = flatten_fun(f, in_tree)
+        jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, [core.get_aval(x) for x in args_flat])
+        out_flat = remat_p.bind(*consts, *args_flat, jaxpr=convert_constvars_jaxpr(jaxpr),
+                                prevent_cse=prevent_cse, differentiated=False, policy=policy)
+        return tree_unflatten(out_tree(), out_flat)
+
+    return fun_remat
+
+
+def remat(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+          static_argnums: int | tuple[int, ...] = ()) -> Callable:
+    """Alias of checkpoint (a separate function, as in JAX)."""
+    return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
+
+
+# ------------------------------------------------------------------ what gets saved
+
+
+def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[core.ShapedArray, str]]:
+    """The residuals grad of f would keep, each with where it comes from, as JAX reports."""
+    from .api import linearize  # api imports ad, which this module extends
+
+    leaves, in_tree = tree_flatten((args, kwargs))
+    names = debug_info("saved_residuals", f, args, kwargs).arg_names
+
+    def residuals_of(*leaves_: Any) -> list[Any]:
+        args_, kwargs_ = tree_unflatten(in_tree, leaves_)
+        return linearize(lambda *a: f(*a, **kwargs_), *args_)[1].residuals
+
+    jaxpr = make_jaxpr(residuals_of)(*leaves).jaxpr
+    res_ids = {id(x) for x in jaxpr.outvars if not isinstance(x, Literal)}
+    # in JAX's order: literals, constants, arguments, then equation outputs in program order
+    results = [(x.aval, "from a literal") for x in jaxpr.outvars if isinstance(x, Literal)]
+    results += [(v.aval, "from a constant") for v in jaxpr.constvars if id(v) in res_ids]
+    results += [(v.aval, f"from the argument {name}")
+                for v, name in zip(jaxpr.invars, names, strict=True) if id(v) in res_ids]
+    for eqn in jaxpr.eqns:
+        for v in eqn.outvars:
+            if id(v) not in res_ids:
+                continue
+            if eqn.primitive is name_p:
+                results.append((v.aval, f"named '{eqn.params['name']}'"))
+            else:
+                results.append((v.aval, f"output of {eqn.primitive.name}"))
+    return results
+
+
+def print_saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> None:
+    for aval, src in saved_residuals(f, *args, **kwargs):
+        print(f"{aval.str_short(short_dtypes=True)} {src}")

@@ -1,0 +1,101 @@
+"""Tangent values: symbolic zeros, the float0 dtype, and adding tangents together.
+
+JAX: jax/_src/ad_util.py (`Zero`, `add_jaxvals`, `add_jaxvals_p` printed `add_any`,
+`zeros_like_aval`, `instantiate`) and the tangent-dtype helpers of jax/_src/core.py and
+jax/_src/dtypes.py (`primal_dtype_to_tangent_dtype`, `float0`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import core, lax
+from stages.s02_tracing.core import ShapedArray
+
+# The tangent dtype of an integer or boolean value: a dtype with no data at all.
+# JAX: dtypes.float0 (same definition), so `np.zeros(shape, float0)` holds nothing.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
+def primal_dtype_to_tangent_dtype(dtype: Any) -> np.dtype:
+    """Floats (and complex) are their own tangent dtype; ints and bools have float0."""
+    dtype = np.dtype(dtype)
+    if np.issubdtype(dtype, np.inexact):
+        return dtype
+    return float0
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The aval of a tangent (or cotangent) of a value of type `aval`."""
+    # JAX: ShapedArray.to_tangent_aval (and to_ct_aval, the same for arrays)
+    dtype = primal_dtype_to_tangent_dtype(aval.dtype)
+    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != float0)
+
+
+# --8<-- [start:zero]
+class Zero:
+    """A tangent known to be zero, without an array: rules skip the work it would cost.
+
+    Zeros flow through JVPTrace (a value whose tangent is Zero is not even a JVPTracer) and
+    through the backward pass (an equation whose output cotangents are all Zero is skipped).
+    Only `instantiate` turns one into an array, when a rule really needs the numbers.
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    @staticmethod
+    def from_primal_value(val: Any) -> Zero:
+        return Zero(tangent_aval(core.get_aval(val)))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval})"
+# --8<-- [end:zero]
+
+
+def zeros_like_aval(aval: ShapedArray) -> Any:
+    """An array of zeros of `aval`'s shape and dtype (staged when a trace is current)."""
+    if aval.dtype == float0:
+        return np.zeros(aval.shape, float0)
+    return lax.full(aval.shape, 0, aval.dtype)
+
+
+def instantiate(z: Any) -> Any:
+    """A symbolic Zero becomes real zeros; anything else passes through."""
+    if type(z) is Zero:
+        return zeros_like_aval(z.aval)
+    return z
+
+
+# --8<-- [start:add_jaxvals]
+# Cotangents of one value arriving from several uses are summed with this primitive, which
+# is why `add_any` (not `add`) appears in the jaxpr of a gradient.
+add_jaxvals_p = core.Primitive("add_any")
+
+
+def _add_jaxvals_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if x.dtype == float0:
+        return x
+    return np.add(x, y)
+
+
+def _add_jaxvals_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    return x
+
+
+add_jaxvals_p.def_impl(_add_jaxvals_impl)
+add_jaxvals_p.def_abstract_eval(_add_jaxvals_abstract_eval)
+
+
+def add_jaxvals(x: Any, y: Any) -> Any:
+    """x + y for two tangents of the same type; a symbolic Zero adds nothing."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    return add_jaxvals_p.bind(x, y)
+# --8<-- [end:add_jaxvals]

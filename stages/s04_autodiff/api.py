@@ -1,0 +1,347 @@
+"""The user-facing transforms: jvp, linearize, vjp, grad, value_and_grad, linear_transpose.
+
+JAX: the autodiff half of jax/_src/api.py. Each one flattens its arguments' pytrees, calls the
+machinery of ad.py on flat lists, and checks what JAX checks, with JAX's messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_leaves, tree_map, tree_unflatten
+from stages.s02_tracing import core, dtypes
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.api_util import debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
+
+from . import ad
+from .ad_util import Zero, float0, instantiate, primal_dtype_to_tangent_dtype, tangent_aval
+
+
+@lu.transformation_with_aux2
+def flatten_fun_nokwargs2(f: Callable, store: lu.Store, in_tree: PyTreeDef, *args_flat: Any
+                          ) -> tuple[list[Any], list[Any]]:
+    """flatten_fun_nokwargs for `f` returning (out, aux): stores (out_tree, aux_tree)."""
+    pair = f(*tree_unflatten(in_tree, args_flat))
+    if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+        raise TypeError("expected function with aux output to return a two-element tuple, but "
+                        f"got type {type(pair)} with value {pair!r}")
+    ans, aux = pair
+    ans_flat, ans_tree = tree_flatten(ans)
+    aux_flat, aux_tree = tree_flatten(aux)
+    store.store((ans_tree, aux_tree))
+    return ans_flat, aux_flat
+
+
+def _check_callable(fun: Any) -> None:
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+
+
+def _aval_str(aval: ShapedArray) -> str:
+    return f"float0[{','.join(map(str, aval.shape))}]" if aval.dtype == float0 else \
+        aval.str_short()
+
+
+def _tangent_type(x: Any) -> ShapedArray:
+    """The aval of a tangent or cotangent: like core.get_aval, but float0 arrays are allowed."""
+    if isinstance(x, np.ndarray) and x.dtype == float0:
+        return ShapedArray(x.shape, float0)
+    return core.get_aval(x)
+
+
+# ------------------------------------------------------------------ jvp
+
+
+# --8<-- [start:jvp]
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+        ) -> tuple[Any, ...]:
+    """(fun(*primals), the derivative of fun at primals applied to tangents), over pytrees."""
+    _check_callable(fun)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}.")
+    ps_flat, tree_def = tree_flatten(primals)
+    ts_flat, tree_def_2 = tree_flatten(tangents)
+    if tree_def != tree_def_2:
+        raise TypeError("primal and tangent arguments to jax.jvp must have the same tree "
+                        f"structure; primals have tree structure {tree_def} whereas tangents "
+                        f"have tree structure {tree_def_2}.")
+    for p, t in zip(ps_flat, ts_flat, strict=True):
+        p_dtype, t_dtype = core.get_aval(p).dtype, _tangent_type(t).dtype
+        expected = primal_dtype_to_tangent_dtype(p_dtype)
+        if expected != t_dtype:
+            raise TypeError(
+                "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
+                "or in case of int/bool primal dtype the tangent dtype must be float0."
+                f"Got primal dtype {p_dtype} and so expected tangent dtype "
+                f"{_dtype_name(expected)}, but got tangent dtype {_dtype_name(t_dtype)} "
+                "instead.")
+        if np.shape(p) != np.shape(t):
+            raise ValueError("jvp called with different primal and tangent shapes;"
+                             f"Got primal shape {np.shape(p)} and tangent shape as {np.shape(t)}")
+    # a float0 tangent carries no data: it enters as a symbolic Zero
+    ts_flat = [Zero(_tangent_type(t)) if _tangent_type(t).dtype == float0 else t
+               for t in ts_flat]
+    dbg = debug_info("jvp", fun, tuple(primals), {})
+    f = lu.wrap_init(fun, debug_info=dbg)
+    if has_aux:
+        flat_fun, out_trees = flatten_fun_nokwargs2(f, tree_def)
+        jvp_fun, aux = ad.jvp(flat_fun, has_aux=True)
+        out_primals, out_tangents = jvp_fun.call_wrapped(ps_flat, ts_flat)
+        out_tree, aux_tree = out_trees()
+        return (tree_unflatten(out_tree, out_primals), tree_unflatten(out_tree, out_tangents),
+                tree_unflatten(aux_tree, aux()))
+    flat_fun, out_tree = flatten_fun_nokwargs(f, tree_def)
+    out_primals, out_tangents = ad.jvp(flat_fun).call_wrapped(ps_flat, ts_flat)
+    return (tree_unflatten(out_tree(), out_primals), tree_unflatten(out_tree(), out_tangents))
+# --8<-- [end:jvp]
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return "float0" if dtype == float0 else str(dtype)
+
+
+# ------------------------------------------------------------------ linearize
+
+
+class LinearizedFunction:
+    """The f_jvp `linearize` returns: a linear jaxpr whose constants are the residuals."""
+
+    # JAX: a tree_util.Partial over api._lift_linearized, its residuals as the Partial's args
+    def __init__(self, jaxpr: ClosedJaxpr, in_tree: PyTreeDef, in_avals: list[ShapedArray],
+                 out_tree: PyTreeDef, tangents_out: list[Any]):
+        self.jaxpr = jaxpr
+        self.in_tree, self.in_avals = in_tree, in_avals
+        self.out_tree, self.tangents_out = out_tree, tangents_out
+
+    residuals = property(lambda self: self.jaxpr.consts)
+
+    def __call__(self, *tangents: Any) -> Any:
+        ts_flat, tree = tree_flatten(tangents)
+        if tree != self.in_tree:
+            raise TypeError(f"expected {self.in_tree}, got {tree}")
+        for t, aval in zip(ts_flat, self.in_avals, strict=True):
+            expected, got = tangent_aval(aval), _tangent_type(t)
+            if expected.shape != got.shape or expected.dtype != got.dtype:
+                raise ValueError(
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values:\nGot tangent aval {got} for primal aval {aval} "
+                    f"but expected {expected}.")
+        linear_in = [t for t, a in zip(ts_flat, self.in_avals, strict=True)
+                     if tangent_aval(a).dtype != float0]
+        outs = iter(core.eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *linear_in))
+        tangents_out = [next(outs) if t is None else instantiate(t) for t in self.tangents_out]
+        return tree_unflatten(self.out_tree, tangents_out)
+
+
+def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for: str):
+    primals_flat, in_tree = tree_flatten(tuple(primals))
+    for p in primals_flat:
+        core.get_aval(p)  # a TypeError naming the value if it is not an array
+    f = lu.wrap_init(fun, debug_info=debug_info(traced_for, fun, tuple(primals), {}))
+    if has_aux:
+        flat_fun, out_trees = flatten_fun_nokwargs2(f, in_tree)
+        outs, tangents_out, linear, aux = ad.linearize(flat_fun, *primals_flat, has_aux=True)
+        out_tree, aux_tree = out_trees()
+        aux = tree_unflatten(aux_tree, aux)
+    else:
+        flat_fun, out_tree_thunk = flatten_fun_nokwargs(f, in_tree)
+        outs, tangents_out, linear = ad.linearize(flat_fun, *primals_flat)
+        out_tree, aux = out_tree_thunk(), None
+    in_avals = [core.get_aval(p) for p in primals_flat]
+    return outs, out_tree, LinearizedFunction(linear, in_tree, in_avals, out_tree,
+                                              tangents_out), aux, f.debug_info
+
+
+def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at primals, from a jaxpr."""
+    _check_callable(fun)
+    outs, out_tree, f_jvp, aux, _ = _linearize(fun, primals, has_aux, "linearize")
+    out = tree_unflatten(out_tree, outs)
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+# ------------------------------------------------------------------ vjp
+
+
+class VJP:
+    """The f_vjp `vjp` returns: cotangents of the outputs in, of the inputs out."""
+
+    # JAX: api.VJP (a dataclass over the same linear jaxpr and residuals)
+    def __init__(self, f_jvp: LinearizedFunction, primal_out_avals: list[ShapedArray],
+                 dbg: lu.DebugInfo | None):
+        self.f_jvp = f_jvp
+        self.primal_out_avals = primal_out_avals
+        self.debug_info = dbg
+
+    jaxpr = property(lambda self: self.f_jvp.jaxpr)
+    residuals = property(lambda self: self.f_jvp.residuals)
+
+    # --8<-- [start:vjp_call]
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        f_jvp = self.f_jvp
+        cts_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != f_jvp.out_tree:
+            where = self.debug_info.func_src_info if self.debug_info else "<unknown>"
+            raise ValueError(
+                "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+                "`jax.vjp` must match the pytree\nstructure of the differentiated function "
+                f"{where}.\n\nBut the tree structures differ: the output was {f_jvp.out_tree}"
+                f", the cotangent is {ct_tree}.")
+        for ct_leaf, aval in zip(cts_flat, self.primal_out_avals, strict=True):
+            got, expected = _tangent_type(ct_leaf), tangent_aval(aval)
+            if got.shape != expected.shape or got.dtype != expected.dtype:
+                raise ValueError(
+                    "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                    f"{_aval_str(got)}, but expected {_aval_str(expected)} because the "
+                    "corresponding output of the differentiated function had JAX type "
+                    f"{aval.str_short()}")
+        # only the outputs the linear jaxpr computes take part; the rest had zero tangents
+        linear_cts = [c for c, t in zip(cts_flat, f_jvp.tangents_out, strict=True) if t is None]
+        linear = f_jvp.jaxpr
+        undefined = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
+        cts_in = iter(ad.backward_pass(linear.jaxpr, linear.consts, undefined, linear_cts))
+        arg_cts = [instantiate(next(cts_in)) if tangent_aval(a).dtype != float0
+                   else np.zeros(a.shape, float0) for a in f_jvp.in_avals]
+        return tree_unflatten(f_jvp.in_tree, arg_cts)
+    # --8<-- [end:vjp_call]
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """(fun(*primals), f_vjp): f_vjp(ct) is the vector-Jacobian product at primals."""
+    _check_callable(fun)
+    outs, out_tree, f_jvp, aux, dbg = _linearize(fun, primals, has_aux, "vjp")
+    f_vjp = VJP(f_jvp, [core.get_aval(o) for o in outs], dbg)
+    out = tree_unflatten(out_tree, outs)
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+# ------------------------------------------------------------------ grad
+
+
+def _check_input_dtype_grad(allow_int: bool, x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        if not allow_int:
+            raise TypeError(
+                "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+                f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
+                "integer-valued inputs, use vjp or set allow_int to True.")
+    elif not np.issubdtype(dtype, np.inexact):
+        raise TypeError("grad requires numerical-valued inputs (input dtype that is a sub-dtype "
+                        f"of np.bool_ or np.number), but got {dtype.name}.")
+
+
+def _check_scalar(x: Any) -> None:
+    msg = "Gradient only defined for scalar-output functions. Output {}.".format
+    try:
+        aval = core.get_aval(x)
+    except TypeError as e:
+        raise TypeError(msg(f"was {x}")) from e
+    if aval.shape != ():
+        raise TypeError(msg(f"had shape: {aval.shape}"))
+
+
+def _check_output_dtype_grad(x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly.")
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype.name}. For differentiation of functions with "
+            "integer outputs, use jax.vjp directly.")
+
+
+def _argnums_partial(fun: Callable, argnums: tuple[int, ...], args: tuple, kwargs: dict
+                     ) -> tuple[Callable, tuple]:
+    """fun as a function of the arguments at `argnums` only (the others closed over)."""
+    # JAX: api_util.argnums_partial2; ours closes over the others with a Python closure
+    def f_partial(*dyn_args: Any) -> Any:
+        full = list(args)
+        for i, a in zip(argnums, dyn_args, strict=True):
+            full[i] = a
+        return fun(*full, **kwargs)
+
+    f_partial.__name__ = getattr(fun, "__name__", "fun")
+    f_partial.__wrapped__ = fun
+    return f_partial, tuple(args[i] for i in argnums)
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   allow_int: bool = False) -> Callable:
+    """A function returning (fun(*args), its gradient w.r.t. the arguments at argnums)."""
+    _check_callable(fun)
+    argnums_t = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    # --8<-- [start:value_and_grad]
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        if max(argnums_t) >= len(args):
+            raise TypeError(
+                f"differentiating with respect to argnums={argnums} requires at least "
+                f"{max(argnums_t) + 1} positional arguments to be passed by the caller, but "
+                f"got only {len(args)} positional arguments.")
+        # EXERCISE 4.5 (grad-from-vjp): vjp at the chosen arguments, then pull back a 1.0
+        f_partial, dyn_args = _argnums_partial(fun, argnums_t, args, kwargs)
+        for leaf in tree_leaves(dyn_args):
+            _check_input_dtype_grad(allow_int, leaf)
+        if has_aux:
+            ans, f_vjp, aux = vjp(f_partial, *dyn_args, has_aux=True)
+        else:
+            ans, f_vjp = vjp(f_partial, *dyn_args)
+        _check_scalar(ans)
+        tree_map(_check_output_dtype_grad, ans)
+        g = f_vjp(np.ones((), dtypes.dtype(ans)))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((ans, aux) if has_aux else ans), g
+        # END EXERCISE
+    # --8<-- [end:value_and_grad]
+
+    value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         allow_int: bool = False) -> Callable:
+    """A function returning the gradient of scalar-valued `fun` w.r.t. its arguments at
+    `argnums` (with has_aux: the gradient and fun's auxiliary output)."""
+    value_and_grad_f = value_and_grad(fun, argnums, has_aux=has_aux, allow_int=allow_int)
+
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        ans_aux, g = value_and_grad_f(*args, **kwargs)
+        return (g, ans_aux[1]) if has_aux else g
+
+    grad_f.__name__ = f"grad({getattr(fun, '__name__', 'fun')})"
+    return grad_f
+
+
+# ------------------------------------------------------------------ linear_transpose
+
+
+def linear_transpose(fun: Callable, *primals: Any) -> Callable:
+    """The transpose of a linear `fun` (traced at the shapes of `primals`): ct -> input cts."""
+    primals_flat, in_tree = tree_flatten(tuple(primals))
+    in_avals = [core.get_aval(p) for p in primals_flat]
+    dbg = debug_info("linear_transpose", fun, tuple(primals), {})
+    flat_fun, out_tree = flatten_fun_nokwargs(lu.wrap_init(fun, debug_info=dbg), in_tree)
+    jaxpr, out_avals, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
+
+    def transposed_fun(ct: Any) -> tuple[Any, ...]:
+        cts_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree():
+            raise TypeError(f"cotangent tree does not match function output, got {ct_tree} "
+                            f"and {out_tree()}")
+        undefined = [ad.UndefinedPrimal(a) for a in in_avals]
+        cts_in = ad.backward_pass(jaxpr, consts, undefined, cts_flat)
+        return tree_unflatten(in_tree, [instantiate(c) for c in cts_in])
+
+    return transposed_fun

@@ -1,0 +1,398 @@
+"""A jvp rule for every stage-2 primitive, registered in `ad.primitive_jvps`.
+
+JAX: the `ad.defjvp(...)` lines next to each primitive in jax/_src/lax/lax.py and slicing.py
+(and the helpers `defjvp`, `defjvp2`, `defjvp_zero` of interpreters/ad.py). A rule runs with
+the parent trace current, so the lax calls in its body are recorded or evaluated there. Rules
+are short named functions of the tangent `g` of one input; `defjvp` sums their contributions.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing.lax import (
+    abs,
+    add,
+    cos,
+    div,
+    dot_general_p,
+    eq,
+    exp,
+    floor,
+    ge,
+    integer_pow,
+    log,
+    mul,
+    neg,
+    pow,
+    select,
+    sign,
+    sin,
+    sub,
+)
+from stages.s02_tracing.lax_elementwise import log1p_p  # lax.py does not re-export it (yet)
+
+from . import ad_util
+from .ad import instantiate_zeros, primitive_jvps
+from .ad_util import Zero, add_jaxvals
+
+# ------------------------------------------------------------------ helpers (JAX: ad.py)
+
+
+# --8<-- [start:defjvp]
+def standard_jvp(rules: tuple, primitive: core.Primitive, primals: Any, tangents: Any,
+                 **params: Any) -> tuple[Any, Any]:
+    """The primal output, and the sum of each nonzero input tangent's contribution."""
+    primal_out = primitive.bind(*primals, **params)
+    contributions = [rule(g, *primals, **params)
+                     for rule, g in zip(rules, tangents, strict=True)
+                     if rule is not None and type(g) is not Zero]
+    return primal_out, functools.reduce(add_jaxvals, contributions,
+                                        Zero.from_primal_value(primal_out))
+
+
+def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
+    """One rule per input, rule(g, *primals, **params); None for an input with no tangent."""
+    primitive_jvps[primitive] = functools.partial(standard_jvp, rules, primitive)
+# --8<-- [end:defjvp]
+
+
+def standard_jvp2(rules: tuple, primitive: core.Primitive, primals: Any, tangents: Any,
+                  **params: Any) -> tuple[Any, Any]:
+    primal_out = primitive.bind(*primals, **params)
+    contributions = [rule(g, primal_out, *primals, **params)
+                     for rule, g in zip(rules, tangents, strict=True)
+                     if rule is not None and type(g) is not Zero]
+    return primal_out, functools.reduce(add_jaxvals, contributions,
+                                        Zero.from_primal_value(primal_out))
+
+
+def defjvp2(primitive: core.Primitive, *rules: Callable | None) -> None:
+    """Like defjvp, but each rule also gets the primal output: rule(g, ans, *primals)."""
+    primitive_jvps[primitive] = functools.partial(standard_jvp2, rules, primitive)
+
+
+def zero_jvp(primitive: core.Primitive, primals: Any, tangents: Any, **params: Any):
+    primal_out = primitive.bind(*primals, **params)
+    if primitive.multiple_results:
+        return primal_out, [Zero.from_primal_value(p) for p in primal_out]
+    return primal_out, Zero.from_primal_value(primal_out)
+
+
+def defjvp_zero(primitive: core.Primitive) -> None:
+    """A primitive whose output does not move when its inputs do (floor, eq, argmax, ...)."""
+    primitive_jvps[primitive] = functools.partial(zero_jvp, primitive)
+
+
+def linear_jvp(primitive: core.Primitive, primals: Any, tangents: Any, **params: Any):
+    """A linear primitive's tangent is the primitive applied to the tangents."""
+    primal_out = primitive.bind(*primals, **params)
+    return primal_out, primitive.bind(*map(instantiate_zeros, tangents), **params)
+
+
+def deflinear(primitive: core.Primitive) -> None:
+    primitive_jvps[primitive] = functools.partial(linear_jvp, primitive)
+
+
+def _const(x: Any, value: float) -> Any:
+    """`value` as a numpy scalar of x's dtype: it stays an inline literal in a jaxpr."""
+    # JAX: lax._const
+    return np.array(value, dtypes.dtype(x))[()]
+
+
+def _maybe_broadcast(shape: tuple[int, ...], t: Any) -> Any:
+    """`t` broadcast to `shape` (lax broadcasts rank-0 and size-1 operands implicitly)."""
+    if np.shape(t) == tuple(shape):
+        return t
+    return lax.broadcast_in_dim(t, shape, tuple(range(np.ndim(t))))
+
+
+def _broadcast_shape(*xs: Any) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(np.shape(x) for x in xs)))
+
+
+# ------------------------------------------------------------------ elementwise, one operand
+
+
+# --8<-- [start:sin_cos_jvp]
+def _sin_jvp(g, x, *, accuracy):
+    return mul(g, cos(x))
+
+
+def _cos_jvp(g, x, *, accuracy):
+    return neg(mul(g, sin(x)))
+# --8<-- [end:sin_cos_jvp]
+
+
+def _tan_jvp(g, ans, x, *, accuracy):
+    return mul(g, add(_const(x, 1), mul(ans, ans)))
+
+
+def _tanh_jvp(g, ans, x, *, accuracy):
+    # g * (1 - ans**2), written (g + g*ans) * (1 - ans) as JAX does
+    return mul(add(g, mul(g, ans)), sub(_const(x, 1), ans))
+
+
+def _exp_jvp(g, ans, x, *, accuracy):
+    return mul(g, ans)
+
+
+def _log_jvp(g, x, *, accuracy):
+    return div(g, x)
+
+
+def _log1p_jvp(g, x, *, accuracy):
+    return div(g, add(x, _const(x, 1)))
+
+
+def _sqrt_jvp(g, ans, x, *, accuracy):
+    return mul(g, div(_const(x, 0.5), ans))
+
+
+def _rsqrt_jvp(g, ans, x, *, accuracy):
+    return mul(g, mul(_const(x, -0.5), div(ans, x)))
+
+
+def _logistic_jvp(g, ans, x, *, accuracy):
+    return mul(g, mul(ans, sub(_const(ans, 1), ans)))
+
+
+def _erf_jvp(g, x):
+    return mul(_const(x, 2.0 / np.sqrt(np.pi)), mul(g, exp(neg(mul(x, x)))))
+
+
+def _abs_jvp(g, ans, x):
+    # d|x| = g where x >= 0, -g elsewhere (so +1 at 0, like JAX)
+    return select(ge(x, _const(x, 0)), g, neg(g))
+
+
+def _integer_pow_jvp(g, x, *, y):
+    if y == 0:
+        return ad_util.zeros_like_aval(ad_util.tangent_aval(core.get_aval(x)))
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(_const(x, 2), x))
+    return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
+
+
+defjvp(lax.sin_p, _sin_jvp)
+defjvp(lax.cos_p, _cos_jvp)
+defjvp2(lax.tan_p, _tan_jvp)
+defjvp2(lax.tanh_p, _tanh_jvp)
+defjvp2(lax.exp_p, _exp_jvp)
+defjvp(lax.log_p, _log_jvp)
+defjvp(log1p_p, _log1p_jvp)
+defjvp2(lax.sqrt_p, _sqrt_jvp)
+defjvp2(lax.rsqrt_p, _rsqrt_jvp)
+defjvp2(lax.logistic_p, _logistic_jvp)
+defjvp(lax.erf_p, _erf_jvp)
+defjvp2(lax.abs_p, _abs_jvp)
+defjvp(lax.integer_pow_p, _integer_pow_jvp)
+deflinear(lax.neg_p)
+for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p):
+    defjvp_zero(_p)
+
+# ------------------------------------------------------------------ elementwise, two operands
+
+
+def _add_jvp(primals, tangents):
+    x, y = primals
+    xdot, ydot = tangents
+    out = add(x, y)
+    if type(xdot) is Zero:
+        return out, _maybe_broadcast(np.shape(out), ydot)
+    if type(ydot) is Zero:
+        return out, _maybe_broadcast(np.shape(out), xdot)
+    return out, add(xdot, ydot)
+
+
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    xdot, ydot = tangents
+    out = sub(x, y)
+    if type(xdot) is Zero:
+        return out, _maybe_broadcast(np.shape(out), neg(ydot))
+    if type(ydot) is Zero:
+        return out, _maybe_broadcast(np.shape(out), xdot)
+    return out, sub(xdot, ydot)
+
+
+# --8<-- [start:mul_jvp]
+def _mul_jvp(primals, tangents, *, out_dtype):
+    """d(x * y) = dx * y + x * dy; a symbolic Zero tangent drops its term."""
+    x, y = primals
+    xdot, ydot = tangents
+    # EXERCISE 4.1 (mul-jvp): the product rule, skipping the term of a Zero tangent
+    out = lax.mul_p.bind(x, y, out_dtype=out_dtype)
+    if type(xdot) is Zero:
+        return out, lax.mul_p.bind(x, ydot, out_dtype=out_dtype)
+    if type(ydot) is Zero:
+        return out, lax.mul_p.bind(xdot, y, out_dtype=out_dtype)
+    return out, add_jaxvals(lax.mul_p.bind(xdot, y, out_dtype=out_dtype),
+                            lax.mul_p.bind(x, ydot, out_dtype=out_dtype))
+    # END EXERCISE
+# --8<-- [end:mul_jvp]
+
+
+def _div_jvp_lhs(g, x, y):
+    return div(g, y)
+
+
+def _div_jvp_rhs(g, x, y):
+    return mul(mul(neg(g), x), integer_pow(y, -2))
+
+
+def _rem_jvp_lhs(g, x, y):
+    return _maybe_broadcast(_broadcast_shape(x, y), g)
+
+
+def _rem_jvp_rhs(g, x, y):
+    # rem(x, y) = x - y * trunc(x / y)
+    return mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y)))))
+
+
+def _replace_zero(x):
+    return select(eq(x, _const(x, 0)), lax.full_like(x, 1), x)
+
+
+def _pow_jvp_lhs(g, ans, x, y):
+    # y * x ** (y - 1), with y converted to x's dtype when it is an integer
+    if np.issubdtype(dtypes.dtype(y), np.integer):
+        shape = _broadcast_shape(x, y)
+        y_x = lax.convert_element_type(y, dtypes.dtype(x))
+        y_is_zero = _maybe_broadcast(shape, eq(y, _const(y, 0)))
+        jac = select(y_is_zero, lax.full(shape, 0, dtypes.dtype(x)),
+                     mul(y_x, pow(x, sub(y, _const(y, 1)))))
+    else:
+        jac = mul(y, pow(x, sub(y, _const(y, 1))))
+    return mul(g, jac)
+
+
+def _pow_jvp_rhs(g, ans, x, y):
+    return mul(g, mul(log(_replace_zero(x)), ans))
+
+
+def _balanced_eq(x, z, y):
+    """1 where x is the chosen value z, 1/2 where y is chosen too (a tie splits the tangent)."""
+    return div(select(eq(x, z), lax.full_like(z, 1), lax.full_like(z, 0)),
+               select(eq(y, z), lax.full_like(z, 2), lax.full_like(z, 1)))
+
+
+def _max_jvp_lhs(g, ans, x, y):
+    return mul(g, _balanced_eq(x, ans, y))
+
+
+def _max_jvp_rhs(g, ans, x, y):
+    return mul(g, _balanced_eq(y, ans, x))
+
+
+primitive_jvps[lax.add_p] = _add_jvp
+primitive_jvps[lax.sub_p] = _sub_jvp
+primitive_jvps[lax.mul_p] = _mul_jvp
+defjvp(lax.div_p, _div_jvp_lhs, _div_jvp_rhs)
+defjvp(lax.rem_p, _rem_jvp_lhs, _rem_jvp_rhs)
+defjvp2(lax.pow_p, _pow_jvp_lhs, _pow_jvp_rhs)
+defjvp2(lax.max_p, _max_jvp_lhs, _max_jvp_rhs)
+defjvp2(lax.min_p, _max_jvp_lhs, _max_jvp_rhs)  # the same balanced rule picks the min
+for _p in (lax.and_p, lax.or_p, lax.xor_p, lax.shift_left_p, lax.shift_right_logical_p,
+           lax.shift_right_arithmetic_p, lax.eq_p, lax.ne_p, lax.lt_p, lax.le_p, lax.gt_p,
+           lax.ge_p):
+    defjvp_zero(_p)
+
+
+def _add_jaxvals_jvp(primals, tangents):
+    x, y = primals
+    return add_jaxvals(x, y), add_jaxvals(*tangents)
+
+
+primitive_jvps[ad_util.add_jaxvals_p] = _add_jaxvals_jvp
+
+# ------------------------------------------------------------------ select, convert, dot
+
+
+def _select_n_jvp(primals, tangents):
+    """The tangent is selected like the value; `which` has none."""
+    which, *cases = primals
+    _, *case_tangents = tangents
+    out = lax.select_n(which, *cases)
+    if all(type(t) is Zero for t in case_tangents):
+        return out, Zero.from_primal_value(out)
+    return out, lax.select_n(which, *map(instantiate_zeros, case_tangents))
+
+
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+    (operand,), (g,) = primals, tangents
+    out = lax.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
+                                          sharding=sharding)
+    if not np.issubdtype(new_dtype, np.inexact):
+        return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
+    return out, lax.convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type,
+                                                sharding=sharding)
+
+
+def _dot_general_jvp_lhs(g, x, y, **params):
+    return dot_general_p.bind(g, y, **params)
+
+
+def _dot_general_jvp_rhs(g, x, y, **params):
+    return dot_general_p.bind(x, g, **params)
+
+
+primitive_jvps[lax.select_n_p] = _select_n_jvp
+primitive_jvps[lax.convert_element_type_p] = _convert_element_type_jvp
+defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
+
+# ------------------------------------------------------------------ reductions
+
+
+def _reduce_chooser_jvp(g, ans, operand, *, axes):
+    """max/min over axes: the tangent of the chosen element(s), averaged over ties."""
+    kept_shape = [1 if i in axes else d for i, d in enumerate(np.shape(operand))]
+    chosen = lax.convert_element_type(eq(operand, lax.reshape(ans, kept_shape)),
+                                      dtypes.dtype(g))
+    counts = lax.reduce_sum(chosen, axes)
+    return div(lax.reduce_sum(mul(g, chosen), axes), counts)
+
+
+defjvp2(lax.reduce_max_p, _reduce_chooser_jvp)
+defjvp2(lax.reduce_min_p, _reduce_chooser_jvp)
+for _p in (lax.reduce_sum_p, lax.cumsum_p):
+    deflinear(_p)
+for _p in (lax.argmax_p, lax.argmin_p, lax.iota_p):
+    defjvp_zero(_p)
+
+# ------------------------------------------------------------------ structure and slicing
+
+for _p in (lax.broadcast_in_dim_p, lax.reshape_p, lax.transpose_p, lax.squeeze_p,
+           lax.concatenate_p, lax.pad_p, lax.slice_p):
+    deflinear(_p)
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    """Linear in the operand; the start indices are integers with no tangent."""
+    operand, *starts = primals
+    g = tangents[0]
+    out = lax.dynamic_slice_p.bind(operand, *starts, slice_sizes=slice_sizes)
+    if type(g) is Zero:
+        return out, Zero.from_primal_value(out)
+    return out, lax.dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
+
+
+def _dynamic_update_slice_jvp(primals, tangents):
+    operand, update, *starts = primals
+    g_operand, g_update = tangents[:2]
+    out = lax.dynamic_update_slice_p.bind(operand, update, *starts)
+    if type(g_operand) is Zero and type(g_update) is Zero:
+        return out, Zero.from_primal_value(out)
+    return out, lax.dynamic_update_slice_p.bind(instantiate_zeros(g_operand),
+                                                instantiate_zeros(g_update), *starts)
+
+
+primitive_jvps[lax.dynamic_slice_p] = _dynamic_slice_jvp
+primitive_jvps[lax.dynamic_update_slice_p] = _dynamic_update_slice_jvp

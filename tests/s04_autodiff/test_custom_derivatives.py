@@ -1,0 +1,174 @@
+"""custom_jvp and custom_vjp: staged as JAX stages them, differentiated by their own rules."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+from stages.s02_tracing import eval_jaxpr, make_jaxpr
+from stages.s02_tracing import lax as olax
+from stages.s04_autodiff import custom_jvp, custom_vjp, grad, jvp, linearize, vjp
+
+pytestmark = pytest.mark.oracle
+
+
+def _custom_jvp_f(cj, lax):
+    @cj
+    def f(x):
+        return lax.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), lax.mul(100.0, tangents[0])
+
+    return f
+
+
+def _custom_vjp_g(cv, lax):
+    @cv
+    def g(x):
+        return lax.sin(x)
+
+    def g_fwd(x):
+        return g(x), lax.cos(x)
+
+    def g_bwd(res, ct):
+        return (lax.mul(ct, 7.0),)
+
+    g.defvjp(g_fwd, g_bwd)
+    return g
+
+
+def test_custom_jvp_is_one_equation_printed_like_jax():
+    f, their_f = _custom_jvp_f(custom_jvp, olax), _custom_jvp_f(jax.custom_jvp, jax.lax)
+    assert str(make_jaxpr(f)(1.0)) == str(jax.make_jaxpr(their_f)(1.0))
+    assert "custom_jvp_call[\n      name=f" in str(make_jaxpr(f)(1.0))
+
+
+def test_custom_jvp_rule_replaces_differentiating_the_body():
+    f = _custom_jvp_f(custom_jvp, olax)
+    np.testing.assert_allclose(f(1.0), np.sin(1.0), rtol=1e-6)  # eagerly: just the function
+    assert grad(f)(1.0) == 100.0
+    assert jvp(f, (1.0,), (2.0,))[1] == 200.0
+    their_f = _custom_jvp_f(jax.custom_jvp, jax.lax)
+    assert str(make_jaxpr(grad(f))(1.0)) == str(jax.make_jaxpr(jax.grad(their_f))(1.0))
+
+
+def test_custom_vjp_is_one_equation_printed_like_jax():
+    g, their_g = _custom_vjp_g(custom_vjp, olax), _custom_vjp_g(jax.custom_vjp, jax.lax)
+    assert str(make_jaxpr(g)(1.0)) == str(jax.make_jaxpr(their_g)(1.0))
+
+
+def test_custom_vjp_bwd_is_the_transpose_of_custom_lin():
+    g, their_g = _custom_vjp_g(custom_vjp, olax), _custom_vjp_g(jax.custom_vjp, jax.lax)
+    assert grad(g)(1.0) == 7.0
+    assert str(make_jaxpr(grad(g))(1.0)) == str(jax.make_jaxpr(jax.grad(their_g))(1.0))
+    _, f_jvp = linearize(g, 1.0)
+    _, their_f_jvp = jax.linearize(their_g, 1.0)
+    assert str(f_jvp.jaxpr) == str(jax.make_jaxpr(their_f_jvp)(1.0))
+
+
+def test_defjvps_sums_one_rule_per_argument(helpers):
+    def make(cj, lax):
+        @cj
+        def f(x, y):
+            return lax.mul(lax.sin(x), y)
+
+        f.defjvps(lambda g, ans, x, y: lax.mul(lax.mul(lax.cos(x), g), y),
+                  lambda g, ans, x, y: lax.mul(lax.sin(x), g))
+        return f
+
+    args = (0.5, np.float32(2.0))
+    helpers.assert_trees_close(grad(make(custom_jvp, olax), (0, 1))(*args),
+                               jax.grad(make(jax.custom_jvp, jax.lax), (0, 1))(*args))
+
+
+def test_nondiff_argnums(helpers):
+    def make_jvp(cj, lax):
+        @functools.partial(cj, nondiff_argnums=(0,))
+        def scale(k, x):
+            return lax.mul(x, float(k))
+
+        @scale.defjvp
+        def scale_jvp(k, primals, tangents):
+            return scale(k, primals[0]), lax.mul(tangents[0], float(10 * k))
+
+        return scale
+
+    def make_vjp(cv, lax):
+        @functools.partial(cv, nondiff_argnums=(1,))
+        def power(x, n):
+            return lax.integer_pow(x, n)
+
+        power.defvjp(lambda x, n: (power(x, n), x),
+                     lambda n, x, ct: (lax.mul(ct, lax.mul(float(n), lax.integer_pow(x, n - 1))),))
+        return power
+
+    assert grad(lambda x: make_jvp(custom_jvp, olax)(3, x))(1.0) == 30.0
+    helpers.assert_trees_close(
+        grad(lambda x: make_vjp(custom_vjp, olax)(x, 3))(2.0),
+        jax.grad(lambda x: make_vjp(jax.custom_vjp, jax.lax)(x, 3))(2.0))
+
+
+def test_custom_vjp_over_pytrees_with_a_none_cotangent(helpers):
+    def make(cv, lax):
+        @cv
+        def f(d, y):
+            return {"out": lax.mul(d["a"], y)}
+
+        f.defvjp(lambda d, y: (f(d, y), (d["a"], y)),
+                 lambda res, ct: ({"a": lax.mul(ct["out"], res[1])}, None))
+        return f
+
+    args = ({"a": np.float32(3.0)}, np.float32(4.0))
+    got = grad(lambda d, y: make(custom_vjp, olax)(d, y)["out"], (0, 1))(*args)
+    want = jax.grad(lambda d, y: make(jax.custom_vjp, jax.lax)(d, y)["out"], (0, 1))(*args)
+    helpers.assert_trees_close(got, want)
+    assert got[1] == 0.0  # None means a zero cotangent
+
+
+def test_a_staged_custom_function_keeps_its_rule():
+    f, g = _custom_jvp_f(custom_jvp, olax), _custom_vjp_g(custom_vjp, olax)
+    closed = make_jaxpr(lambda x: olax.add(f(x), g(x)))(1.0)
+
+    def run(x):
+        return eval_jaxpr(closed.jaxpr, closed.consts, x)[0]
+
+    assert grad(run)(1.0) == 107.0
+    out, f_vjp = vjp(run, 1.0)
+    assert f_vjp(np.float32(1.0))[0] == 107.0
+
+
+def test_grad_of_grad_through_a_custom_jvp(helpers):
+    def make(cj, lax):
+        @cj
+        def softplus(x):
+            return lax.log1p(lax.exp(x))
+
+        softplus.defjvp(lambda p, t: (softplus(p[0]), lax.mul(lax.logistic(p[0]), t[0])))
+        return softplus
+
+    got = grad(grad(make(custom_jvp, olax)))(0.3)
+    want = jax.grad(jax.grad(make(jax.custom_jvp, jax.lax)))(0.3)
+    helpers.assert_trees_close(got, want)
+
+
+def test_custom_functions_need_their_rules_defined():
+    @custom_jvp
+    def f(x):
+        return x
+
+    with pytest.raises(AttributeError, match="No JVP defined for custom_jvp function f using "
+                                             "defjvp."):
+        f(1.0)
+
+    @custom_vjp
+    def g(x):
+        return x
+
+    with pytest.raises(AttributeError, match="No VJP defined for custom_vjp function g using "
+                                             "defvjp."):
+        g(1.0)

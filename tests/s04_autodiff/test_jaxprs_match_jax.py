@@ -1,0 +1,104 @@
+"""The jaxprs of jvp and vjp print exactly as JAX's: same equations, same order, same params.
+
+Values are compared on the whole corpus elsewhere; here the text. The cases left out differ for
+reasons outside this stage: JAX prints some params as `np.int64(1)` (reductions, slices, pads),
+has a `square` primitive and a `split` primitive stage 2 lacks (erf's and concatenate's rules),
+its select rule leaves a dead `broadcast_in_dim 0.0` in the jaxpr, and it materializes float0
+zeros for integer outputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+
+from shared.corpus_s02 import CASES
+from stages.s01_pytrees import tree_flatten, tree_unflatten
+
+pytestmark = pytest.mark.oracle
+
+JVP_SAME = ["sin_times_two", "weak_scalar_stays_rank_zero", "int_literal", "unary_chain",
+            "unused_value_prints_underscore", "rounding_family", "pytree_input", "pytree_output",
+            "closure_constants", "same_constant_twice_is_one_constvar",
+            "constant_output_and_passthrough", "weak_typed_argument",
+            "reshape_transpose_squeeze", "pad_and_concatenate", "broadcasting", "iota_and_full",
+            "reductions", "batched_dot_general", "dot_matrix_vector", "softmax_by_hand",
+            "jnp_mlp_layer", "jnp_reductions", "jnp_reshape_and_transpose"]
+VJP_SAME = ["sin_times_two", "weak_scalar_stays_rank_zero", "unary_chain",
+            "unused_value_prints_underscore", "rounding_family", "pytree_input",
+            "closure_constants", "same_constant_twice_is_one_constvar",
+            "constant_output_and_passthrough", "weak_typed_argument",
+            "reshape_transpose_squeeze", "dynamic_update", "broadcasting", "iota_and_full",
+            "batched_dot_general", "dot_matrix_vector", "jnp_reshape_and_transpose"]
+
+
+def _float_args_function(case, lax, jnp_) -> tuple[Any, list[Any]]:
+    """The case as a function of its float leaves (ints are closed over as constants)."""
+    leaves, tree = tree_flatten(case.args)
+    floats = [i for i, x in enumerate(leaves) if np.issubdtype(np.asarray(x).dtype, np.floating)]
+    fn = case.bind(lax, jnp_)
+
+    def g(*float_leaves: Any) -> Any:
+        full = list(leaves)
+        for i, v in zip(floats, float_leaves, strict=True):
+            full[i] = v
+        return fn(*tree_unflatten(tree, full))
+
+    return g, [leaves[i] for i in floats]
+
+
+def _float_tangents(tangents: Any) -> list[Any]:
+    leaves, _ = tree_flatten(tangents)
+    return [t for t in leaves if getattr(t, "dtype", np.dtype("f")).kind != "V"]
+
+
+@pytest.mark.parametrize("name", JVP_SAME)
+def test_jvp_jaxpr_prints_like_jax(name, ours, theirs):
+    (case,) = [c for c in CASES if c.name == name]
+    g_ours, args = _float_args_function(case, ours.lax, ours.jnp)
+    g_theirs, _ = _float_args_function(case, theirs.lax, theirs.jnp)
+
+    def jvp_of(jvp, g):
+        def h(*xs):
+            primals, tangents = jvp(g, xs, xs)
+            return primals, _float_tangents(tangents)
+        return h
+
+    got = ours.make_jaxpr(jvp_of(ours.jvp, g_ours))(*args)
+    assert str(got) == str(theirs.make_jaxpr(jvp_of(theirs.jvp, g_theirs))(*args))
+
+
+@pytest.mark.parametrize("name", VJP_SAME)
+def test_vjp_jaxpr_prints_like_jax(name, ours, theirs):
+    (case,) = [c for c in CASES if c.name == name]
+    g_ours, args = _float_args_function(case, ours.lax, ours.jnp)
+    g_theirs, _ = _float_args_function(case, theirs.lax, theirs.jnp)
+
+    def vjp_of(vjp, g):
+        def h(*xs):
+            out, f_vjp = vjp(g, *xs)
+            return f_vjp(out)
+        return h
+
+    got = ours.make_jaxpr(vjp_of(ours.vjp, g_ours))(*args)
+    assert str(got) == str(jax.make_jaxpr(vjp_of(theirs.vjp, g_theirs))(*args))
+
+
+GRADS = {
+    "sin_x_times_x": (lambda lax, x: lax.mul(lax.sin(x), x), (1.0,)),
+    "sum_of_squares": (lambda lax, x: lax.reduce_sum(lax.mul(x, x), (0,)),
+                       (np.arange(3, dtype=np.float32),)),
+    "tanh_layer": (lambda lax, w, x: lax.reduce_sum(
+        lax.tanh(lax.dot_general(w, x, (((1,), (0,)), ((), ())))), (0,)),
+        (np.ones((2, 3), np.float32), np.ones(3, np.float32))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_grad_jaxpr_prints_like_jax(name, ours, theirs):
+    fn, args = GRADS[name]
+    got = ours.make_jaxpr(ours.grad(lambda *a: fn(ours.lax, *a)))(*args)
+    assert str(got) == str(theirs.make_jaxpr(theirs.grad(lambda *a: fn(theirs.lax, *a)))(*args))

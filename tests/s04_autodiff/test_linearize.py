@@ -1,0 +1,83 @@
+"""linearize = jvp + partial eval: a linear jaxpr of linear primitives, residuals counted as
+JAX's linearize counts them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from stages.s04_autodiff import linearize
+from stages.s04_autodiff.transpose_rules import LINEAR_PRIMITIVES
+
+pytestmark = pytest.mark.oracle
+
+# Cases whose residual count differs from jax.linearize's, and why.
+EXTRA_RESIDUALS = {
+    # jnp.mean divides by the element count. Our stage-2 jnp.mean makes that count a 0-d numpy
+    # array (lax.convert_element_type of a Python int folds to np.asarray), which our rule
+    # counts as a residual like any 0-d array; JAX's tangent jaxpr keeps it as a literal 4.0.
+    "jnp_reductions": 1,
+}
+
+
+def test_linear_jaxpr_holds_only_linear_primitives(case, ours, helpers):
+    f, args = helpers.dynamic(case, ours.lax, ours.jnp)
+    _, f_jvp = linearize(f, *args)
+    used = {eqn.primitive for eqn in f_jvp.jaxpr.eqns}
+    assert used <= LINEAR_PRIMITIVES, used - LINEAR_PRIMITIVES
+
+
+def test_residual_count_equals_jax_linearize(case, ours, theirs, helpers):
+    import jax
+
+    f_ours, args = helpers.dynamic(case, ours.lax, ours.jnp)
+    f_theirs, _ = helpers.dynamic(case, theirs.lax, theirs.jnp)
+    _, f_jvp = linearize(f_ours, *args)
+    _, their_f_jvp = theirs.linearize(f_theirs, *args)
+    their_count = len(jax.tree_util.tree_leaves(their_f_jvp))
+    assert len(f_jvp.residuals) == their_count + EXTRA_RESIDUALS.get(case.name, 0)
+
+
+def test_linearized_function_computes_the_jvp(case, ours, helpers):
+    f, args = helpers.dynamic(case, ours.lax, ours.jnp)
+    tangents = helpers.random_like_tree(args, np.random.default_rng(1))
+    primals_out, f_jvp = linearize(f, *args)
+    want_primals, want_tangents = ours.jvp(f, args, tangents)
+    helpers.assert_trees_close(primals_out, want_primals)
+    helpers.assert_trees_close(f_jvp(*tangents), want_tangents)
+
+
+def test_linear_jaxpr_of_sin_cos_prints_like_jax(ours, theirs):
+    _, f_jvp = linearize(lambda x: ours.lax.sin(ours.lax.cos(x)), 1.0)
+    _, their_f_jvp = theirs.linearize(lambda x: theirs.lax.sin(theirs.lax.cos(x)), 1.0)
+    assert str(f_jvp.jaxpr) == str(theirs.make_jaxpr(their_f_jvp)(1.0))
+    # the residuals are -d cos/dx's sin(1) and d sin/dy's cos(cos(1)), as JAX's
+    np.testing.assert_allclose(f_jvp.residuals, [np.sin(1.0), np.cos(np.cos(1.0))], rtol=1e-6)
+
+
+def test_input_residuals_are_forwarded_not_copied(ours):
+    x = np.arange(3, dtype=np.float32)
+    y = np.ones(3, np.float32)
+    _, f_jvp = linearize(lambda x, y: ours.lax.mul(x, y), x, y)
+    # both inputs are needed by the tangent x' y + x y'; they are the caller's arrays
+    assert len(f_jvp.residuals) == 2
+    assert {id(r) for r in f_jvp.residuals} == {id(x), id(y)}
+
+
+def test_linearize_with_aux_returns_the_aux_primal(ours):
+    out, f_jvp, aux = linearize(lambda x: (ours.lax.sin(x), ours.lax.cos(x)), 0.5, has_aux=True)
+    np.testing.assert_allclose(aux, np.cos(0.5), rtol=1e-6)
+    np.testing.assert_allclose(f_jvp(2.0), 2 * np.cos(0.5), rtol=1e-6)
+
+
+def test_linearized_function_rejects_a_tangent_of_the_wrong_type(ours):
+    _, f_jvp = linearize(ours.lax.sin, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="linearized function called on tangent values "
+                                         "inconsistent with the original primal values"):
+        f_jvp(np.ones(2, np.float32))
+
+
+def test_zero_output_tangents_are_not_in_the_linear_jaxpr(ours):
+    out, f_jvp = linearize(lambda x: (ours.lax.sin(x), 3.0), 1.0)
+    assert len(f_jvp.jaxpr.jaxpr.outvars) == 1
+    assert f_jvp(1.0)[1] == 0.0

@@ -1,0 +1,111 @@
+"""Reverse mode: vjp and grad of the stage-2 corpus equal jax.vjp and jax.grad, to second order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from stages.s01_pytrees import tree_flatten
+from stages.s04_autodiff import value_and_grad
+
+pytestmark = pytest.mark.oracle
+
+
+def test_vjp_matches_jax_on_the_corpus(case, ours, theirs, helpers):
+    f_ours, args = helpers.dynamic(case, ours.lax, ours.jnp)
+    f_theirs, _ = helpers.dynamic(case, theirs.lax, theirs.jnp)
+    out, f_vjp = ours.vjp(f_ours, *args)
+    want_out, their_f_vjp = theirs.vjp(f_theirs, *args)
+    helpers.assert_trees_close(out, want_out)
+    cts = helpers.random_like_tree(out, np.random.default_rng(2))
+    helpers.assert_trees_close(f_vjp(cts), their_f_vjp(cts))
+
+
+def _scalarized(f: Any, lax: Any) -> Any:
+    """sum over every element of every float output: a scalar function to take grad of."""
+    def g(*args: Any) -> Any:
+        leaves, _ = tree_flatten(f(*args))
+        total = np.float32(0.0)
+        for leaf in leaves:
+            dtype = leaf.dtype if hasattr(leaf, "dtype") else np.asarray(leaf).dtype
+            if np.issubdtype(dtype, np.floating):
+                summed = lax.reduce_sum(leaf, tuple(range(np.ndim(leaf))))
+                total = lax.add(total, lax.convert_element_type(summed, np.float32))
+        return total
+    return g
+
+
+def test_grad_matches_jax_on_the_corpus(case, ours, theirs, helpers):
+    f_ours, args = helpers.dynamic(case, ours.lax, ours.jnp)
+    f_theirs, _ = helpers.dynamic(case, theirs.lax, theirs.jnp)
+    argnums = tuple(range(len(args)))
+    got = ours.grad(_scalarized(f_ours, ours.lax), argnums, allow_int=True)(*args)
+    want = theirs.grad(_scalarized(f_theirs, theirs.lax), argnums, allow_int=True)(*args)
+    helpers.assert_trees_close(got, want)
+
+
+SMOOTH = {
+    "tanh_of_dot": lambda lax, w, x: lax.reduce_sum(
+        lax.tanh(lax.dot_general(w, x, (((1,), (0,)), ((), ())))), (0,)),
+    "softplus_chain": lambda lax, w, x: lax.reduce_sum(
+        lax.log1p(lax.exp(lax.mul(lax.sin(x), lax.reduce_sum(w, (0,))))), (0,)),
+    "rational": lambda lax, w, x: lax.reduce_sum(
+        lax.div(lax.integer_pow(x, 3), lax.add(lax.mul(x, x), 1.0)), (0,)),
+}
+W = np.random.default_rng(3).standard_normal((2, 3)).astype(np.float32)
+X = np.random.default_rng(4).standard_normal(3).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_grad_of_grad_matches_jax(name, ours, theirs, helpers):
+    """A Hessian-vector product: grad of <grad f(x), v>."""
+    v = np.linspace(-1.0, 1.0, 3, dtype=np.float32)
+
+    def hvp(grad, lax):
+        def inner(x):
+            return lax.reduce_sum(lax.mul(grad(lambda x: SMOOTH[name](lax, W, x))(x), v), (0,))
+        return grad(inner)
+
+    helpers.assert_trees_close(hvp(ours.grad, ours.lax)(X), hvp(theirs.grad, theirs.lax)(X))
+
+
+def test_value_and_grad_with_argnums_and_aux(ours, theirs, helpers):
+    import jax
+
+    def f(lax):
+        def fn(w, x, scale):
+            y = lax.reduce_sum(lax.tanh(lax.dot_general(w, x, (((1,), (0,)), ((), ())))), (0,))
+            return lax.mul(y, scale), {"y": y}
+        return fn
+
+    got = value_and_grad(f(ours.lax), argnums=(0, 2), has_aux=True)(W, X, 2.0)
+    want = jax.value_and_grad(f(theirs.lax), argnums=(0, 2), has_aux=True)(W, X, 2.0)
+    helpers.assert_trees_close(got, want)
+    g, aux = ours.grad(f(ours.lax), argnums=1, has_aux=True)(W, X, 2.0)
+    helpers.assert_trees_close((g, aux), theirs.grad(f(theirs.lax), 1, has_aux=True)(W, X, 2.0))
+
+
+def test_grad_with_allow_int_gives_a_float0_gradient(ours, helpers):
+    g = ours.grad(lambda x, i: ours.lax.mul(x, 2.0), argnums=(0, 1), allow_int=True)(1.0, 3)
+    assert float(g[0]) == 2.0
+    assert np.asarray(g[1]).dtype == helpers.FLOAT0
+
+
+def test_grad_with_respect_to_an_unused_argument_is_zero(ours, theirs):
+    assert ours.grad(lambda x, y: x, argnums=1)(1.0, 2.0) == 0.0
+    assert ours.grad(ours.lax.round)(1.3) == theirs.grad(theirs.lax.round)(1.3) == 0.0
+
+
+def test_max_splits_a_tie_like_jax(ours, theirs, helpers):
+    x = np.array([1.0, 2.0, 2.0], np.float32)
+    def reduce_max(lax):
+        return lambda x: lax.reduce_max(x, (0,))
+
+    def elementwise_max(lax):
+        two = lax.broadcast_in_dim(np.float32(2.0), (3,), ())
+        return lambda x: lax.reduce_sum(lax.max(x, two), (0,))
+
+    for fn in (reduce_max, elementwise_max):
+        helpers.assert_trees_close(ours.grad(fn(ours.lax))(x), theirs.grad(fn(theirs.lax))(x))
