@@ -1,0 +1,346 @@
+"""vmap, and the Jacobians built from it: jacfwd (vmap of jvp), jacrev (vmap of vjp), hessian.
+
+JAX: jax/_src/api.py (`vmap`, `_mapped_axis_size`, `jacfwd`, `jacrev`, `hessian`) and
+jax/_src/api_util.py (`flatten_axes`). Ours has no `axis_name` (no collectives yet) and no
+`spmd_axis_name`; the Jacobians have no `holomorphic` (and jacrev no `allow_int`). The error
+texts are JAX's.
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s01_pytrees import (
+    keystr,
+    none_leaf_registry,
+    prefix_errors,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+    treedef_children,
+)
+from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.api_util import debug_info, flatten_fun
+from stages.s04_autodiff import jvp, vjp
+
+from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
+from .batching import AxisData, SpecMatchError, batch
+
+# ------------------------------------------------------------------------------ axis specs
+
+
+class PytreeLeaf:
+    """Stands for one leaf of the arguments when an axis spec is matched against them."""
+
+    def __repr__(self) -> str:
+        return "pytree leaf"
+
+
+def flatten_axes(name: str, treedef: Any, axis_tree: Any, *, kws: bool = False) -> list:
+    """One axis per leaf of `treedef`, from `axis_tree`, a tree prefix of it (None a leaf).
+
+    JAX: api_util.flatten_axes. `kws=True` means treedef is of (args, kwargs) and axis_tree of
+    (in_axes, 0): a mismatch is then reported against the positional arguments only.
+    """
+    axis_leaves, axis_treedef = none_leaf_registry.flatten(axis_tree)
+    dummy = tree_unflatten(treedef, [PytreeLeaf()] * treedef.num_leaves)
+    try:
+        subtrees = axis_treedef.flatten_up_to(dummy)
+    except (ValueError, TypeError):
+        if kws:
+            treedef = treedef_children(treedef)[0]
+            axis_tree = axis_tree[0]
+            dummy = tree_unflatten(treedef, [PytreeLeaf()] * treedef.num_leaves)
+        errors = prefix_errors(axis_tree, dummy, is_leaf=lambda x: x is None)
+        details = "\n  ".join(make_error(name).args[0] for make_error in errors)
+        raise ValueError(
+            f"{name} specification must be a tree prefix of the corresponding value; "
+            f"\n  Mismatch details ({len(errors)} found):\n  {details}"
+        ) from None
+    axes: list = []
+    for axis, subtree in zip(axis_leaves, subtrees, strict=True):
+        axes += [axis] * tree_structure(subtree).num_leaves
+    return axes
+
+
+# --8<-- [start:mapped_axis_size]
+def _mapped_axis_size(fn: Callable, tree: Any, vals: Sequence[Any], dims: Sequence[Any],
+                      name: str, axis_size: int | None = None) -> int:
+    """The one size every mapped axis has; JAX's error, listing the sizes, if they differ."""
+    if not vals:
+        if axis_size is not None:
+            return axis_size
+        args, kwargs = tree_unflatten(tree, vals)
+        raise ValueError(
+            f"{name} wrapped function must be passed at least one argument containing an "
+            f"array or axis_size must be specified, got empty *args={args} and "
+            f"**kwargs={kwargs}"
+        )
+    # EXERCISE 5.5 (axis-size): read each mapped axis's size; agree, or say who disagrees
+    mapped_sizes = [None if d is None else _axis_size(name, x, d)
+                    for x, d in zip(vals, dims, strict=True)]
+    sizes = {s for s in mapped_sizes if s is not None}
+    if axis_size is not None:
+        sizes.add(axis_size)
+    if len(sizes) == 1:
+        return sizes.pop()
+    if not sizes:
+        raise ValueError(f"{name} must have at least one non-None value in in_axes or "
+                         "axis_size must be specified")
+    where = _leaf_descriptions(fn, tree, vals)
+    msg = [f"{name} got inconsistent sizes for array axes to be mapped:\n"]
+    if axis_size is not None:
+        msg.append(f"  * the `axis_size` argument was {axis_size};\n")
+    counts = collections.Counter(s for s in mapped_sizes if s is not None).most_common()
+    for k, (size, count) in enumerate(counts):
+        i = mapped_sizes.index(size)  # the first leaf with this size is the example
+        example = f"axis {dims[i]} of {where[i]}"
+        if count == 1:
+            msg.append(f"  * one axis had size {size}: {example};\n")
+        else:
+            which = "most" if k == 0 else "some"
+            msg.append(f"  * {which} axes ({count} of them) had size {size}, e.g. {example};\n")
+    raise ValueError("".join(msg)[:-2])
+    # END EXERCISE
+# --8<-- [end:mapped_axis_size]
+
+
+def _axis_size(name: str, x: Any, axis: int) -> int:
+    shape = np.shape(x)
+    if not -len(shape) <= axis < len(shape):
+        min_rank = axis + 1 if axis >= 0 else -axis
+        raise ValueError(
+            f"{name} was requested to map its argument along axis {axis}, which implies that "
+            f"its rank should be at least {min_rank}, but is only {len(shape)} "
+            f"(its shape is {shape})"
+        )
+    return shape[axis]
+
+
+def _leaf_descriptions(fn: Callable, tree: Any, vals: Sequence[Any]) -> list[str]:
+    """`argument b['q'] of type float32[3,3]` for each leaf, as JAX's message names them."""
+    args, kwargs = tree_unflatten(tree, vals)
+    try:
+        params: list[str] | None = list(inspect.signature(fn).bind(*args, **kwargs)
+                                        .signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+
+    def arg_name(path: tuple) -> str:
+        i = path[0].idx
+        if params is None or i >= len(params):  # *args: no parameter name to use
+            return f"args{keystr(path)}"
+        return f"argument {params[i]}{keystr(path[1:])}"
+
+    def type_str(x: Any) -> str:
+        try:
+            return core.get_aval(x).str_short()
+        except TypeError:
+            return "unknown"
+
+    arg_paths = tree_flatten_with_path(args)[0]
+    kwarg_paths = tree_flatten_with_path(kwargs)[0]
+    return ([f"{arg_name(p)} of type {type_str(x)}" for p, x in arg_paths]
+            + [f"kwargs{keystr(p)} of type {type_str(x)}" for p, x in kwarg_paths])
+
+
+# ------------------------------------------------------------------------------ vmap
+
+_IN_AXES_MSG = ("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+                "positional arguments passed to the function")
+
+
+# --8<-- [start:vmap]
+def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
+         axis_size: int | None = None) -> Callable:
+    """`fun` mapped over an axis of its arguments: one call computes every example at once.
+
+    in_axes: per positional argument (a pytree prefix of it), the axis to map, or None to pass
+    the argument whole to every example; negative axes count from the end. out_axes: where the
+    mapped axis goes in each output (None: the output must not depend on the mapped axis).
+    axis_size: the size when no argument is mapped (or a check on it).
+    """
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)  # JAX accepts a list here, as a tuple
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(f"{_IN_AXES_MSG}, but got {in_axes}.")
+    if not all(type(leaf) is int for leaf in tree_leaves(in_axes)):
+        raise TypeError("vmap in_axes must be an int, None, or (nested) container with those "
+                        f"types as leaves, but got {in_axes}.")
+    if not all(type(leaf) is int for leaf in tree_leaves(out_axes)):
+        raise TypeError("vmap out_axes must be an int, None, or (nested) container with those "
+                        f"types as leaves, but got {out_axes}.")
+
+    @functools.wraps(fun)
+    def vmap_f(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(f"{_IN_AXES_MSG}, but got len(in_axes)={len(in_axes)}, "
+                             f"len(args)={len(args)}")
+        args_flat, in_tree = tree_flatten((args, kwargs))
+        f = lu.wrap_init(fun, debug_info=debug_info("vmap", fun, args, kwargs))
+        flat_fun, out_tree = flatten_fun(f, in_tree)
+        # keyword arguments are always mapped over axis 0, as in JAX
+        in_axes_flat = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
+        size = _mapped_axis_size(fun, in_tree, args_flat, in_axes_flat, "vmap", axis_size)
+        out_axes_thunk = lambda: flatten_axes("vmap out_axes", out_tree(), out_axes)
+        try:
+            out_flat = batch(flat_fun, AxisData(None, size), in_axes_flat,
+                             out_axes_thunk).call_wrapped(*args_flat)
+        except SpecMatchError as e:
+            full = tree_unflatten(out_tree(), out_axes_thunk())
+            paths = tree_flatten_with_path(full, is_leaf=lambda x: x is None)[0]
+            raise ValueError(f"at vmap out_axes{keystr(paths[e.leaf_idx][0])}, got axis spec "
+                             f"{e.dst} but output was batched on axis {e.src}") from None
+        return tree_unflatten(out_tree(), out_flat)
+
+    return vmap_f
+# --8<-- [end:vmap]
+
+
+# ------------------------------------------------------------------------------ Jacobians
+
+
+def _argnums_partial(fun: Callable, argnums: int | Sequence[int], args: tuple, kwargs: dict
+                     ) -> tuple[Callable, tuple]:
+    """fun as a function of the arguments at `argnums` only, and those arguments."""
+    # JAX: api_util.argnums_partial2
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if max(nums) >= len(args):
+        raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
+                        f"{max(nums) + 1} positional arguments to be passed by the caller, but "
+                        f"got only {len(args)} positional arguments.")
+
+    def f_partial(*dyn_args: Any) -> Any:
+        full = list(args)
+        for i, a in zip(nums, dyn_args, strict=True):
+            full[i] = a
+        return fun(*full, **kwargs)
+
+    f_partial.__name__ = getattr(fun, "__name__", "fun")
+    return f_partial, tuple(args[i] for i in nums)
+
+
+def _check_input_dtype_jacfwd(x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.floating), but got {dtype.name}. For holomorphic differentiation, "
+                        "pass holomorphic=True. For differentiation of non-holomorphic "
+                        "functions involving complex inputs or integer inputs, use jax.jvp "
+                        "directly.")
+
+
+def _check_input_dtype_jacrev(x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+        raise TypeError("jacrev requires real- or complex-valued inputs (input dtype that is a "
+                        f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
+                        "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+
+
+def _check_output_dtype_jacrev(x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
+                        f"of np.floating), but got {dtype.name}. For differentiation of "
+                        "functions with integer outputs, use jax.vjp directly.")
+
+
+def _std_basis(pytree: Any) -> Any:
+    """The identity matrix of size (total leaf size), unravelled into one pytree per row:
+    each leaf gets a leading axis of that size. Row i is the i-th unit input."""
+    leaves = tree_leaves(pytree)
+    size = sum(int(np.size(x)) for x in leaves)
+    eye = np.eye(size, dtype=dtypes.result_type(*leaves))
+    return _unravel_array_into_pytree(pytree, 1, None, eye)
+
+
+def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -> Any:
+    """Split `arr` along `axis` into pieces of pytree's leaf sizes, each reshaped to the leaf's
+    shape there, cast to the leaf's dtype (or example's)."""
+    leaves, treedef = tree_flatten(pytree)
+    shape = np.shape(arr)
+    parts, start = [], 0
+    for leaf in leaves:
+        stop = start + int(np.size(leaf))
+        # one leaf takes the whole axis: no slice equation for it
+        part = arr if len(leaves) == 1 else lax.slice_in_dim(arr, start, stop, axis=axis)
+        new_shape = (*shape[:axis], *np.shape(leaf), *shape[axis + 1:])
+        like = leaf if example is None else example
+        if np.shape(part) != new_shape:
+            part = lax.reshape(part, new_shape)
+        part = lax._convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
+        parts.append(part)
+        start = stop
+    return tree_unflatten(treedef, parts)
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+           ) -> Callable:
+    """The Jacobian of `fun`, one column per input element: vmap of jvp over the identity.
+
+    Each leaf of the result has shape out_shape + in_shape; the result is a pytree of the
+    output's structure, of pytrees of the inputs' structure. Cost: one jvp per input element.
+    """
+
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        for leaf in tree_leaves(dyn_args):
+            _check_input_dtype_jacfwd(leaf)
+        pushfwd = lambda tangents: jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
+        # the outputs (and aux) do not depend on the tangent: out_axes None
+        out_axes = (None, -1, None) if has_aux else (None, -1)
+        y, jac, *aux = vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
+        example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        # each output leaf's columns, split by input leaf: an output-of-input tree
+        jac_tree = tree_map(
+            lambda y_leaf, j: _unravel_array_into_pytree(example, np.ndim(j) - 1, y_leaf, j),
+            y, jac)
+        return (jac_tree, aux[0]) if has_aux else jac_tree
+
+    return jacfun
+
+
+# --8<-- [start:jacrev]
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+           ) -> Callable:
+    """The Jacobian of `fun`, one row per output element: vmap of vjp's pullback over the
+    identity. Same result as jacfwd; cost: one vjp per output element."""
+
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        for leaf in tree_leaves(dyn_args):
+            _check_input_dtype_jacrev(leaf)
+        # EXERCISE 5.6 (jacrev): one vjp, its pullback vmapped over the output basis
+        y, pullback, *aux = vjp(f_partial, *dyn_args, has_aux=has_aux)
+        for leaf in tree_leaves(y):
+            _check_output_dtype_jacrev(leaf)
+        jac = vmap(pullback)(_std_basis(y))  # one cotangent per output element, all at once
+        jac = jac[0] if isinstance(argnums, int) else jac
+        example = dyn_args[0] if isinstance(argnums, int) else dyn_args
+        # each input leaf's rows, split by output leaf: an input-of-output tree, transposed
+        jac_tree = tree_map(lambda x_leaf, j: _unravel_array_into_pytree(y, 0, x_leaf, j),
+                            example, jac)
+        jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)
+        # END EXERCISE
+        return (jac_tree, aux[0]) if has_aux else jac_tree
+
+    return jacfun
+# --8<-- [end:jacrev]
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+            ) -> Callable:
+    """The Hessian of scalar-valued `fun`: jacfwd of jacrev (forward over reverse)."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)

@@ -1,0 +1,297 @@
+"""A batching rule for every stage-2 primitive, registered in `batching.primitive_batchers`.
+
+JAX: each rule sits beside its primitive (jax/_src/lax/lax.py, lax/slicing.py,
+lax/control_flow/loops.py for cumsum); ours are gathered here because stage 2 is closed. Every
+rule answers one question: given where the batch axis sits on the inputs, where is it on the
+output? Rules move the axis only when they must.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import core, lax
+from stages.s02_tracing import lax_elementwise as ew
+from stages.s02_tracing.core import Primitive
+
+from .batching import (
+    AxisData,
+    BatchDim,
+    bdim_at_front,
+    defbroadcasting,
+    defreducer,
+    defvectorized,
+    moveaxis,
+    not_mapped,
+    primitive_batchers,
+)
+
+# elementwise, one operand (and convert_element_type, integer_pow: params, no new operands)
+for _p in (ew.neg_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.abs_p, ew.erf_p,
+           ew.not_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
+           ew.sqrt_p, ew.rsqrt_p, ew.logistic_p, ew.integer_pow_p, lax.convert_element_type_p):
+    defvectorized(_p)
+
+# elementwise, several operands
+for _p in (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.pow_p, ew.max_p, ew.min_p,
+           ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_logical_p,
+           ew.shift_right_arithmetic_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p):
+    defbroadcasting(_p)
+
+# reductions over `axes`
+for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.argmax_p, lax.argmin_p):
+    defreducer(_p)
+
+
+def _size(vals: Sequence[Any], dims: Sequence[BatchDim]) -> int:
+    """The batch size, read off the first batched operand."""
+    return next(np.shape(x)[d] for x, d in zip(vals, dims, strict=True) if d is not not_mapped)
+
+
+# ------------------------------------------------------------------------------ dot_general
+
+
+# --8<-- [start:dot_general]
+def _dot_general_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim],
+                            *, dimension_numbers, precision, preferred_element_type,
+                            out_sharding) -> tuple[Any, BatchDim]:
+    """Batch through the dimension numbers: never move an operand's axis."""
+    (lhs, rhs), (lbd, rbd) = vals, dims
+    (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
+    if lbd is not_mapped and rbd is not_mapped:
+        out = lax.dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+        return out, not_mapped
+
+    def bump(axes: Sequence[int], bdim: int) -> tuple[int, ...]:
+        # per-example axis numbers -> axis numbers of the batched operand
+        return tuple(int(a) + (a >= bdim) for a in axes)
+
+    # EXERCISE 5.3 (dot-general): new dimension numbers, and where the batch axis comes out
+    if lbd is not not_mapped and rbd is not not_mapped:
+        # both batched: the vmapped axis becomes one more dot_general batch dim, the first
+        lhs_batch, rhs_batch = (lbd, *bump(lhs_batch, lbd)), (rbd, *bump(rhs_batch, rbd))
+        lhs_contract, rhs_contract = bump(lhs_contract, lbd), bump(rhs_contract, rbd)
+        out_dim = 0
+    elif lbd is not not_mapped:
+        # only lhs: its vmapped axis is one more free dim; output is (batch, lhs free, rhs free)
+        lhs_batch, lhs_contract = bump(lhs_batch, lbd), bump(lhs_contract, lbd)
+        lhs_free = [d for d in range(np.ndim(lhs)) if d not in (*lhs_batch, *lhs_contract)]
+        out_dim = len(lhs_batch) + lhs_free.index(lbd)
+    else:
+        rhs_batch, rhs_contract = bump(rhs_batch, rbd), bump(rhs_contract, rbd)
+        rhs_free = [d for d in range(np.ndim(rhs)) if d not in (*rhs_batch, *rhs_contract)]
+        lhs_free_count = np.ndim(lhs) - len(lhs_batch) - len(lhs_contract)
+        out_dim = len(rhs_batch) + lhs_free_count + rhs_free.index(rbd)
+    new_dims = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+    out = lax.dot_general(lhs, rhs, new_dims, precision, preferred_element_type)
+    return out, out_dim
+    # END EXERCISE
+# --8<-- [end:dot_general]
+
+
+primitive_batchers[lax.dot_general_p] = _dot_general_batch_rule
+
+
+# ------------------------------------------------------------------------------ select_n
+
+
+def _select_n_batch_rule(axis_data, vals, dims):
+    which, *cases = vals
+    which_dim, *case_dims = dims
+    if all(d is not_mapped for d in dims):
+        return lax.select_n(which, *cases), not_mapped
+    size = _size(vals, dims)
+    if all(d == which_dim for d in case_dims):
+        if np.shape(which) != np.shape(cases[0]):
+            # a per-example scalar `which` with array cases: spread it along the batch axis
+            which = lax.broadcast_in_dim(which, np.shape(cases[0]), [which_dim])
+        return lax.select_n(which, *cases), which_dim
+    same_shapes = all(np.shape(c) == np.shape(cases[0]) for c in cases[1:])
+    if np.ndim(which) == 0 and all(d is not not_mapped for d in case_dims) and same_shapes:
+        # an unbatched scalar `which` picks whole cases: line the cases' axes up with the first
+        first = case_dims[0]
+        others = [moveaxis(c, d, first) for c, d in zip(cases[1:], case_dims[1:], strict=True)]
+        return lax.select_n(which, cases[0], *others), first
+    which = bdim_at_front(which, which_dim, size) if np.shape(which) else which
+    if any(np.shape(c) for c in cases):
+        cases = [bdim_at_front(c, d, size) for c, d in zip(cases, case_dims, strict=True)]
+    if 0 < np.ndim(which) < np.ndim(cases[0]):
+        which = lax.broadcast_in_dim(which, np.shape(cases[0]), [0])
+    if np.ndim(which) > np.ndim(cases[0]):
+        # scalar cases, batched `which`: broadcast the cases to `which`'s shape
+        cases = [lax.broadcast_in_dim(c, np.shape(which), ()) for c in cases]
+    return lax.select_n(which, *cases), 0
+
+
+primitive_batchers[lax.select_n_p] = _select_n_batch_rule
+
+
+# ------------------------------------------------------------------------------ structural
+
+
+def _broadcast_in_dim_batch_rule(axis_data, vals, dims, *, shape, broadcast_dimensions,
+                                 sharding):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        out = lax.broadcast_in_dim_p.bind(operand, shape=shape, sharding=sharding,
+                                          broadcast_dimensions=broadcast_dimensions)
+        return out, not_mapped
+    operand = moveaxis(operand, bdim, 0)
+    # the batch axis becomes output axis 0; every other axis moves one to the right
+    new_dims = (0, *np.add(1, broadcast_dimensions))
+    new_shape = (np.shape(operand)[0], *shape)
+    out = lax.broadcast_in_dim_p.bind(operand, shape=new_shape, sharding=sharding,
+                                      broadcast_dimensions=new_dims)
+    return out, 0
+
+
+def _reshape_batch_rule(axis_data, vals, dims, *, new_sizes, dimensions, sharding):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.reshape(operand, new_sizes, dimensions), not_mapped
+    # row-major reshape keeps a leading axis intact, so put the batch axis first
+    operand = moveaxis(operand, bdim, 0)
+    if dimensions is not None:
+        dimensions = (0, *[d + 1 for d in dimensions])
+    return lax.reshape(operand, (np.shape(operand)[0], *new_sizes), dimensions), 0
+
+
+def _transpose_batch_rule(axis_data, vals, dims, *, permutation):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.transpose(operand, permutation), not_mapped
+    perm = (bdim, *[d if d < bdim else d + 1 for d in permutation])
+    return lax.transpose(operand, perm), 0
+
+
+def _squeeze_batch_rule(axis_data, vals, dims, *, dimensions):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.squeeze(operand, dimensions), not_mapped
+    operand = moveaxis(operand, bdim, 0)
+    return lax.squeeze(operand, [d + 1 for d in dimensions]), 0
+
+
+def _concatenate_batch_rule(axis_data, vals, dims, *, dimension):
+    if all(d is not_mapped for d in dims):
+        return lax.concatenate(vals, dimension), not_mapped
+    size = _size(vals, dims)
+    operands = [moveaxis(x, d, 0) if d is not not_mapped else lax.broadcast(x, (size,))
+                for x, d in zip(vals, dims, strict=True)]
+    return lax.concatenate(operands, dimension + 1), 0
+
+
+def _pad_batch_rule(axis_data, vals, dims, *, padding_config):
+    (operand, padding_value), (operand_bdim, value_bdim) = vals, dims
+    if operand_bdim is not_mapped and value_bdim is not_mapped:
+        return lax.pad(operand, padding_value, padding_config), not_mapped
+    if operand_bdim is not_mapped:
+        operand_bdim = 0
+        operand = lax.broadcast(operand, (np.shape(padding_value)[value_bdim],))
+    config = list(padding_config)
+    config.insert(operand_bdim, (0, 0, 0))  # never pad the batch axis
+    if value_bdim is not_mapped:
+        return lax.pad(operand, padding_value, config), operand_bdim
+    # one padding value per example: pad with zeros, then select the value where padding went
+    padded = lax.pad(operand, np.zeros((), core.get_aval(operand).dtype), config)
+    mask = lax.pad(lax.full_like(operand, True, np.bool_), False, config)
+    values = lax.broadcast_in_dim(padding_value, np.shape(padded), (operand_bdim,))
+    return lax.select(mask, padded, values), operand_bdim
+
+
+def _iota_batch_rule(axis_data, vals, dims, **params):
+    # no operands, so nothing is batched: the same iota for every example
+    return lax.iota_p.bind(**params), not_mapped
+
+
+def _cumsum_batch_rule(axis_data, vals, dims, *, axis, reverse):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.cumsum(operand, axis, reverse), not_mapped
+    return lax.cumsum(operand, axis if axis < bdim else axis + 1, reverse), bdim
+
+
+primitive_batchers[lax.broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
+primitive_batchers[lax.reshape_p] = _reshape_batch_rule
+primitive_batchers[lax.transpose_p] = _transpose_batch_rule
+primitive_batchers[lax.squeeze_p] = _squeeze_batch_rule
+primitive_batchers[lax.concatenate_p] = _concatenate_batch_rule
+primitive_batchers[lax.pad_p] = _pad_batch_rule
+primitive_batchers[lax.iota_p] = _iota_batch_rule
+primitive_batchers[lax.cumsum_p] = _cumsum_batch_rule
+
+
+# ------------------------------------------------------------------------------ slices
+
+
+def _slice_batch_rule(axis_data, vals, dims, *, start_indices, limit_indices, strides):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.slice(operand, start_indices, limit_indices, strides), not_mapped
+    # take the whole batch axis, where it already is
+    starts, limits = list(start_indices), list(limit_indices)
+    starts.insert(bdim, 0)
+    limits.insert(bdim, np.shape(operand)[bdim])
+    if strides is not None:
+        strides = list(strides)
+        strides.insert(bdim, 1)
+    return lax.slice(operand, starts, limits, strides), bdim
+
+
+def _index_zero(indices: Sequence[Any]) -> np.ndarray:
+    # a start index for the batch axis, of the same integer dtype as the others
+    return np.zeros((), core.get_aval(indices[0]).dtype if indices else np.int32)
+
+
+def _unrolled(prim: Primitive, axis_data: AxisData, vals: Sequence[Any],
+              dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
+    """Bind `prim` once per example and stack the results: exact, but one equation each.
+
+    JAX turns a dynamic_slice/dynamic_update_slice with batched start indices into a single
+    gather/scatter; stage 2 has no gather primitive, so ours unrolls over the batch.
+    """
+    outs = []
+    for i in range(axis_data.size):
+        example = [x if d is not_mapped else lax.index_in_dim(x, i, d, keepdims=False)
+                   for x, d in zip(vals, dims, strict=True)]
+        outs.append(lax.expand_dims(prim.bind(*example, **params), (0,)))
+    return lax.concatenate(outs, 0), 0
+
+
+def _dynamic_slice_batch_rule(axis_data, vals, dims, *, slice_sizes):
+    operand, *indices = vals
+    operand_bdim, *index_dims = dims
+    if all(d is not_mapped for d in dims):
+        return lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes), not_mapped
+    if any(d is not not_mapped for d in index_dims):
+        return _unrolled(lax.dynamic_slice_p, axis_data, vals, dims, slice_sizes=slice_sizes)
+    # same window for every example: start at 0 on the batch axis and take all of it
+    indices = list(indices)
+    indices.insert(operand_bdim, _index_zero(indices))
+    sizes = list(slice_sizes)
+    sizes.insert(operand_bdim, np.shape(operand)[operand_bdim])
+    out = lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes))
+    return out, operand_bdim
+
+
+def _dynamic_update_slice_batch_rule(axis_data, vals, dims):
+    operand, update, *indices = vals
+    operand_bdim, update_bdim, *index_dims = dims
+    if all(d is not_mapped for d in dims):
+        return lax.dynamic_update_slice_p.bind(operand, update, *indices), not_mapped
+    if any(d is not not_mapped for d in index_dims):
+        return _unrolled(lax.dynamic_update_slice_p, axis_data, vals, dims)
+    # same window for every example: the batch axis first on both, written from index 0
+    size = axis_data.size
+    operand = bdim_at_front(operand, operand_bdim, size)
+    update = bdim_at_front(update, update_bdim, size)
+    out = lax.dynamic_update_slice_p.bind(operand, update, _index_zero(indices), *indices)
+    return out, 0
+
+
+primitive_batchers[lax.slice_p] = _slice_batch_rule
+primitive_batchers[lax.dynamic_slice_p] = _dynamic_slice_batch_rule
+primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batch_rule

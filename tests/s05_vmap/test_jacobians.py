@@ -1,0 +1,89 @@
+"""jacfwd (vmap of jvp), jacrev (vmap of vjp) and hessian (jacfwd of jacrev) against JAX's."""
+
+from __future__ import annotations
+
+import jax
+import jax.tree_util as jtu
+import numpy as np
+import pytest
+
+from stages.s02_tracing import lax as olax
+from stages.s05_vmap import hessian, jacfwd, jacrev
+
+_rng = np.random.default_rng(11)
+X = _rng.standard_normal(3).astype(np.float32)
+M = _rng.standard_normal((2, 3)).astype(np.float32)
+
+
+def _tall(lax):  # R^3 -> R^5
+    return lambda x: lax.concatenate([lax.sin(x), lax.mul(lax.slice(x, (0,), (2,)), 2.0)], 0)
+
+
+def _wide(lax):  # R^(2x3) -> R^2
+    return lambda m: lax.reduce_sum(lax.mul(lax.tanh(m), m), (1,))
+
+
+def _scalar(lax):
+    return lambda x: lax.reduce_sum(lax.mul(lax.sin(x), lax.integer_pow(x, 2)), (0,))
+
+
+def _pytree_fn(lax):
+    def f(d, s):
+        return {"o": lax.mul(d["a"], s),
+                "p": (lax.reduce_sum(lax.mul(d["b"], d["b"]), (0,)),)}
+
+    return f
+
+
+PYTREE_ARGS = ({"a": _rng.standard_normal(2).astype(np.float32),
+                "b": _rng.standard_normal((2, 3)).astype(np.float32)}, np.float32(1.5))
+
+OURS = {"jacfwd": jacfwd, "jacrev": jacrev, "hessian": hessian}
+THEIRS = {"jacfwd": jax.jacfwd, "jacrev": jax.jacrev, "hessian": jax.hessian}
+
+
+@pytest.mark.parametrize("fn, arg", [(_tall, X), (_wide, M), (_scalar, X)],
+                         ids=["tall", "wide", "scalar"])
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
+def test_jacobian_equals_jaxs(name, fn, arg, close):
+    close(OURS[name](fn(olax))(arg), THEIRS[name](fn(jax.lax))(arg))
+
+
+@pytest.mark.parametrize("fn, arg", [(_tall, X), (_wide, M), (_scalar, X)],
+                         ids=["tall", "wide", "scalar"])
+def test_jacfwd_and_jacrev_agree_and_have_shape_out_plus_in(fn, arg, close):
+    fwd, rev = jacfwd(fn(olax))(arg), jacrev(fn(olax))(arg)
+    out_shape = np.shape(fn(olax)(arg))
+    assert np.shape(fwd) == np.shape(rev) == out_shape + np.shape(arg)
+    close(fwd, rev, rtol=1e-5)
+
+
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1, 0)])
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
+def test_pytrees_and_argnums_give_jaxs_nesting(name, argnums, close):
+    fn = _pytree_fn if name != "hessian" else (
+        lambda lax: lambda d, s: lax.mul(lax.reduce_sum(lax.mul(d["b"], d["b"]), (0, 1)), s))
+    got = OURS[name](fn(olax), argnums=argnums)(*PYTREE_ARGS)
+    want = THEIRS[name](fn(jax.lax), argnums=argnums)(*PYTREE_ARGS)
+    close(got, want)
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
+def test_has_aux_returns_the_aux_output_untouched(name, close):
+    def make(lax):
+        return lambda x: (lax.reduce_sum(lax.mul(lax.sin(x), x), (0,)), {"aux": lax.cos(x)})
+
+    got = OURS[name](make(olax), has_aux=True)(X)
+    want = THEIRS[name](make(jax.lax), has_aux=True)(X)
+    assert jtu.tree_structure(got) == jtu.tree_structure(want)
+    close(got, want)
+
+
+def test_jacobians_refuse_integer_inputs_with_jaxs_messages():
+    x = np.arange(3, dtype=np.int32)
+    for ours, theirs in ((jacfwd, jax.jacfwd), (jacrev, jax.jacrev)):
+        with pytest.raises(TypeError) as mine:
+            ours(lambda v: v)(x)
+        with pytest.raises(TypeError) as want:
+            theirs(lambda v: v)(x)
+        assert str(mine.value) == str(want.value)
