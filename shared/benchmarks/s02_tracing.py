@@ -12,7 +12,7 @@ from shared.benchmarks.harness import Row, best_time
 X = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
 
 
-def _long_function(lax, num_eqns: int):
+def long_function(lax, num_eqns: int):
     """A fresh function of `num_eqns` equations: sin, mul, add, repeated.
 
     Fresh each call: jax.make_jaxpr goes through jit, which caches traces keyed on the function
@@ -51,13 +51,13 @@ def rows(quick: bool = False) -> list[Row]:
     out: list[Row] = []
     per_eqn: dict[int, float] = {}
     for n in sizes:
-        ours_closed = s02.make_jaxpr(_long_function(s02.lax, n))(X)
-        theirs_closed = jax.make_jaxpr(_long_function(jax.lax, n))(X)
+        ours_closed = s02.make_jaxpr(long_function(s02.lax, n))(X)
+        theirs_closed = jax.make_jaxpr(long_function(jax.lax, n))(X)
         assert str(ours_closed) == str(theirs_closed)
         repeat = 3 if n >= 10_000 else 5
-        ours_s = best_time(lambda n=n: s02.make_jaxpr(_long_function(s02.lax, n))(X),
+        ours_s = best_time(lambda n=n: s02.make_jaxpr(long_function(s02.lax, n))(X),
                            repeat=repeat)
-        ref_s = best_time(lambda n=n: jax.make_jaxpr(_long_function(jax.lax, n))(X),
+        ref_s = best_time(lambda n=n: jax.make_jaxpr(long_function(jax.lax, n))(X),
                           repeat=repeat)
         per_eqn[n] = ours_s / n
         out.append(Row(stage=2, what=f"make_jaxpr, {n:,} equations", ours_s=ours_s, ref_s=ref_s,
@@ -68,7 +68,7 @@ def rows(quick: bool = False) -> list[Row]:
                      "figure (1.00x = linear)")
 
     n = sizes[0]
-    closed = s02.make_jaxpr(_long_function(s02.lax, n))(X)
+    closed = s02.make_jaxpr(long_function(s02.lax, n))(X)
     got = s02.eval_jaxpr(closed.jaxpr, closed.consts, X)[0]
     np.testing.assert_allclose(got, _numpy_directly(X, n), rtol=1e-5)
     ours_s = best_time(lambda: s02.eval_jaxpr(closed.jaxpr, closed.consts, X))

@@ -14,23 +14,17 @@ import numpy as np
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 from shared.benchmarks.harness import Row, best_time
+from shared.benchmarks.s02_tracing import long_function
 
 X = np.linspace(-1.0, 1.0, 8, dtype=np.float32)
 
 
 def _long_function(lax, num_eqns: int):
-    """A fresh scalar function of about `num_eqns` equations: sin, mul, add, then a sum."""
+    """A fresh scalar function of `num_eqns` equations: stage 2's sin, mul, add chain, a sum."""
+    chain = long_function(lax, num_eqns - 1)
 
     def f(x):
-        for i in range(num_eqns - 1):
-            step = i % 3
-            if step == 0:
-                x = lax.sin(x)
-            elif step == 1:
-                x = lax.mul(x, 1.5)
-            else:
-                x = lax.add(x, 0.25)
-        return lax.reduce_sum(x, (0,))
+        return lax.reduce_sum(chain(x), (0,))
 
     return f
 

@@ -10,12 +10,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from stages.s01_pytrees import tree_flatten
-
-from . import core
-from . import linear_util as lu
 from . import partial_eval as pe
-from .api_util import argnums_partial, debug_info, flatten_fun
+from .api_util import debug_info
 from .jaxpr import ClosedJaxpr
 
 
@@ -46,15 +42,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
     def make_jaxpr_f(*args: Any, **kwargs: Any) -> ClosedJaxpr:
         static = _normalize_argnums(static_argnums, len(args), getattr(fun, "__name__", "fun"))
         dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
-        f = lu.wrap_init(fun, debug_info=dbg)
-        if static:
-            dyn_argnums = [i for i in range(len(args)) if i not in static]
-            f, args = argnums_partial(f, dyn_argnums, args)
-        args_flat, in_tree = tree_flatten((args, kwargs))
-        flat_fun, _out_tree = flatten_fun(f, in_tree)
-        in_avals = [core.get_aval(x) for x in args_flat]
-        jaxpr, _out_avals, consts = pe.trace_to_jaxpr_dynamic(flat_fun, in_avals)
-        return ClosedJaxpr(jaxpr, consts)
+        closed_jaxpr, _args_flat, _out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg, static)
+        return closed_jaxpr
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     make_jaxpr_f.__qualname__ = make_jaxpr_f.__name__

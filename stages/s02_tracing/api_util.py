@@ -93,6 +93,30 @@ def argnums_partial(f: lu.WrappedFun, dyn_argnums: Sequence[int], args: Sequence
     return _argnums_partial(f, dyn_argnums, tuple(fixed_args)), dyn_args
 
 
+def argnums_partial2(fun: Callable, dyn_argnums: int | Sequence[int], args: Sequence[Any],
+                     kwargs: dict[str, Any]) -> tuple[Callable, tuple[Any, ...]]:
+    """argnums_partial for a plain callable: `fun` as a function of the arguments at
+    `dyn_argnums` only (the others and kwargs closed over), and those arguments."""
+    # a Python closure, not a WrappedFun: grad and the Jacobians hand it to vjp and jvp
+    nums = (dyn_argnums,) if isinstance(dyn_argnums, int) else tuple(dyn_argnums)
+    for i in nums:
+        if not -len(args) <= i < len(args):
+            raise ValueError(
+                "Positional argument indices, e.g. for `static_argnums`, must have value "
+                "greater than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {len(args)}.")
+
+    def f_partial(*dyn_args: Any) -> Any:
+        full = list(args)
+        for i, a in zip(nums, dyn_args, strict=True):
+            full[i] = a
+        return fun(*full, **kwargs)
+
+    f_partial.__name__ = getattr(fun, "__name__", "fun")
+    f_partial.__wrapped__ = fun  # error messages name fun's source, not this closure's
+    return f_partial, tuple(args[i] for i in nums)
+
+
 def fun_sourceinfo(fun: Callable) -> str:
     """`f at /path/file.py:12`, or just the name when there is no source."""
     while hasattr(fun, "__wrapped__"):

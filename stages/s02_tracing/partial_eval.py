@@ -6,11 +6,14 @@ other half, the known/unknown split, in its own partial_eval.py.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+from stages.s01_pytrees import PyTreeDef, tree_flatten
 
 from . import core
 from . import linear_util as lu
+from .api_util import argnums_partial, flatten_fun
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
 
@@ -161,6 +164,27 @@ def trace_to_jaxpr_dynamic(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]
     finally:
         trace.invalidate()  # a tracer that escaped now fails loudly when used
     return jaxpr, [v.aval for v in jaxpr.outvars], consts
+
+
+def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
+                   debug_info: lu.DebugInfo, static_argnums: Sequence[int] = ()
+                   ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
+    """Trace `fun(*args, **kwargs)` once: the arguments at `static_argnums` reach it as the
+    Python values they are, every leaf of the others as a tracer.
+
+    Returns the closed jaxpr, the leaves it takes (the flat non-static arguments), and the
+    treedef of fun's output.
+    """
+    # JAX: pe.trace_to_jaxpr, which takes the arguments' avals (statics inside) as a FlatTree
+    f = lu.wrap_init(fun, debug_info=debug_info)
+    if static_argnums:
+        dyn_argnums = [i for i in range(len(args)) if i not in static_argnums]
+        f, args = argnums_partial(f, dyn_argnums, args)
+    args_flat, in_tree = tree_flatten((args, kwargs))
+    flat_fun, out_tree = flatten_fun(f, in_tree)
+    in_avals = [core.get_aval(x) for x in args_flat]
+    jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
+    return ClosedJaxpr(jaxpr, consts), args_flat, out_tree()
 # --8<-- [end:trace_to_jaxpr]
 
 
@@ -196,5 +220,6 @@ def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:
 
 
 def trace_to_closed_jaxpr(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]) -> ClosedJaxpr:
+    """trace_to_jaxpr_dynamic, its constants closed over: for a flat function's jaxpr."""
     jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, in_avals)
     return ClosedJaxpr(jaxpr, consts)

@@ -23,7 +23,7 @@ import numpy as np
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
-from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
+from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 
 from .ad_util import Zero, add_jaxvals, float0, instantiate, tangent_aval
@@ -224,8 +224,7 @@ def jvp_jaxpr(jaxpr: ClosedJaxpr, nonzeros: Sequence[bool], instantiate: bool
 
     in_avals = [*jaxpr.in_avals,
                 *[tangent_aval(a) for a, nz in zip(jaxpr.in_avals, nonzeros, strict=True) if nz]]
-    out, _, consts = trace_to_jaxpr_dynamic(lu.wrap_init(f_jvp), in_avals)
-    return ClosedJaxpr(out, consts), out_nonzeros[0]
+    return trace_to_closed_jaxpr(lu.wrap_init(f_jvp), in_avals), out_nonzeros[0]
 
 
 # ------------------------------------------------------------------ linearize

@@ -19,9 +19,13 @@ from typing import Any
 from stages.s01_pytrees import tree_flatten, tree_map, tree_unflatten
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial, debug_info, flatten_fun
+from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal
-from stages.s02_tracing.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr_dynamic
+from stages.s02_tracing.partial_eval import (
+    convert_constvars_jaxpr,
+    trace_to_closed_jaxpr,
+    trace_to_jaxpr,
+)
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s03_partial_eval.ad_checkpoint import (  # noqa: F401  (re-exported, as JAX has them)
     checkpoint_dots,
@@ -178,8 +182,7 @@ def transpose_jaxpr(jaxpr: ClosedJaxpr, in_linear: Sequence[bool], out_zeros: Se
         in_zeros.append([type(ct) is Zero for ct in cts_in])
         return [ct for ct in cts_in if type(ct) is not Zero]
 
-    out, _, consts = trace_to_jaxpr_dynamic(lu.wrap_init(transposed), in_avals)
-    return ClosedJaxpr(out, consts), in_zeros[0]
+    return trace_to_closed_jaxpr(lu.wrap_init(transposed), in_avals), in_zeros[0]
 
 
 def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
@@ -224,16 +227,11 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     @functools.wraps(fun)
     def fun_remat(*args: Any, **kwargs: Any) -> Any:
         dbg = debug_info("checkpoint / remat", fun, args, kwargs, static_argnums)
-        f = lu.wrap_init(fun, debug_info=dbg)
-        if static_argnums:
-            dyn = [i for i in range(len(args)) if i not in static_argnums]
-            f, args = argnums_partial(f, dyn, args)
-        args_flat, in_tree = tree_flatten((args, kwargs))
-        flat_fun, out_tree = flatten_fun(f, in_tree)
-        jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, [core.get_aval(x) for x in args_flat])
-        out_flat = remat_p.bind(*consts, *args_flat, jaxpr=convert_constvars_jaxpr(jaxpr),
+        closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static_argnums)
+        out_flat = remat_p.bind(*closed.consts, *args_flat,
+                                jaxpr=convert_constvars_jaxpr(closed.jaxpr),
                                 prevent_cse=prevent_cse, differentiated=False, policy=policy)
-        return tree_unflatten(out_tree(), out_flat)
+        return tree_unflatten(out_tree, out_flat)
 
     return fun_remat
 

@@ -6,6 +6,7 @@ machinery of ad.py on flat lists, and checks what JAX checks, with JAX's message
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_leaves, tree_map, tree_unflatten
 from stages.s02_tracing import core, dtypes
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun_nokwargs
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
 
@@ -224,17 +225,21 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
 # ------------------------------------------------------------------ grad
 
 
-def _check_input_dtype_grad(allow_int: bool, x: Any) -> None:
+def _check_input_dtype_revderiv(name: str, allow_int: bool, x: Any) -> None:
+    """A reverse-mode input must be a float (an int or bool one only with allow_int)."""
     dtype = core.get_aval(x).dtype
     if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
         if not allow_int:
             raise TypeError(
-                "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-                f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
-                "integer-valued inputs, use vjp or set allow_int to True.")
+                f"{name} requires real- or complex-valued inputs (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use Boolean- "
+                "or integer-valued inputs, use vjp or set allow_int to True.")
     elif not np.issubdtype(dtype, np.inexact):
-        raise TypeError("grad requires numerical-valued inputs (input dtype that is a sub-dtype "
-                        f"of np.bool_ or np.number), but got {dtype.name}.")
+        raise TypeError(f"{name} requires numerical-valued inputs (input dtype that is a "
+                        f"sub-dtype of np.bool_ or np.number), but got {dtype.name}.")
+
+
+_check_input_dtype_grad = functools.partial(_check_input_dtype_revderiv, "grad")
 
 
 def _check_scalar(x: Any) -> None:
@@ -247,34 +252,24 @@ def _check_scalar(x: Any) -> None:
         raise TypeError(msg(f"had shape: {aval.shape}"))
 
 
-def _check_output_dtype_grad(x: Any) -> None:
+def _check_output_dtype_revderiv(name: str, x: Any) -> None:
+    """A reverse-mode output must be a real float: the cotangent 1.0 is seeded in its dtype."""
     dtype = core.get_aval(x).dtype
     if np.issubdtype(dtype, np.complexfloating):
         raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly.")
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For differentiation of functions with "
             "integer outputs, use jax.vjp directly.")
 
 
-def _argnums_partial(fun: Callable, argnums: tuple[int, ...], args: tuple, kwargs: dict
-                     ) -> tuple[Callable, tuple]:
-    """fun as a function of the arguments at `argnums` only (the others closed over)."""
-    # JAX: api_util.argnums_partial2; ours closes over the others with a Python closure
-    def f_partial(*dyn_args: Any) -> Any:
-        full = list(args)
-        for i, a in zip(argnums, dyn_args, strict=True):
-            full[i] = a
-        return fun(*full, **kwargs)
-
-    f_partial.__name__ = getattr(fun, "__name__", "fun")
-    f_partial.__wrapped__ = fun
-    return f_partial, tuple(args[i] for i in argnums)
+_check_output_dtype_grad = functools.partial(_check_output_dtype_revderiv, "grad")
+_argnums_partial = argnums_partial2  # its name here before it moved to stage 2's api_util
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -291,7 +286,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                 f"{max(argnums_t) + 1} positional arguments to be passed by the caller, but "
                 f"got only {len(args)} positional arguments.")
         # EXERCISE 4.5 (grad-from-vjp): vjp at the chosen arguments, then pull back a 1.0
-        f_partial, dyn_args = _argnums_partial(fun, argnums_t, args, kwargs)
+        f_partial, dyn_args = argnums_partial2(fun, argnums_t, args, kwargs)
         for leaf in tree_leaves(dyn_args):
             _check_input_dtype_grad(allow_int, leaf)
         if has_aux:

@@ -31,6 +31,7 @@ from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.partial_eval import (
     DynamicJaxprTrace,
     convert_constvars_jaxpr,
+    trace_to_closed_jaxpr,
     trace_to_jaxpr_dynamic,
 )
 from stages.s03_partial_eval import partial_eval as pe
@@ -64,7 +65,7 @@ def _dynamic_process_custom_jvp_call(trace, primitive, fun, jvp, tracers, *, sym
     # JAX: DynamicJaxprTrace.process_custom_jvp_call in interpreters/partial_eval.py
     in_avals = [core.get_aval(t) for t in tracers]
     jvp_avals = [*in_avals, *[tangent_aval(a) for a in in_avals]]
-    jvp_jaxpr_fun = lu.wrap_init(_memoize(lambda: _trace_closed(jvp, jvp_avals)),
+    jvp_jaxpr_fun = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(jvp, jvp_avals)),
                                  debug_info=jvp.debug_info)
     params = dict(jvp_jaxpr_fun=jvp_jaxpr_fun, symbolic_zeros=symbolic_zeros)
     return _stage_custom_call(trace, primitive, fun, tracers, params)
@@ -74,7 +75,7 @@ def _dynamic_process_custom_vjp_call(trace, primitive, fun, fwd, bwd, tracers, *
                                      symbolic_zeros):
     # JAX: DynamicJaxprTrace.process_custom_vjp_call in interpreters/partial_eval.py
     in_avals = [core.get_aval(t) for t in tracers]
-    fwd_jaxpr_thunk = lu.wrap_init(_memoize(lambda: _trace_closed(fwd, in_avals)),
+    fwd_jaxpr_thunk = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(fwd, in_avals)),
                                    debug_info=fwd.debug_info)
     params = dict(fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd, out_trees=out_trees,
                   symbolic_zeros=symbolic_zeros)
@@ -141,9 +142,7 @@ def _memoize(thunk: Callable[[], Any]) -> Callable[[], Any]:
     return memoized
 
 
-def _trace_closed(fun: lu.WrappedFun, avals: Sequence[ShapedArray]) -> ClosedJaxpr:
-    jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, avals)
-    return ClosedJaxpr(jaxpr, consts)
+_trace_closed = trace_to_closed_jaxpr  # its name here before stage 2's was used
 
 
 # ------------------------------------------------------------------ the two call primitives

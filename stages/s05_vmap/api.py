@@ -31,8 +31,9 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import debug_info, flatten_fun
+from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun
 from stages.s04_autodiff import jvp, vjp
+from stages.s04_autodiff.api import _check_input_dtype_revderiv, _check_output_dtype_revderiv
 
 from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
 from .batching import AxisData, SpecMatchError, batch
@@ -211,26 +212,6 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
 # ------------------------------------------------------------------------------ Jacobians
 
 
-def _argnums_partial(fun: Callable, argnums: int | Sequence[int], args: tuple, kwargs: dict
-                     ) -> tuple[Callable, tuple]:
-    """fun as a function of the arguments at `argnums` only, and those arguments."""
-    # JAX: api_util.argnums_partial2
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if max(nums) >= len(args):
-        raise TypeError(f"differentiating with respect to argnums={argnums} requires at least "
-                        f"{max(nums) + 1} positional arguments to be passed by the caller, but "
-                        f"got only {len(args)} positional arguments.")
-
-    def f_partial(*dyn_args: Any) -> Any:
-        full = list(args)
-        for i, a in zip(nums, dyn_args, strict=True):
-            full[i] = a
-        return fun(*full, **kwargs)
-
-    f_partial.__name__ = getattr(fun, "__name__", "fun")
-    return f_partial, tuple(args[i] for i in nums)
-
-
 def _check_input_dtype_jacfwd(x: Any) -> None:
     dtype = core.get_aval(x).dtype
     if not np.issubdtype(dtype, np.floating):
@@ -241,20 +222,10 @@ def _check_input_dtype_jacfwd(x: Any) -> None:
                         "directly.")
 
 
-def _check_input_dtype_jacrev(x: Any) -> None:
-    dtype = core.get_aval(x).dtype
-    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
-        raise TypeError("jacrev requires real- or complex-valued inputs (input dtype that is a "
-                        f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
-                        "Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
-
-
-def _check_output_dtype_jacrev(x: Any) -> None:
-    dtype = core.get_aval(x).dtype
-    if not np.issubdtype(dtype, np.floating):
-        raise TypeError("jacrev requires real-valued outputs (output dtype that is a sub-dtype "
-                        f"of np.floating), but got {dtype.name}. For differentiation of "
-                        "functions with integer outputs, use jax.vjp directly.")
+# the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
+_check_input_dtype_jacrev = functools.partial(_check_input_dtype_revderiv, "jacrev", False)
+_check_output_dtype_jacrev = functools.partial(_check_output_dtype_revderiv, "jacrev")
+_argnums_partial = argnums_partial2  # its name here before it moved to stage 2's api_util
 
 
 def _std_basis(pytree: Any) -> Any:
@@ -295,7 +266,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     """
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
         for leaf in tree_leaves(dyn_args):
             _check_input_dtype_jacfwd(leaf)
         pushfwd = lambda tangents: jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
@@ -319,7 +290,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     identity. Same result as jacfwd; cost: one vjp per output element."""
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
-        f_partial, dyn_args = _argnums_partial(fun, argnums, args, kwargs)
+        f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
         for leaf in tree_leaves(dyn_args):
             _check_input_dtype_jacrev(leaf)
         # EXERCISE 5.6 (jacrev): one vjp, its pullback vmapped over the output basis

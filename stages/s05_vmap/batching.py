@@ -372,5 +372,4 @@ def batch_jaxpr(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData,
     avals = [unmapped_aval(axis_data.size, d, aval)
              for aval, d in zip(closed_jaxpr.jaxpr.in_avals, in_dims, strict=True)]
     fun = lu.wrap_init(batched_fun, debug_info=closed_jaxpr.jaxpr.debug_info)
-    jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(fun, avals)
-    return core.ClosedJaxpr(jaxpr, consts), out_batched
+    return pe.trace_to_closed_jaxpr(fun, avals), out_batched

@@ -11,7 +11,12 @@ from jax._src import linear_util as jax_lu
 
 from stages.s01_pytrees import tree_flatten, tree_structure
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial, flatten_fun, flatten_fun_nokwargs
+from stages.s02_tracing.api_util import (
+    argnums_partial,
+    argnums_partial2,
+    flatten_fun,
+    flatten_fun_nokwargs,
+)
 
 # ------------------------------------------------------------------ stores
 
@@ -250,6 +255,23 @@ def test_argnums_partial_rejects_unhashable_static_args():
     with pytest.raises(ValueError, match=r"Non-hashable static arguments are not supported.*"
                                          r"Static argument \(index 1\) of type <class 'list'>"):
         argnums_partial(lu.wrap_init(lambda a, b: a), (0,), (1, [2]))
+
+
+@pytest.mark.parametrize("lib", [None, jax_api_util], ids=["ours", "jax"])
+def test_argnums_partial2_closes_a_plain_callable_over_the_other_args_and_kwargs(lib):
+    partial2 = argnums_partial2 if lib is None else lib.argnums_partial2
+    f_partial, dyn = partial2(lambda a, b, c, k=0: (a, b, c, k), (2, 0), (1, 2, 3), {"k": 4})
+    assert dyn == (3, 1) and f_partial(30, 10) == (10, 2, 30, 4)
+    f_last, dyn = partial2(lambda a, b: (a, b), -1, (1, 2), {})
+    assert dyn == (2,) and f_last(20) == (1, 20)
+
+
+def test_argnums_partial2_rejects_an_index_out_of_range_with_jaxs_message():
+    with pytest.raises(ValueError) as want:
+        jax_api_util.argnums_partial2(lambda a: a, 1, (1,), {})
+    with pytest.raises(ValueError) as mine:
+        argnums_partial2(lambda a: a, 1, (1,), {})
+    assert str(mine.value) == str(want.value)
 
 
 def test_annotate_records_the_input_type_as_part_of_the_identity():

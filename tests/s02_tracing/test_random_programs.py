@@ -1,8 +1,8 @@
 """Random programs over the primitive set: printed like JAX's, evaluated like JAX's.
 
 Hypothesis draws a short sequence of lax operations over three inputs (f32[3,4], f32[4], a weak
-f32 scalar); each step picks operands of compatible shapes from the values made so far. The same
-program runs on our lax and on jax.lax.
+f32 scalar) from `shared.random_programs`; each step picks operands of compatible shapes from the
+values made so far. The same program runs on our lax and on jax.lax.
 """
 
 from __future__ import annotations
@@ -10,124 +10,23 @@ from __future__ import annotations
 import jax
 import numpy as np
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
+from shared.random_programs import STAGE2_KINDS, Program, example_inputs, programs
 from shared.testing import RTOL_REDUCTION
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import lax as olax
 
-_rng = np.random.default_rng(1)
-INPUTS = (_rng.standard_normal((3, 4)).astype(np.float32),
-          _rng.standard_normal(4).astype(np.float32), 0.75)
-
-# smooth ops only: a discontinuous one (floor, sign) could turn a last-bit difference between
-# numpy and XLA into a difference of 1
-UNARY = ["neg", "sin", "cos", "tanh", "abs", "logistic", "exp_tanh", "square", "cube"]
-BINARY = ["add", "sub", "mul", "max", "min"]
-
-
-def _apply(lax, op, args, extra):
-    if op == "exp_tanh":
-        return lax.exp(lax.tanh(args[0]))
-    if op == "square":
-        return lax.integer_pow(args[0], 2)
-    if op == "cube":
-        return lax.integer_pow(args[0], 3)
-    if op in UNARY:
-        return getattr(lax, op)(args[0])
-    if op in BINARY:
-        return getattr(lax, op)(*args)
-    if op == "scalar":
-        return getattr(lax, extra[0])(args[0], extra[1])
-    if op == "select":
-        return lax.select(lax.gt(args[0], args[1]), args[0], args[1])
-    if op == "reduce_sum":
-        return lax.reduce_sum(args[0], extra)
-    if op == "reduce_max":
-        return lax.reduce_max(args[0], extra)
-    if op == "cumsum":
-        return lax.cumsum(args[0], axis=extra)
-    if op == "broadcast":
-        return lax.broadcast_in_dim(args[0], (3, 4), extra)
-    if op == "transpose":
-        return lax.transpose(args[0], (1, 0))
-    if op == "reshape":
-        return lax.reshape(args[0], extra)
-    if op == "dot":
-        return lax.dot_general(args[0], args[1], (((args[0].ndim - 1,), (0,)), ((), ())))
-    raise ValueError(op)
-
-
-@st.composite
-def programs(draw):
-    """A list of (op, operand indices, extra) steps and the shape of every value."""
-    shapes = [(3, 4), (4,), ()]
-    steps = []
-    for _ in range(draw(st.integers(1, 8))):
-        i = draw(st.integers(0, len(shapes) - 1))
-        shape = shapes[i]
-        same = [j for j, s in enumerate(shapes) if s == shape]
-        kind = draw(st.sampled_from(["unary", "binary", "scalar", "select", "reduce", "cumsum",
-                                     "broadcast", "transpose", "reshape", "dot"]))
-        if kind == "unary":
-            step, out = (draw(st.sampled_from(UNARY)), [i], None), shape
-        elif kind == "binary":
-            j = draw(st.sampled_from(same))
-            step, out = (draw(st.sampled_from(BINARY)), [i, j], None), shape
-        elif kind == "scalar":
-            op = draw(st.sampled_from(["add", "mul", "sub"]))
-            extra = (op, draw(st.sampled_from([2.0, 0.5])))
-            step, out = ("scalar", [i], extra), shape
-        elif kind == "select":
-            step, out = ("select", [i, draw(st.sampled_from(same))], None), shape
-        elif kind == "reduce" and shape:
-            axis = draw(st.integers(0, len(shape) - 1))
-            op = draw(st.sampled_from(["reduce_sum", "reduce_max"]))
-            step, out = (op, [i], (axis,)), shape[:axis] + shape[axis + 1:]
-        elif kind == "cumsum" and shape:
-            step, out = ("cumsum", [i], draw(st.integers(0, len(shape) - 1))), shape
-        elif kind == "broadcast" and shape in [(4,), (3,), ()]:
-            dims = {(4,): (1,), (3,): (0,), (): ()}[shape]
-            step, out = ("broadcast", [i], dims), (3, 4)
-        elif kind == "transpose" and len(shape) == 2:
-            step, out = ("transpose", [i], None), shape[::-1]
-        elif kind == "reshape" and shape == (3, 4):
-            new = draw(st.sampled_from([(12,), (4, 3), (2, 6)]))
-            step, out = ("reshape", [i], new), new
-        elif kind == "dot" and shape:
-            partners = [j for j, s in enumerate(shapes) if s and s[0] == shape[-1]]
-            if not partners:
-                continue
-            j = draw(st.sampled_from(partners))
-            step, out = ("dot", [i, j], None), shape[:-1] + shapes[j][1:]
-        else:
-            continue
-        steps.append(step)
-        shapes.append(out)
-    n_out = draw(st.integers(1, 2))
-    return steps, list(range(len(shapes)))[-n_out:]
-
-
-def _as_function(lax, program):
-    steps, outputs = program
-
-    def f(x, v, s):
-        values = [x, v, s]
-        for op, idx, extra in steps:
-            values.append(_apply(lax, op, [values[j] for j in idx], extra))
-        return [values[j] for j in outputs]
-
-    return f
+INPUTS = example_inputs(seed=1)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs())
-def test_random_programs_print_and_evaluate_like_jax(program):
-    ours = make_jaxpr(_as_function(olax, program))(*INPUTS)
-    theirs = jax.make_jaxpr(_as_function(jax.lax, program))(*INPUTS)
+@given(programs(STAGE2_KINDS, max_steps=8))
+def test_random_programs_print_and_evaluate_like_jax(program: Program):
+    ours = make_jaxpr(program.as_function(olax))(*INPUTS)
+    theirs = jax.make_jaxpr(program.as_function(jax.lax))(*INPUTS)
     assert str(ours) == str(theirs)
     got = core.eval_jaxpr(ours.jaxpr, ours.consts, *INPUTS)
-    want = [np.asarray(w) for w in _as_function(jax.lax, program)(*INPUTS)]
+    want = [np.asarray(w) for w in program.as_function(jax.lax)(*INPUTS)]
     for g, w in zip(got, want, strict=True):
         g = np.asarray(g)
         assert g.shape == w.shape and g.dtype == w.dtype

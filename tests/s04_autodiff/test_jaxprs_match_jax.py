@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import jax
 import numpy as np
 import pytest
 
@@ -55,36 +54,35 @@ def _float_tangents(tangents: Any) -> list[Any]:
     return [t for t in leaves if getattr(t, "dtype", np.dtype("f")).kind != "V"]
 
 
-@pytest.mark.parametrize("name", JVP_SAME)
-def test_jvp_jaxpr_prints_like_jax(name, ours, theirs):
+def _assert_prints_like_jax(name: str, ours, theirs, transformed) -> None:
+    """make_jaxpr of `transformed(lib, g)`, g the corpus case `name`: ours prints as JAX's."""
     (case,) = [c for c in CASES if c.name == name]
     g_ours, args = _float_args_function(case, ours.lax, ours.jnp)
     g_theirs, _ = _float_args_function(case, theirs.lax, theirs.jnp)
+    got = ours.make_jaxpr(transformed(ours, g_ours))(*args)
+    assert str(got) == str(theirs.make_jaxpr(transformed(theirs, g_theirs))(*args))
 
-    def jvp_of(jvp, g):
+
+@pytest.mark.parametrize("name", JVP_SAME)
+def test_jvp_jaxpr_prints_like_jax(name, ours, theirs):
+    def jvp_of(lib, g):
         def h(*xs):
-            primals, tangents = jvp(g, xs, xs)
+            primals, tangents = lib.jvp(g, xs, xs)
             return primals, _float_tangents(tangents)
         return h
 
-    got = ours.make_jaxpr(jvp_of(ours.jvp, g_ours))(*args)
-    assert str(got) == str(theirs.make_jaxpr(jvp_of(theirs.jvp, g_theirs))(*args))
+    _assert_prints_like_jax(name, ours, theirs, jvp_of)
 
 
 @pytest.mark.parametrize("name", VJP_SAME)
 def test_vjp_jaxpr_prints_like_jax(name, ours, theirs):
-    (case,) = [c for c in CASES if c.name == name]
-    g_ours, args = _float_args_function(case, ours.lax, ours.jnp)
-    g_theirs, _ = _float_args_function(case, theirs.lax, theirs.jnp)
-
-    def vjp_of(vjp, g):
+    def vjp_of(lib, g):
         def h(*xs):
-            out, f_vjp = vjp(g, *xs)
+            out, f_vjp = lib.vjp(g, *xs)
             return f_vjp(out)
         return h
 
-    got = ours.make_jaxpr(vjp_of(ours.vjp, g_ours))(*args)
-    assert str(got) == str(jax.make_jaxpr(vjp_of(theirs.vjp, g_theirs))(*args))
+    _assert_prints_like_jax(name, ours, theirs, vjp_of)
 
 
 GRADS = {

@@ -87,3 +87,24 @@ def test_jacobians_refuse_integer_inputs_with_jaxs_messages():
         with pytest.raises(TypeError) as want:
             theirs(lambda v: v)(x)
         assert str(mine.value) == str(want.value)
+
+
+def test_jacrev_refuses_integer_outputs_with_jaxs_message():
+    x = np.ones(3, np.float32)
+    with pytest.raises(TypeError) as mine:
+        jacrev(lambda v: olax.convert_element_type(v, np.int32))(x)
+    with pytest.raises(TypeError) as want:
+        jax.jacrev(lambda v: jax.lax.convert_element_type(v, np.int32))(x)
+    assert str(mine.value) == str(want.value)
+    assert str(mine.value).startswith("jacrev requires real-valued outputs")
+
+
+@pytest.mark.parametrize("argnums", [1, -2, (0, 1)])
+def test_jacobians_refuse_argnums_out_of_range_with_jaxs_message(argnums):
+    for ours, theirs in ((jacfwd, jax.jacfwd), (jacrev, jax.jacrev)):
+        with pytest.raises(ValueError) as mine:
+            ours(lambda v: v, argnums=argnums)(X)
+        with pytest.raises(ValueError) as want:
+            theirs(lambda v: v, argnums=argnums)(X)
+        assert str(mine.value) == str(want.value)
+        assert str(mine.value).startswith("Positional argument indices")
