@@ -1,0 +1,44 @@
+"""Stage 6: control flow as primitives. cond, switch, while_loop, fori_loop, scan, map.
+
+JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Each construct traces
+its bodies once into closed jaxprs hung on one equation; importing the stage registers the
+rules of cond, while and scan in the tables of stages 3-5.
+"""
+
+from . import (
+    ad_rules,
+    common,
+    conditionals,
+    conditionals_pe,
+    lax_extras,
+    loops,
+    loops_batching,
+    loops_pe,
+)
+from .conditionals import cond, cond_p, switch
+from .lax_extras import clamp, clamp_p, stop_gradient, stop_gradient_p
+from .loops import fori_loop, map, scan, scan_p, while_loop, while_p
+
+__all__ = [
+    "ad_rules",
+    "clamp",
+    "clamp_p",
+    "common",
+    "cond",
+    "cond_p",
+    "conditionals",
+    "conditionals_pe",
+    "fori_loop",
+    "lax_extras",
+    "loops",
+    "loops_batching",
+    "loops_pe",
+    "map",
+    "scan",
+    "scan_p",
+    "stop_gradient",
+    "stop_gradient_p",
+    "switch",
+    "while_loop",
+    "while_p",
+]

@@ -1,0 +1,426 @@
+"""Loops as primitives: scan, while_loop, fori_loop and map, each one equation however long.
+
+JAX: jax/_src/lax/control_flow/loops.py. The body is traced ONCE into a closed jaxpr that hangs
+on a single `scan` or `while` equation as a parameter; what it closes over is hoisted into
+explicit operands (`num_consts` / `cond_nconsts`, `body_nconsts`). The price is the carry rule:
+what goes round the loop must keep its pytree structure, shapes and dtypes (common.py).
+The rules for partial eval, autodiff and vmap are in loops_pe.py, ad_rules.py and
+loops_batching.py.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from stages.s01_pytrees import (
+    tree_flatten,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+    treedef_children,
+    treedef_is_leaf,
+)
+from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing import numpy as jnp
+from stages.s02_tracing.api_util import debug_info
+from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s03_partial_eval import dce_jaxpr
+
+from .common import (
+    _as_numpy,
+    _check_carry_type,
+    _initial_style_jaxpr,
+    _jaxpr_forwarding,
+    _move_binders_to_front,
+    _promote_weak_typed_input,
+    _prune_outputs,
+    mapped_leading_aval,
+    merge_lists,
+    partition_list,
+    split_list,
+    typematch,
+    unmapped_leading_aval,
+)
+
+# ================================================================== scan
+
+scan_p = core.Primitive("scan")
+scan_p.multiple_results = True
+
+
+def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
+    """(loop trips, leftover iterations): with unroll=k the loop body holds k copies of `f`."""
+    if unroll == 0:
+        return 0, length  # unroll=0 unrolls everything
+    num_trips, remainder = divmod(length, unroll)
+    if unroll != 1 and num_trips == 1 and remainder == 0:
+        return 0, length  # one trip of everything is no loop at all
+    return num_trips, remainder
+
+
+# --8<-- [start:scan_impl]
+def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carry: int,
+               jaxpr: ClosedJaxpr, unroll: int) -> list[Any]:
+    """Interpret the body `length` times on numpy values, stacking the per-iteration ys.
+
+    As in XLA's loop, `unroll=k` runs k copies of the body per trip of the loop, then the
+    iterations left over; on numpy the numbers are the same either way.
+    """
+    consts, carry, xs = split_list(args, [num_consts, num_carry])
+    carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
+    num_trips, remainder = scan_trip_count(length, unroll)
+    # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
+    ys: list[list[Any]] = [[] for _ in y_avals]
+    for step in range(num_trips * unroll + remainder):  # trips of `unroll` bodies, then the rest
+        i = length - 1 - step if reverse else step
+        outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[x[i] for x in xs])
+        new_carry, y = split_list(outs, [num_carry])
+        carry = [_as_numpy(c, a) for c, a in zip(new_carry, carry_avals, strict=True)]
+        for stack, value, aval in zip(ys, y, y_avals, strict=True):
+            stack.append(_as_numpy(value, aval))
+    if reverse:
+        ys = [stack[::-1] for stack in ys]
+    stacked = [np.stack(stack) if stack else np.zeros((0, *a.shape), a.dtype)
+               for stack, a in zip(ys, y_avals, strict=True)]
+    # END EXERCISE
+    return [*carry, *stacked]
+# --8<-- [end:scan_impl]
+
+
+def _scan_abstract_eval(*avals: ShapedArray, reverse: bool, length: int, num_consts: int,
+                        num_carry: int, jaxpr: ClosedJaxpr, unroll: int) -> list[ShapedArray]:
+    """The carry's avals, and each y's aval with a leading axis of `length`."""
+    if len(avals) != len(jaxpr.in_avals):
+        raise core.JaxprTypeError("scan number of arguments doesn't match the number of jaxpr "
+                                  f"arguments: {len(avals)} vs {len(jaxpr.in_avals)}")
+    consts, carry, xs = split_list(avals, [num_consts, num_carry])
+    expected = [*consts, *carry, *[mapped_leading_aval(x) for x in xs]]
+    if not all(typematch(a, b) for a, b in zip(expected, jaxpr.in_avals, strict=True)):
+        raise core.JaxprTypeError(f"scan body takes {[str(a) for a in jaxpr.in_avals]} but "
+                                  f"is given {[str(a) for a in expected]}")
+    carry_out, ys = split_list(jaxpr.out_avals, [num_carry])
+    return [*carry_out, *[unmapped_leading_aval(length, y) for y in ys]]
+
+
+scan_p.def_impl(_scan_impl)
+scan_p.def_abstract_eval(_scan_abstract_eval)
+
+
+def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
+    """The number of iterations: `length`, or the leading axis every xs shares."""
+    try:
+        lengths = [x.shape[0] for x in xs_flat]
+    except (AttributeError, IndexError):
+        bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))
+        raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
+    if length is not None:
+        length = int(core.concrete_or_error(
+            None, length, "The `length` argument to `scan` expects a concrete `int` value."))
+        if not all(length == n for n in lengths):
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with "
+                             f"leading axis sizes {lengths}.")
+        return length
+    if len(set(lengths)) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         f"{', '.join(str(n) for n in lengths)}.")
+    if not lengths:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    return lengths[0]
+
+
+# --8<-- [start:scan]
+def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1, _split_transpose: bool = False
+         ) -> tuple[Any, Any]:
+    """Loop `carry, y = f(carry, x)` over the leading axis of xs; return (carry, stacked ys).
+
+    `f` is traced once: the jaxpr has one scan equation whatever the length.
+    """
+    if not callable(f):
+        raise TypeError("lax.scan: f argument should be a callable.")
+    init_flat, init_tree = tree_flatten(init)
+    xs_flat, _ = tree_flatten(xs)
+    in_tree = tree_structure((init, xs))
+    length = _infer_scan_length(xs_flat, length)
+    x_avals = [mapped_leading_aval(core.get_aval(x)) for x in xs_flat]
+    dbg = debug_info("scan", f, (init, xs), {})
+
+    def _create_jaxpr(carry_avals: list[ShapedArray]) -> tuple:
+        jaxpr, consts, out_tree = _initial_style_jaxpr(f, in_tree, [*carry_avals, *x_avals], dbg)
+        root, children = out_tree.node_data(), treedef_children(out_tree)
+        if root is None or root[0] not in (tuple, list) or len(children) != 2:
+            outs = tree_unflatten(out_tree, jaxpr.out_avals)
+            raise TypeError(f"scan body output must be a pair, got {outs}.")
+        return jaxpr, consts, children[0], children[1]
+
+    init_avals = [core.get_aval(x) for x in init_flat]
+    jaxpr, consts, carry_tree, ys_tree = _create_jaxpr(init_avals)
+    carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
+    if len(carry_out_avals) != len(init_avals):
+        _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
+    # a weakly typed init (a Python scalar) takes the body's output type: trace again
+    promoted = [_promote_weak_typed_input(x, a, b)
+                for x, a, b in zip(init_flat, init_avals, carry_out_avals, strict=True)]
+    init_flat = [x for x, _ in promoted]
+    if any(changed for _, changed in promoted):
+        init_avals = [core.get_aval(x) for x in init_flat]
+        jaxpr, consts, carry_tree, ys_tree = _create_jaxpr(init_avals)
+        carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
+    _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
+
+    unroll = core.concrete_or_error(
+        None, unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
+    if isinstance(unroll, bool):
+        unroll = builtins.max(length, 1) if unroll else 1
+    if unroll < 0:
+        raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
+    out = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, reverse, int(unroll))
+    carry_out, ys = split_list(out, [len(init_flat)])
+    return tree_unflatten(carry_tree, carry_out), tree_unflatten(ys_tree, ys)
+# --8<-- [end:scan]
+
+
+def _bind_scan(consts: list[Any], init: list[Any], xs: list[Any], jaxpr: ClosedJaxpr,
+               length: int, reverse: bool, unroll: int) -> list[Any]:
+    """Bind scan_p, first taking out what the body merely passes through (as JAX does)."""
+    num_carry, num_ys = len(init), len(jaxpr.out_avals) - len(init)
+    fwd = _jaxpr_forwarding(jaxpr.jaxpr)
+    # a carry the body returns unchanged is a constant of the loop
+    to_const = [f == len(consts) + i for i, f in enumerate(fwd[:num_carry])]
+    jaxpr = _prune_outputs(jaxpr, [not m for m in to_const] + [True] * num_ys)
+    jaxpr = _move_binders_to_front(jaxpr, [False] * len(consts) + to_const + [False] * len(xs))
+    init, new_consts = partition_list(to_const, init)
+    # a y that is just an x needs no loop to be computed
+    first_x = len(consts) + num_carry
+    y_is_x = [f - first_x if f is not None and f >= first_x else None
+              for f in fwd[num_carry:]]
+    jaxpr = _prune_outputs(jaxpr, [True] * len(init) + [f is None for f in y_is_x])
+    out = scan_p.bind(*new_consts, *consts, *init, *xs, reverse=reverse, length=length,
+                      jaxpr=jaxpr, num_consts=len(new_consts) + len(consts),
+                      num_carry=len(init), unroll=unroll)
+    carry_out, ys = split_list(out, [len(init)])
+    ys_iter = iter(ys)
+    ys = [next(ys_iter) if f is None else xs[f] for f in y_is_x]
+    return [*merge_lists(to_const, carry_out, new_consts), *ys]
+
+
+# ================================================================== while_loop
+
+while_p = core.Primitive("while")
+while_p.multiple_results = True
+
+
+# --8<-- [start:while_impl]
+def _while_loop_impl(*args: Any, cond_nconsts: int, cond_jaxpr: ClosedJaxpr, body_nconsts: int,
+                     body_jaxpr: ClosedJaxpr) -> list[Any]:
+    """Run the body while the predicate holds.
+
+    Under vmap the predicate may be a batch of bools (one per example, leading the carries'
+    shapes): the loop then runs until every example is done, and an example that is done
+    keeps its carry while the others go round again.
+    """
+    cond_consts, body_consts, carry = split_list(args, [cond_nconsts, body_nconsts])
+    avals = body_jaxpr.out_avals
+
+    def predicate(carry: list[Any]) -> np.ndarray:
+        (pred,) = core.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cond_consts, *carry)
+        return np.asarray(pred, dtype=bool)
+
+    pred = predicate(carry)
+    # EXERCISE 6.4 (batched-predicate): loop while any example's predicate holds; update only those
+    while pred.any():
+        new = core.eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *body_consts, *carry)
+        new = [_as_numpy(x, a) for x, a in zip(new, avals, strict=True)]
+        if pred.ndim:
+            # the examples whose predicate is False keep their value
+            carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)
+                     for n, c in zip(new, carry, strict=True)]
+        else:
+            carry = new
+        pred = predicate(carry)
+    # END EXERCISE
+    return [_as_numpy(x, a) for x, a in zip(carry, avals, strict=True)]
+# --8<-- [end:while_impl]
+
+
+def _while_loop_abstract_eval(*avals: ShapedArray, cond_nconsts: int, cond_jaxpr: ClosedJaxpr,
+                              body_nconsts: int, body_jaxpr: ClosedJaxpr) -> list[ShapedArray]:
+    """The carry's avals: the body's outputs."""
+    num_carry = len(avals) - cond_nconsts - body_nconsts
+    for name, jaxpr, nconsts in (("cond", cond_jaxpr, cond_nconsts),
+                                 ("body", body_jaxpr, body_nconsts)):
+        if len(jaxpr.in_avals) != nconsts + num_carry:
+            raise core.JaxprTypeError(f"while_loop len({name}_jaxpr.in_avals)="
+                                      f"{len(jaxpr.in_avals)} but {nconsts + num_carry=}")
+    return list(body_jaxpr.out_avals)
+
+
+while_p.def_impl(_while_loop_impl)
+while_p.def_abstract_eval(_while_loop_abstract_eval)
+
+
+# --8<-- [start:while_loop]
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """`while cond_fun(val): val = body_fun(val)`, as one while equation."""
+    if not (callable(body_fun) and callable(cond_fun)):
+        raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    init_vals, init_tree = tree_flatten(init_val)
+    in_tree = tree_structure((init_val,))
+    cond_dbg = debug_info("while_cond", cond_fun, (init_val,), {})
+    body_dbg = debug_info("while_body", body_fun, (init_val,), {})
+
+    def _create_jaxpr(init_avals: list[ShapedArray]) -> tuple:
+        cond_jaxpr, cond_consts, cond_tree = _initial_style_jaxpr(cond_fun, in_tree, init_avals,
+                                                                  cond_dbg)
+        body_jaxpr, body_consts, body_tree = _initial_style_jaxpr(body_fun, in_tree, init_avals,
+                                                                  body_dbg)
+        if not treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
+            raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
+        pred = cond_jaxpr.out_avals[0]
+        if pred.shape != () or pred.dtype != np.bool_:
+            raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
+                            f"{cond_jaxpr.out_avals}.")
+        return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
+
+    init_avals = [core.get_aval(x) for x in init_vals]
+    cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = _create_jaxpr(init_avals)
+    body_out_avals = body_jaxpr.out_avals
+    if len(body_out_avals) != len(init_avals):
+        _check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
+                          body_out_avals)
+    promoted = [_promote_weak_typed_input(x, a, b)
+                for x, a, b in zip(init_vals, init_avals, body_out_avals, strict=True)]
+    init_vals = [x for x, _ in promoted]
+    if any(changed for _, changed in promoted):
+        init_avals = [core.get_aval(x) for x in init_vals]
+        cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = _create_jaxpr(init_avals)
+    _check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
+                      body_jaxpr.out_avals)
+    outs = _bind_while(cond_jaxpr, cond_consts, body_jaxpr, body_consts, init_vals)
+    return tree_unflatten(body_tree, outs)
+# --8<-- [end:while_loop]
+
+
+def _bind_while(cond_jaxpr: ClosedJaxpr, cond_consts: list[Any], body_jaxpr: ClosedJaxpr,
+                body_consts: list[Any], init_vals: list[Any]) -> list[Any]:
+    """Bind while_p; a carry the body passes through and the predicate never reads is made a
+    body constant first (as JAX does: under vmap, constants need not be batched)."""
+    fwd = _jaxpr_forwarding(body_jaxpr.jaxpr)
+    carry_nofwd = [f != len(body_consts) + i for i, f in enumerate(fwd)]
+    cond_pruned, keep = dce_jaxpr(cond_jaxpr.jaxpr, [True],
+                                  [True] * len(cond_consts) + carry_nofwd)
+    to_const = [not k for k in keep[len(cond_consts):]]
+    if any(to_const):
+        cond_jaxpr = ClosedJaxpr(cond_pruned, cond_jaxpr.consts)
+        body_jaxpr = _prune_outputs(body_jaxpr, [not m for m in to_const])
+        body_jaxpr = _move_binders_to_front(body_jaxpr, [False] * len(body_consts) + to_const)
+    init_vals, new_consts = partition_list(to_const, init_vals)
+    body_consts = [*new_consts, *body_consts]
+    outs = while_p.bind(*cond_consts, *body_consts, *init_vals,
+                        cond_nconsts=len(cond_consts), cond_jaxpr=cond_jaxpr,
+                        body_nconsts=len(body_consts), body_jaxpr=body_jaxpr)
+    return merge_lists(to_const, outs, new_consts)
+
+
+# ================================================================== fori_loop and map
+
+
+def _fori_cond_fun(loop_carry: tuple) -> Any:
+    i, upper, _ = loop_carry
+    return lax.lt(i, upper)
+
+
+def _fori_body_fun(body_fun: Callable) -> Callable:
+    def while_body_fun(loop_carry: tuple) -> tuple:
+        i, upper, x = loop_carry
+        return lax.add(i, np.array(1, dtypes.dtype(i))), upper, body_fun(i, x)
+
+    return while_body_fun
+
+
+def _fori_scan_body_fun(body_fun: Callable) -> Callable:
+    def scanned_fun(loop_carry: tuple, _: Any) -> tuple:
+        i, x = loop_carry
+        return (i + 1, body_fun(i, x)), None
+
+    return scanned_fun
+
+
+def _is_concrete(x: Any) -> bool:
+    """A Python or numpy value, or a tracer that knows its value (JAX: core.is_concrete)."""
+    return not isinstance(x, core.Tracer) or x.to_concrete_value() is not None
+
+
+# --8<-- [start:fori_loop]
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
+    """`for i in range(lower, upper): val = body_fun(i, val)`.
+
+    With concrete bounds this is a scan of upper - lower steps, so reverse-mode autodiff
+    works; with traced bounds it is a while loop, which reverse mode refuses.
+    """
+    if not callable(body_fun):
+        raise TypeError("lax.fori_loop: body_fun argument should be callable.")
+    lower_dtype, upper_dtype = dtypes.dtype(lower), dtypes.dtype(upper)
+    dtype = lower_dtype if lower_dtype == upper_dtype else None
+    if dtype is None and np.issubdtype(lower_dtype, np.signedinteger) \
+            and np.issubdtype(upper_dtype, np.signedinteger):
+        # one Python-int bound takes the other bound's dtype
+        lower_weak, upper_weak = dtypes.is_weakly_typed(lower), dtypes.is_weakly_typed(upper)
+        if lower_weak and not upper_weak:
+            dtype = upper_dtype
+        elif upper_weak and not lower_weak:
+            dtype = lower_dtype
+    if dtype is None:
+        raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
+                        f"{lower_dtype.name} and {upper_dtype.name}")
+    # EXERCISE 6.6 (fori-choice): concrete bounds -> scan of known length; else a while loop
+    if _is_concrete(lower) and _is_concrete(upper):
+        lower_ = int(core.concrete_or_error(None, lower))
+        upper_ = int(core.concrete_or_error(None, upper))
+        (_, result), _ = scan(_fori_scan_body_fun(body_fun), (lower_, init_val), None,
+                              length=builtins.max(upper_ - lower_, 0),
+                              unroll=False if unroll is None else unroll)
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are "
+                         "statically known.")
+    if lower_dtype != dtype:
+        lower = lax.convert_element_type(lower, dtype)
+    if upper_dtype != dtype:
+        upper = lax.convert_element_type(upper, dtype)
+    _, _, result = while_loop(_fori_cond_fun, _fori_body_fun(body_fun), (lower, upper, init_val))
+    return result
+    # END EXERCISE
+# --8<-- [end:fori_loop]
+
+
+def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
+    """`f` applied to each slice of xs along its leading axis: a scan with no carry.
+
+    With `batch_size`, the scan runs over batches of that many slices, each vmapped.
+    """
+    if batch_size is None:
+        _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+        return ys
+    from stages.s05_vmap import vmap  # a later stage's API: import where used
+
+    leaves, treedef = tree_flatten(xs)
+    n = leaves[0].shape[0]
+    num_batches, remainder = divmod(n, batch_size) if batch_size else (0, n)
+    done = num_batches * batch_size
+    parts = []
+    if num_batches:
+        batches = tree_unflatten(treedef, [
+            jnp.reshape(x[:done], (num_batches, batch_size, *x.shape[1:])) for x in leaves])
+        _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), batches)
+        parts.append(tree_map(lambda y: jnp.reshape(y, (-1, *y.shape[2:])), ys))
+    if remainder:
+        parts.append(vmap(f)(tree_unflatten(treedef, [x[done:] for x in leaves])))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_map(lambda a, b: lax.concatenate([a, b], 0), *parts)

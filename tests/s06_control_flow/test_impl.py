@@ -1,0 +1,81 @@
+"""The impl rules: the bodies interpreted on numpy, one iteration at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stages.s06_control_flow as s06
+from stages.s06_control_flow.loops import scan_trip_count
+
+F32 = np.float32
+
+
+@pytest.mark.parametrize("length, unroll, trips", [
+    (10, 1, (10, 0)), (10, 3, (3, 1)), (9, 3, (3, 0)), (4, 4, (0, 4)), (5, 0, (0, 5)),
+    (3, 8, (0, 3)),
+])
+def test_unroll_k_means_trips_of_k_bodies_then_the_rest(length, unroll, trips):
+    assert scan_trip_count(length, unroll) == trips
+
+
+@pytest.mark.parametrize("unroll", [1, 2, 3, 7, True, False, 0])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_unroll_never_changes_the_numbers(unroll, reverse, ours, theirs, close):
+    def build(ns):
+        return lambda c, xs: ns.cf.scan(lambda c, x: (ns.jnp.sin(c) + x, c * x), c, xs,
+                                        reverse=reverse, unroll=unroll)
+
+    args = (F32(0.3), np.linspace(-1, 1, 7).astype(F32))
+    close(build(ours)(*args), build(theirs)(*args))
+
+
+def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
+    def build(ns):
+        return lambda c, xs: ns.cf.scan(lambda c, x: (c * x, (c, x * 2.0)), c, xs)
+
+    args = (np.ones(2, F32), np.zeros((0, 2), F32))
+    close(build(ours)(*args), build(theirs)(*args))
+
+
+def test_scan_impl_runs_the_body_jaxpr_once_per_step():
+    from stages.s02_tracing import make_jaxpr
+
+    closed = make_jaxpr(lambda xs: s06.scan(lambda c, x: (c + x, c), F32(0), xs))(
+        np.ones(5, F32))
+    (eqn,) = closed.eqns
+    carry, ys = s06.scan_p.impl(F32(1.0), np.arange(5, dtype=F32), **eqn.params)
+    assert float(carry) == 11.0
+    np.testing.assert_array_equal(ys, [1.0, 1.0, 2.0, 4.0, 7.0])
+
+
+@pytest.mark.parametrize("index, expected", [(-5, 2.0), (0, 2.0), (1, 10.0), (100, 10.0)])
+def test_switch_clamps_out_of_range_indices(index, expected, ours, theirs):
+    def build(ns):
+        return ns.cf.switch(index, [lambda x: x + 1.0, lambda x: x * 10.0], 1.0)
+
+    assert float(build(ours)) == float(build(theirs)) == expected
+
+
+def test_cond_accepts_a_numeric_predicate_and_the_operand_keyword(ours, theirs):
+    for ns in (ours, theirs):
+        assert float(ns.cf.cond(3, lambda x: x + 1.0, lambda x: x, 1.0)) == 2.0
+        assert float(ns.cf.cond(0.0, lambda x: x + 1.0, lambda x: x, operand=1.0)) == 1.0
+
+
+def test_while_impl_with_a_batched_predicate_updates_only_running_lanes():
+    from stages.s02_tracing import make_jaxpr
+
+    closed = make_jaxpr(lambda c: s06.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, c))(
+        F32(1.0))
+    (eqn,) = closed.eqns
+    # the same loop with its predicate batched by hand: one bool per example
+    from stages.s05_vmap import vmap
+
+    batched = make_jaxpr(vmap(lambda c: s06.while_loop(lambda c: c < 10.0,
+                                                       lambda c: c * 2.0, c)))(np.ones(3, F32))
+    (beqn,) = batched.eqns
+    assert beqn.params["cond_jaxpr"].out_avals[0].shape == (3,)
+    (out,) = s06.while_p.impl(np.array([1.0, 3.0, 12.0], F32), **beqn.params)
+    np.testing.assert_array_equal(out, [16.0, 12.0, 12.0])
+    assert eqn.params["cond_jaxpr"].out_avals[0].shape == ()

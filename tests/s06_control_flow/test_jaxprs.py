@@ -1,0 +1,174 @@
+"""The jaxprs: one equation per construct, bodies as parameters, printed exactly as JAX prints.
+
+Each case is built twice (ours, JAX) and the printed jaxprs compared character for character,
+nested jaxprs in the params included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stages.s06_control_flow as s06
+from stages.s02_tracing import make_jaxpr
+from stages.s02_tracing import numpy as jnp
+
+C = np.array([1.0, 2.0, 3.0], np.float32)
+
+
+def f32(*shape):
+    return np.ones(shape, np.float32)
+
+
+PRINTED = {
+    "cond": (lambda n: lambda p, x: n.cf.cond(p, lambda x: x + 1.0, lambda x: x - 1.0, x),
+             (True, 1.0)),
+    "cond_closes_over_an_array": (lambda n: lambda p, x: n.cf.cond(
+        p, lambda x: x + C, lambda x: x - 1.0, x), (True, f32(3))),
+    "cond_forwarded_output_is_pruned": (lambda n: lambda p, x, y: n.cf.cond(
+        p, lambda x, y: (x, y * 2.0), lambda x, y: (x, y), x, y), (True, 1.0, 2.0)),
+    "switch_clamps_its_index": (lambda n: lambda i, x: n.cf.switch(
+        i, [lambda x: x + 1.0, lambda x: x - 1.0, n.jnp.sin], x), (1, 1.0)),
+    "scan_weak_init": (lambda n: lambda xs: n.cf.scan(
+        lambda c, x: (c + x * c, c * 2.0), 0.0, xs), (f32(3),)),
+    "scan_array_carry": (lambda n: lambda xs: n.cf.scan(
+        lambda c, x: (c + x * c[0], c * 2.0), n.jnp.zeros(3), xs), (f32(3),)),
+    "scan_reverse_unroll": (lambda n: lambda xs: n.cf.scan(
+        lambda c, x: (n.jnp.sin(c) + x, c), 0.0, xs, reverse=True, unroll=2), (f32(4),)),
+    "scan_unroll_true_is_length": (lambda n: lambda xs: n.cf.scan(
+        lambda c, x: (c + x, c), 0.0, xs, unroll=True), (f32(3),)),
+    "scan_closure_is_a_const": (lambda n: lambda w, xs: n.cf.scan(
+        lambda c, x: (c * w + x, c), w, xs), (2.0, f32(3))),
+    "scan_unchanged_carry_becomes_a_const": (lambda n: lambda w, xs: n.cf.scan(
+        lambda c, x: ((c[0], c[1] + x * c[0]), c[1]), (w, w), xs), (2.0, f32(3))),
+    "scan_y_that_is_an_x_is_forwarded": (lambda n: lambda xs: n.cf.scan(
+        lambda c, x: (c + x, x), 0.0, xs), (f32(3),)),
+    "while_closes_over_an_array": (lambda n: lambda x: n.cf.while_loop(
+        lambda c: c < 10.0, lambda c: c * 2.0 + x[0], 1.0), (f32(3),)),
+    "while_unchanged_carry_becomes_a_body_const": (lambda n: lambda x, y: n.cf.while_loop(
+        lambda c: c[0] < 10.0, lambda c: (c[0] * c[1], c[1]), (x, y)), (1.0, 2.0)),
+    "fori_concrete_bounds_is_a_scan": (lambda n: lambda x: n.cf.fori_loop(
+        0, 3, lambda i, c: c * 2.0, x), (1.0,)),
+    "fori_traced_bounds_is_a_while": (lambda n: lambda k, x: n.cf.fori_loop(
+        0, k, lambda i, c: c * 2.0, x), (3, 1.0)),
+    "map": (lambda n: lambda x: n.cf.map(n.jnp.sin, x), (f32(3),)),
+    "vmap_cond_batched_predicate_is_select_n": (lambda n: n.vmap(
+        lambda p, x, y: n.cf.cond(p, lambda x, y: n.jnp.sin(y), lambda x, y: x, x, y)),
+        (np.array([True, False]), f32(2), f32(2))),
+    "vmap_cond_unbatched_predicate_stays_cond": (lambda n: n.vmap(
+        lambda p, x: n.cf.cond(p, n.jnp.sin, n.jnp.cos, x), in_axes=(None, 0)), (True, f32(2))),
+    "vmap_scan": (lambda n: n.vmap(lambda x: n.cf.scan(
+        lambda c, y: (c * y, c + y), x, n.jnp.arange(3.0))), (f32(2),)),
+    "vmap_while_batched_predicate": (lambda n: n.vmap(lambda x: n.cf.while_loop(
+        lambda c: c < 10.0, lambda c: c * 2.0, x)), (f32(3),)),
+    "vmap_while_unbatched_predicate": (lambda n: n.vmap(lambda k, x: n.cf.while_loop(
+        lambda c: c[0] < k, lambda c: (c[0] + 1, c[1] * 2.0), (0, x)), in_axes=(None, 0)),
+        (3, f32(3))),
+    "vmap_fori_batched_bound": (lambda n: n.vmap(lambda k, x: n.cf.fori_loop(
+        0, k, lambda i, c: c * 2.0, x)), (np.array([1, 2, 3], np.int32), f32(3))),
+    "jvp_scan": (lambda n: lambda x, t: n.jvp(lambda x: n.cf.scan(
+        lambda c, y: (c * y, c), x, n.jnp.arange(3.0)), (x,), (t,)), (1.0, 1.0)),
+    "jvp_cond": (lambda n: lambda p, x, t: n.jvp(lambda x: n.cf.cond(
+        p, n.jnp.sin, n.jnp.cos, x), (x,), (t,)), (True, 1.0, 1.0)),
+    "jvp_while": (lambda n: lambda x, t: n.jvp(lambda x: n.cf.while_loop(
+        lambda c: c < 10.0, lambda c: c * 2.0, x), (x,), (t,)), (1.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(PRINTED))
+def test_printed_jaxpr_equals_jaxs(name, ours, theirs):
+    build, args = PRINTED[name]
+    assert str(ours.make_jaxpr(build(ours))(*args)) == str(theirs.make_jaxpr(build(theirs))(*args))
+
+
+def _scan_eqns(length: int, make_jaxpr) -> int:
+    body = lambda c, x: (c * 0.5 + jnp.sin(x), c)  # noqa: E731
+    return len(make_jaxpr(lambda xs: s06.scan(body, 0.0, xs))(np.ones(length, np.float32)).eqns)
+
+
+def test_a_10000_step_scan_has_as_many_equations_as_a_10_step_one():
+    assert _scan_eqns(10, make_jaxpr) == _scan_eqns(10_000, make_jaxpr) == 1
+
+
+def test_a_python_loop_unrolls_into_one_equation_group_per_iteration():
+    def unrolled(c, xs):
+        for x in xs:
+            c = c * 0.5 + jnp.sin(x)
+        return c
+
+    def eqns(n: int) -> int:
+        return len(make_jaxpr(unrolled)(0.0, np.ones(n, np.float32)).eqns)
+
+    per_iteration = eqns(11) - eqns(10)
+    assert per_iteration > 0
+    assert eqns(100) - eqns(10) == 90 * per_iteration
+
+
+def test_the_body_hangs_on_the_equation_as_a_closed_jaxpr_param():
+    closed = make_jaxpr(lambda xs: s06.scan(lambda c, x: (c + x, c), np.float32(0), xs))(f32(4))
+    (eqn,) = closed.eqns
+    assert eqn.primitive is s06.scan_p
+    assert sorted(eqn.params) == ["jaxpr", "length", "num_carry", "num_consts", "reverse",
+                                  "unroll"]
+    assert len(eqn.params["jaxpr"].eqns) == 1 and eqn.params["length"] == 4
+
+
+def test_vmap_of_cond_with_a_batched_predicate_contains_select_n(ours):
+    f = ours.vmap(lambda p, x: s06.cond(p, jnp.sin, jnp.cos, x))
+    names = [e.primitive.name for e in make_jaxpr(f)(np.array([True, False]), f32(2)).eqns]
+    assert "select_n" in names and "cond" not in names
+
+
+def test_both_branches_are_traced_but_only_one_runs():
+    traced = []
+
+    def true_fun(x):
+        traced.append("true")
+        return x + 1.0
+
+    def false_fun(x):
+        traced.append("false")
+        return x - 1.0
+
+    assert float(s06.cond(True, true_fun, false_fun, 1.0)) == 2.0
+    assert sorted(traced) == ["false", "true"]  # each traced once, whichever one runs
+    traced.clear()
+    make_jaxpr(lambda p, x: s06.cond(p, true_fun, false_fun, x))(True, 1.0)
+    assert sorted(traced) == ["false", "true"]
+
+
+def test_each_body_is_traced_once_however_many_iterations():
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + x, c
+
+    s06.scan(body, np.float32(0.0), np.ones(1000, np.float32))
+    assert len(calls) == 1
+    calls.clear()
+    s06.while_loop(lambda c: c < 100.0, lambda c: calls.append(1) or c + 1.0, np.float32(0))
+    assert len(calls) == 1
+
+
+def test_a_weak_init_that_changes_type_is_promoted_with_a_second_trace():
+    calls = []
+
+    def body(c, x):
+        calls.append(c.dtype)
+        return c + x, x
+
+    carry, _ = s06.scan(body, 0, np.ones(3, np.float32))  # weak int32 in, float32 out
+    assert calls == [np.dtype("int32"), np.dtype("float32")]
+    assert carry.dtype == np.float32 and float(carry) == 3.0
+
+
+@pytest.mark.parametrize("bounds, primitive", [((0, 3), "scan"), ((0, None), "while")])
+def test_fori_loop_is_a_scan_for_concrete_bounds_and_a_while_otherwise(bounds, primitive):
+    lower, upper = bounds
+
+    def f(k, x):
+        return s06.fori_loop(lower, k if upper is None else upper, lambda i, c: c * 2.0, x)
+
+    (eqn,) = make_jaxpr(f)(3, 1.0).eqns
+    assert eqn.primitive.name == primitive
