@@ -1,11 +1,13 @@
 """Random straight-line lax programs for property tests, written once for every stage.
 
-A program is a short list of steps over three inputs, x: f32[3,4], v: f32[4] and a scalar s; each
-step applies one lax operation to earlier values whose shapes fit it. `programs(kinds, max_steps)`
-is the hypothesis strategy, and `Program.as_function(lax)` builds the same program on our lax or
-on jax.lax, so a test runs both and compares them: stage 2 their jaxprs and values, stage 4 their
+A program is a short list of steps over the float inputs x: f32[3,4], v: f32[4] and a scalar s,
+and, when its kinds include integer ones, a fourth input n: i32[3,4]; each step applies one lax
+operation to earlier values whose shapes and dtypes fit it. `programs(kinds, max_steps)` is the
+hypothesis strategy, and `Program.as_function(lax)` builds the same program on our lax or on
+jax.lax, so a test runs both and compares them: stage 2 their jaxprs and values, stage 4 their
 jvp, vjp and grad, stage 5 the program under random vmaps. A stage picks the kinds of step its
-transformation has rules for (`STAGE2_KINDS`, `ALL_KINDS`).
+transformation has rules for: `DIFFERENTIABLE_KINDS` (stage 4), `ALL_KINDS` (every float kind:
+stage 5), `ALL_KINDS + INT_KINDS` (everything: stage 2).
 
 A step is `(op, operand indices, extra)`; `extra` holds the op's static arguments.
 """
@@ -22,18 +24,35 @@ from hypothesis import strategies as st
 Shape = tuple[int, ...]
 Step = tuple[str, tuple[int, ...], Any]
 
-INPUT_SHAPES: tuple[Shape, ...] = ((3, 4), (4,), ())
+INPUT_SHAPES: tuple[Shape, ...] = ((3, 4), (4,), ())  # x, v, s: every program has them
+INT_INPUT_SHAPE: Shape = (3, 4)  # n, only in programs with integer kinds
 
 # smooth ops only: a discontinuous one (floor, sign) could turn a last-bit difference between
 # numpy and XLA into a difference of 1 (abs and max/min kinks have measure zero)
 UNARY = ("neg", "sin", "cos", "tanh", "abs", "logistic", "exp_tanh", "square", "cube")
 BINARY = ("add", "sub", "mul", "max", "min")
+# integer ops are exact in both libraries, so every op is fair, wraparound and x / 0 included
+INT_UNARY = ("neg", "bitwise_not", "abs", "sign")
+INT_BINARY = {  # by kind of step
+    "int_arith": ("add", "sub", "mul", "max", "min"),
+    "int_divide": ("div", "rem"),  # x / 0 and MIN / -1 are defined (XLA's answers)
+    "int_bitwise": ("bitwise_and", "bitwise_or", "bitwise_xor"),
+    "int_shift": ("shift_left", "shift_right_logical", "shift_right_arithmetic"),
+}
+COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
-# the kinds of step: stages 2 and 4 use the first ten, stage 5 (vmap) all of them
-STAGE2_KINDS = ("unary", "binary", "scalar", "select", "reduce", "cumsum", "broadcast",
-                "transpose", "reshape", "dot")
-ALL_KINDS = STAGE2_KINDS + ("binary_scalar", "argmax", "slice", "concatenate", "pad",
-                            "dynamic_slice")
+# the kinds of step over floats; stage 4 differentiates the first ten
+DIFFERENTIABLE_KINDS = ("unary", "binary", "scalar", "select", "reduce", "cumsum", "broadcast",
+                        "transpose", "reshape", "dot")
+STAGE2_KINDS = DIFFERENTIABLE_KINDS  # the older name, still imported by stage 4's tests
+ALL_KINDS = DIFFERENTIABLE_KINDS + ("binary_scalar", "argmax", "slice", "concatenate", "pad",
+                                    "dynamic_slice")
+# integer kinds: they bring the input n; to_int and to_float cross between the dtypes
+INT_KINDS = ("int_unary", "int_arith", "int_divide", "int_bitwise", "int_shift", "int_scalar",
+             "int_select", "int_compare", "to_int", "to_float")
+# kinds that move or sum elements without looking at them work on int32 values too
+_ANY_DTYPE_KINDS = ("reduce", "cumsum", "broadcast", "transpose", "reshape", "slice",
+                    "concatenate")
 
 # the targets of broadcast_in_dim (shape, broadcast_dimensions) and of reshape, by input shape
 _BROADCASTS: dict[Shape, list[tuple[Shape, Shape]]] = {
@@ -41,23 +60,41 @@ _BROADCASTS: dict[Shape, list[tuple[Shape, Shape]]] = {
 _RESHAPES: dict[Shape, list[Shape]] = {(3, 4): [(12,), (4, 3), (2, 6)], (4,): [(2, 2)]}
 
 
-def example_inputs(seed: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """x: f32[3,4] and v: f32[4] drawn from `seed`, and s a weakly typed Python scalar."""
+def example_inputs(seed: int, with_int: bool = False) -> tuple[Any, ...]:
+    """x: f32[3,4] and v: f32[4] drawn from `seed`, s a weakly typed Python scalar, and with
+    `with_int` n: i32[3,4], the integer edge cases (0, -1, shifts past 31, MIN, MAX) shuffled."""
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((3, 4)).astype(np.float32),
-            rng.standard_normal(4).astype(np.float32), 0.75)
+    inputs: tuple[Any, ...] = (rng.standard_normal((3, 4)).astype(np.float32),
+                               rng.standard_normal(4).astype(np.float32), 0.75)
+    if with_int:
+        edges = [0, -1, 1, 2, 5, -7, 31, 32, 40, -40, 2**31 - 1, -(2**31)]
+        inputs += (rng.permutation(np.array(edges, np.int32)).reshape(INT_INPUT_SHAPE),)
+    return inputs
 
 
 def apply(lax: Any, op: str, args: list[Any], extra: Any) -> Any:
     """One step of a program on `lax` (ours or jax.lax)."""
     x = args[0]
+    if op == "int_unary":
+        return getattr(lax, extra)(x)
+    if op == "int_binary":
+        return getattr(lax, extra)(x, args[1])
+    if op == "int_select":
+        return lax.select(getattr(lax, extra)(x, args[1]), x, args[1])
+    if op == "int_compare":
+        return lax.convert_element_type(getattr(lax, extra)(x, args[1]), np.int32)
+    if op == "to_int":
+        # x * 16 is exact, so both libraries convert the same floats (a computed one might not)
+        return lax.convert_element_type(lax.mul(x, 16.0), np.int32)
+    if op == "to_float":
+        return lax.convert_element_type(x, np.float32)  # rounds big ints: both libraries alike
     if op == "exp_tanh":
         return lax.exp(lax.tanh(x))
     if op in ("square", "cube"):
         return lax.integer_pow(x, 2 if op == "square" else 3)
     if op in UNARY or op in BINARY:
         return getattr(lax, op)(*args)
-    if op == "scalar":
+    if op in ("scalar", "int_scalar"):
         return getattr(lax, extra[0])(x, extra[1])
     if op == "select":
         return lax.select(lax.gt(x, args[1]), x, args[1])
@@ -90,14 +127,15 @@ def apply(lax: Any, op: str, args: list[Any], extra: Any) -> Any:
 @dataclass(frozen=True)
 class Program:
     steps: tuple[Step, ...]
-    shapes: tuple[Shape, ...]  # the shape of every value: the three inputs, then one per step
+    shapes: tuple[Shape, ...]  # the shape of every value: the inputs, then one per step
+    dtypes: tuple[str, ...]  # "f32" or "i32" for every value, as `shapes`
     outputs: tuple[int, ...]  # the indices of the values the program returns
 
     def as_function(self, lax: Any) -> Callable[..., tuple[Any, ...]]:
-        """The program as f(x, v, s) -> tuple of outputs, built on `lax`."""
+        """The program as f(x, v, s) (or f(x, v, s, n)) -> tuple of outputs, built on `lax`."""
 
-        def f(x: Any, v: Any, s: Any) -> tuple[Any, ...]:
-            values = [x, v, s]
+        def f(*inputs: Any) -> tuple[Any, ...]:
+            values = list(inputs)
             for op, operands, extra in self.steps:
                 values.append(apply(lax, op, [values[j] for j in operands], extra))
             return tuple(values[j] for j in self.outputs)
@@ -105,8 +143,14 @@ class Program:
         return f
 
 
-def _applies(kind: str, shape: Shape) -> bool:
-    """Whether a step of this kind can take a first operand of this shape."""
+def _applies(kind: str, shape: Shape, dtype: str, is_input: bool) -> bool:
+    """Whether a step of this kind can take a first operand of this shape and dtype."""
+    if kind in INT_KINDS:
+        if kind == "to_int":
+            return dtype == "f32" and is_input  # inputs are exact; see apply
+        return dtype == "i32"
+    if dtype != "f32" and kind not in _ANY_DTYPE_KINDS:
+        return False
     if kind in ("unary", "binary", "binary_scalar", "scalar", "select"):
         return True
     if kind in ("reduce", "argmax", "cumsum", "slice", "concatenate", "dot"):
@@ -126,18 +170,52 @@ def _without(shape: Shape, axis: int) -> Shape:
     return shape[:axis] + shape[axis + 1:]
 
 
-def _step(draw: Any, kind: str, shapes: list[Shape], i: int) -> tuple[Step, Shape]:
-    """A step of `kind` on value i (and earlier values of fitting shapes), and its shape."""
-    shape = shapes[i]
+def _int_step(draw: Any, kind: str, same: list[int], i: int) -> tuple[Step, str]:
+    """A step of an integer kind on value i, and the dtype of its result."""
+    if kind == "int_unary":
+        return ("int_unary", (i,), draw(st.sampled_from(INT_UNARY))), "i32"
+    if kind in INT_BINARY:
+        op = draw(st.sampled_from(INT_BINARY[kind]))
+        return ("int_binary", (i, draw(st.sampled_from(same))), op), "i32"
+    if kind == "int_scalar":
+        # a weak Python int operand
+        op = draw(st.sampled_from(["add", "mul", "rem", "shift_right_arithmetic"]))
+        return ("int_scalar", (i,), (op, draw(st.sampled_from([3, 7])))), "i32"
+    if kind in ("int_select", "int_compare"):
+        return (kind, (i, draw(st.sampled_from(same))), draw(st.sampled_from(COMPARISONS))), "i32"
+    if kind == "to_int":
+        return ("to_int", (i,), None), "i32"
+    if kind == "to_float":
+        return ("to_float", (i,), None), "f32"
+    raise ValueError(kind)
+
+
+def _step(draw: Any, kind: str, shapes: list[Shape], dtypes: list[str], i: int
+          ) -> tuple[Step, Shape, str]:
+    """A step of `kind` on value i (and earlier values of fitting shapes and dtypes), and the
+    shape and dtype of its result."""
+    shape, dtype = shapes[i], dtypes[i]
+    same = [j for j, s in enumerate(shapes) if s == shape and dtypes[j] == dtype]
+    if kind in INT_KINDS:
+        step, out_dtype = _int_step(draw, kind, same, i)
+        return step, shape, out_dtype
+    step, out = _float_step(draw, kind, shapes, dtypes, i, same)
+    return step, out, dtype
+
+
+def _float_step(draw: Any, kind: str, shapes: list[Shape], dtypes: list[str], i: int,
+                same: list[int]) -> tuple[Step, Shape]:
+    """A step of a float kind (or a structural one, on any dtype), and its shape."""
+    shape, dtype = shapes[i], dtypes[i]
     axes = st.integers(0, len(shape) - 1)
-    same = [j for j, s in enumerate(shapes) if s == shape]
+    scalars = [k for k, s in enumerate(shapes) if s == () and dtypes[k] == dtype]
     if kind == "unary":
         return (draw(st.sampled_from(UNARY)), (i,), None), shape
     if kind == "binary":
         return (draw(st.sampled_from(BINARY)), (i, draw(st.sampled_from(same))), None), shape
     if kind == "binary_scalar":
         # a rank-0 operand broadcasts inside the primitive; batched, it must be aligned
-        j = draw(st.sampled_from([k for k, s in enumerate(shapes) if s == ()]))
+        j = draw(st.sampled_from(scalars))
         order = (i, j) if draw(st.booleans()) else (j, i)
         return (draw(st.sampled_from(BINARY)), order, None), shape
     if kind == "scalar":
@@ -172,13 +250,12 @@ def _step(draw: Any, kind: str, shapes: list[Shape], i: int) -> tuple[Step, Shap
     if kind == "dot":
         # contract one axis of value i with an axis of the same size of any value (itself too)
         pairs = [(j, a, b) for j, other in enumerate(shapes) for a in range(len(shape))
-                 for b in range(len(other)) if shape[a] == other[b]]
+                 for b in range(len(other)) if shape[a] == other[b] and dtypes[j] == "f32"]
         j, a, b = draw(st.sampled_from(pairs))
         dims = (((a,), (b,)), ((), ()))
         return ("dot", (i, j), dims), _without(shape, a) + _without(shapes[j], b)
     if kind == "pad":
-        scalar = draw(st.sampled_from([k for k, s in enumerate(shapes) if s == ()]))
-        return ("pad", (i, scalar), None), (2 * shape[0] + 2,)
+        return ("pad", (i, draw(st.sampled_from(scalars))), None), (2 * shape[0] + 2,)
     if kind == "dynamic_slice":
         # the start index is traced: the argmax of another value of the same shape
         return ("dynamic_slice", (i, draw(st.sampled_from(same))), None), (2,)
@@ -187,14 +264,21 @@ def _step(draw: Any, kind: str, shapes: list[Shape], i: int) -> tuple[Step, Shap
 
 @st.composite
 def programs(draw: Any, kinds: tuple[str, ...] = ALL_KINDS, max_steps: int = 6) -> Program:
-    """1 to max_steps steps of the given kinds; the outputs are the last value and one more."""
-    shapes = list(INPUT_SHAPES)
+    """1 to max_steps steps of the given kinds; the outputs are the last value and one more.
+
+    With any of INT_KINDS among `kinds`, the program takes the fourth input n: i32[3,4]."""
+    with_int = any(k in INT_KINDS for k in kinds)
+    shapes = list(INPUT_SHAPES) + ([INT_INPUT_SHAPE] if with_int else [])
+    dtypes = ["f32"] * len(INPUT_SHAPES) + (["i32"] if with_int else [])
     steps = []
     for _ in range(draw(st.integers(1, max_steps))):
         i = draw(st.integers(0, len(shapes) - 1))
-        kind = draw(st.sampled_from([k for k in kinds if _applies(k, shapes[i])]))
-        step, out = _step(draw, kind, shapes, i)
+        if with_int and draw(st.booleans()):  # half the steps start from an integer value
+            i = draw(st.sampled_from([j for j, d in enumerate(dtypes) if d == "i32"]))
+        fits = [k for k in kinds if _applies(k, shapes[i], dtypes[i], i < len(INPUT_SHAPES))]
+        step, out, out_dtype = _step(draw, draw(st.sampled_from(fits)), shapes, dtypes, i)
         steps.append(step)
         shapes.append(out)
+        dtypes.append(out_dtype)
     outputs = (len(shapes) - 1, draw(st.integers(0, len(shapes) - 1)))
-    return Program(tuple(steps), tuple(shapes), outputs)
+    return Program(tuple(steps), tuple(shapes), tuple(dtypes), outputs)

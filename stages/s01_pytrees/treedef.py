@@ -63,7 +63,10 @@ class PyTreeDef:
         object.__setattr__(self, "_hash", None)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"PyTreeDef is immutable; cannot set {name!r}")
+        # immutable, with the errors of JAX's C++ class: read-only properties, nothing else
+        if isinstance(getattr(type(self), name, None), property):
+            raise AttributeError("property of 'PyTreeDef' object has no setter")
+        raise AttributeError(f"'PyTreeDef' object has no attribute '{name}'")
 
     @property
     def num_leaves(self) -> int:

@@ -23,6 +23,9 @@ from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them to
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
+    check_bool_conversion,
+    check_integer_conversion,
+    check_scalar_conversion,
     concretization_function_error,
     escaped_tracer_error,
 )
@@ -366,35 +369,37 @@ class Tracer:
     def _origin_msg(self) -> str:
         return ""
 
-    # Python asks for a concrete value: a tracer that knows it answers (later stages have
-    # such tracers); otherwise the aval raises the right error.
+    # Python asks for a concrete value. As in JAX, bool(), int() and index answer from a
+    # tracer that knows its value (later stages have such tracers) and float() and complex()
+    # never do (JAX 0.10.2's float() of a JVP tracer with a known primal raises too); then a
+    # check of the shape, then the aval raises the right error.
     def __bool__(self) -> bool:
         concrete = self.to_concrete_value()
         if concrete is not None:
             return bool(concrete)
-        if self.size != 1:
-            many = "more than one element" if self.size else "no elements (empty)"
-            raise ValueError(
-                f"The truth value of an array with {many} is ambiguous. Use a.any() or a.all()"
-            )
+        check_bool_conversion(self)
         return self.aval._bool(self)
 
     def __int__(self) -> int:
         concrete = self.to_concrete_value()
         if concrete is not None:
             return int(concrete)
+        check_scalar_conversion(self)
         return self.aval._int(self)
 
     def __float__(self) -> float:
+        check_scalar_conversion(self)
         return self.aval._float(self)
 
     def __complex__(self) -> complex:
+        check_scalar_conversion(self)
         return self.aval._complex(self)
 
     def __index__(self) -> int:
         concrete = self.to_concrete_value()
         if concrete is not None:
             return operator.index(concrete)
+        check_integer_conversion(self)
         return self.aval._index(self)
 
     def __array__(self, *args, **kwargs):

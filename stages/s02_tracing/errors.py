@@ -1,9 +1,9 @@
 """The errors a learner meets when Python asks a tracer for a concrete value, or a tracer escapes.
 
 JAX: jax/_src/errors.py (the classes) and jax/_src/core.py (`concretization_function_error`,
-`escaped_tracer_error`; core.py re-exports ours). The first line of each message is JAX's; we
-add one line that says what to do instead (JAX keeps that advice in the long docstrings on its
-errors page).
+`escaped_tracer_error`, the `check_*_conversion` shape checks; core.py re-exports ours). The
+first line of each message is JAX's; we add one line that says what to do instead (JAX keeps
+that advice in the long docstrings on its errors page).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
 
@@ -123,3 +125,32 @@ def escaped_tracer_error(tracer: Any) -> UnexpectedTracerError:
         "JAX transformations require that functions explicitly return their outputs, and "
         "disallow saving intermediate values to global state."
     )
+
+
+# The checks a tracer makes before asking its aval: plain shape errors, as numpy gives.
+def check_scalar_conversion(arr: Any) -> None:
+    """int(), float() and complex() need a rank-0 array (tracer or not)."""
+    if arr.ndim > 0:
+        raise TypeError(
+            f"Only scalar arrays can be converted to Python scalars; got arr.ndim={arr.ndim}"
+        )
+
+
+def check_integer_conversion(arr: Any) -> None:
+    """Indexing with an array (`__index__`) needs a rank-0 integer array."""
+    if not (arr.shape == () and np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+
+
+def check_bool_conversion(arr: Any) -> None:
+    """bool() needs exactly one element, as in numpy."""
+    if arr.size == 0:
+        raise ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+            "that an array is not empty."
+        )
+    if arr.size > 1:
+        raise ValueError(
+            "The truth value of an array with more than one element is ambiguous. "
+            "Use a.any() or a.all()"
+        )

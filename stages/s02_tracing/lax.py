@@ -128,7 +128,13 @@ from .lax_structural import (  # noqa: F401
     transpose,
     transpose_p,
 )
-from .lax_utils import _drop_params, _same_shape, standard_primitive
+from .lax_utils import (  # noqa: F401  (Precision: re-exported, as jax.lax has it)
+    Precision,
+    _drop_params,
+    _same_shape,
+    canonicalize_precision,
+    standard_primitive,
+)
 from .slicing import (  # noqa: F401
     dynamic_index_in_dim,
     dynamic_slice,
@@ -198,9 +204,21 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     return select_n_p.bind(pred, on_false, on_true)
 
 
+def _float_to_int(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+    # XLA saturates: out-of-range values clamp to the integer range, NaN becomes 0 (numpy's
+    # astype leaves them undefined). Compare in float64, which holds every int32 bound exactly.
+    info = np.iinfo(new_dtype)
+    wide = x.astype(np.float64)
+    low, high = wide < float(info.min), wide >= float(info.max)
+    inside = np.where(np.isnan(wide) | low | high, 0, wide).astype(new_dtype)
+    return np.where(low, info.min, np.where(high, info.max, inside)).astype(new_dtype)
+
+
 def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding) -> np.ndarray:
     if np.iscomplexobj(x) and not np.issubdtype(new_dtype, np.complexfloating):
         x = x.real  # JAX warns that the imaginary part is dropped; we drop it quietly
+    if np.issubdtype(x.dtype, np.floating) and np.issubdtype(new_dtype, np.integer):
+        return _float_to_int(x, new_dtype)
     return x.astype(new_dtype)
 
 
@@ -277,27 +295,35 @@ def _dot_general_shape_rule(
     """Output dims: batch dims, then lhs free dims, then rhs free dims (each in order)."""
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     # EXERCISE 2.2 (abstract-eval): check the dimension numbers, then build the output shape
-    for side, aval, contract, batch in (
-        ("lhs", lhs, lhs_contract, lhs_batch),
-        ("rhs", rhs, rhs_contract, rhs_batch),
-    ):
+    sides = (("lhs", lhs, lhs_contract, lhs_batch), ("rhs", rhs, rhs_contract, rhs_batch))
+    # the checks come in JAX's order, so a call breaking two rules gets JAX's message
+    for side, aval, contract, batch in sides:
         if not all(0 <= d < aval.ndim for d in (*contract, *batch)):
             raise TypeError(
                 f"dot_general requires {side} dimension numbers to be nonnegative and less "
                 f"than the number of axes of the {side} value, got {side}_batch of {batch} "
                 f"and {side}_contracting of {contract} for {side} of rank {aval.ndim}"
             )
+    if len(lhs_batch) != len(rhs_batch):
+        raise TypeError(
+            "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
+            f"got lhs_batch {lhs_batch} and rhs_batch {rhs_batch}."
+        )
+    for kind, side, dims in (("batch", "lhs", lhs_batch), ("batch", "rhs", rhs_batch),
+                             ("contracting", "lhs", lhs_contract),
+                             ("contracting", "rhs", rhs_contract)):
+        if len(set(dims)) != len(dims):
+            raise TypeError(
+                f"dot_general requires {side} {kind} dimensions to be distinct, "
+                f"got {side}_{kind} {dims}."
+            )
+    for side, _, contract, batch in sides:
         if set(contract) & set(batch):
             raise TypeError(
                 f"dot_general requires {side} batch dimensions to be disjoint from "
                 f"contracting dimensions, got {side}_batch {batch} and "
                 f"{side}_contracting {contract}."
             )
-    if len(lhs_batch) != len(rhs_batch):
-        raise TypeError(
-            "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
-            f"got lhs_batch {lhs_batch} and rhs_batch {rhs_batch}."
-        )
     lhs_batch_shape = tuple(lhs.shape[d] for d in lhs_batch)
     rhs_batch_shape = tuple(rhs.shape[d] for d in rhs_batch)
     if lhs_batch_shape != rhs_batch_shape:
@@ -383,7 +409,7 @@ def dot_general(
     if preferred_element_type is not None:
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
     return dot_general_p.bind(
-        lhs, rhs, dimension_numbers=dims, precision=precision,
+        lhs, rhs, dimension_numbers=dims, precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type, out_sharding=None,
     )
 

@@ -215,12 +215,32 @@ def integer_pow(x: Any, y: int) -> Any:
 # ------------------------------------------------------------------ elementwise, two operands
 
 
-def _c_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # integer division truncates toward zero in XLA (C semantics), unlike numpy's floor
-    if np.issubdtype(x.dtype, np.integer):
-        quotient = np.abs(x) // np.where(y == 0, 1, np.abs(y))
-        return np.where((x < 0) != (y < 0), -quotient, quotient)
-    return np.divide(x, y)
+def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """y with 0 and -1 replaced by 1 (numpy is undefined there), and where they were."""
+    by_zero = y == 0
+    by_minus_one = (y == -1) if np.issubdtype(y.dtype, np.signedinteger) else np.zeros_like(by_zero)
+    return np.where(by_zero | by_minus_one, 1, y).astype(y.dtype), by_zero, by_minus_one
+
+
+def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not np.issubdtype(x.dtype, np.integer):
+        return np.divide(x, y)
+    # XLA's integer division truncates toward zero (C), where numpy's // floors; x / 0 is -1
+    # (all bits set: the maximum for unsigned), and MIN / -1 wraps around to MIN
+    safe_y, by_zero, by_minus_one = _safe_divisor(y)
+    floored = np.floor_divide(x, safe_y)
+    # an inexact quotient of operands of opposite signs floors one below the truncation
+    truncated = floored + ((np.remainder(x, safe_y) != 0) & ((x < 0) != (safe_y < 0)))
+    out = np.where(by_minus_one, np.negative(x), truncated.astype(x.dtype))
+    return np.where(by_zero, np.invert(np.zeros_like(x)), out)
+
+
+def _rem_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not np.issubdtype(x.dtype, np.integer):
+        return np.fmod(x, y)
+    # C's %: the sign of x. XLA defines x % 0 as x (and MIN % -1 as 0); numpy leaves them out
+    safe_y, by_zero, _ = _safe_divisor(y)
+    return np.where(by_zero, x, np.fmod(x, safe_y))
 
 
 def _pow_dtype_rule(x: core.ShapedArray, y: core.ShapedArray, **params: Any) -> np.dtype:
@@ -262,8 +282,8 @@ def _arithmetic_right(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 add_p = naryop(_first_dtype, [_num, _num], "add", np.add)
 sub_p = naryop(_first_dtype, [_num, _num], "sub", np.subtract)
 mul_p = naryop(_mul_dtype, [_num, _num], "mul", lambda x, y, out_dtype: np.multiply(x, y))
-div_p = naryop(_first_dtype, [_num, _num], "div", _c_div)
-rem_p = naryop(_first_dtype, [_int + _float, _int + _float], "rem", np.fmod)
+div_p = naryop(_first_dtype, [_num, _num], "div", _div_impl)
+rem_p = naryop(_first_dtype, [_int + _float, _int + _float], "rem", _rem_impl)
 pow_p = naryop(
     _pow_dtype_rule, [_float + _complex, _num], "pow", np.power, require_same_dtypes=False
 )
@@ -304,12 +324,12 @@ def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Any:
 
 
 def div(x: Any, y: Any) -> Any:
-    """Elementwise x / y; integer division rounds toward zero."""
+    """Elementwise x / y; integer division rounds toward zero, and x / 0 is -1 (all bits set)."""
     return div_p.bind(x, y)
 
 
 def rem(x: Any, y: Any) -> Any:
-    """Elementwise remainder with the sign of x (C's fmod)."""
+    """Elementwise remainder with the sign of x (C's fmod); for integers x % 0 is x."""
     return rem_p.bind(x, y)
 
 

@@ -1,11 +1,12 @@
 """How a lax primitive is assembled from a shape rule, a dtype rule and a numpy impl.
 
 JAX: jax/_src/lax/utils.py (`standard_primitive`, `standard_abstract_eval`) and the dtype/shape
-helpers at the top of jax/_src/lax/lax.py.
+helpers at the top of jax/_src/lax/lax.py; also dot_general's `Precision` (lax.py re-exports it).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -225,3 +226,52 @@ def _drop_params(*names: str, only_none: bool = True):
         return core._pp_eqn(eqn.replace(params=params), context, settings)
 
     return rule
+
+
+# JAX: Precision and canonicalize_precision in lax/lax.py; lax.py re-exports ours.
+class Precision(enum.Enum):
+    """How hard an accelerator works on a float32 dot (numpy, and XLA on CPU, ignore it)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> Precision | None:
+        return _PRECISION_STRINGS.get(value)  # Precision("highest") is Precision.HIGHEST
+
+    def __repr__(self) -> str:
+        return f"Precision.{self.name}"  # how a jaxpr prints it
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_PRECISION_STRINGS = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST, "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+    None: Precision.DEFAULT,
+}
+
+
+def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None:
+    """None, or one Precision per operand: "highest" becomes (HIGHEST, HIGHEST)."""
+    # JAX also accepts DotAlgorithm presets, and reads a None from a config flag
+    if precision is None:
+        return None
+    if isinstance(precision, str) and precision in _PRECISION_STRINGS:
+        return Precision(precision), Precision(precision)
+    if isinstance(precision, Precision):
+        return precision, precision
+    if isinstance(precision, (list, tuple)) and len(precision) == 2:
+        if all(isinstance(p, Precision) for p in precision):
+            return tuple(precision)
+        if all(isinstance(p, str) for p in precision):
+            first, second = (canonicalize_precision(p) for p in precision)
+            return first[0], second[0]
+    raise ValueError(
+        "Precision argument must be one of:\n- None,\n"
+        f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
+        f"- a tuple of two lax.Precision values or strings;\nbut got {precision}."
+    )

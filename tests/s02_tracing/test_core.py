@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from jax._src import core as jax_core
 
+from shared.testing import RTOL_ELEMENTWISE
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import lax as olax
 from stages.s02_tracing import partial_eval as pe
@@ -259,11 +260,20 @@ def test_eval_jaxpr_walks_the_equations():
 
 
 def test_eval_jaxpr_under_make_jaxpr_retraces_to_the_same_program():
-    closed = make_jaxpr(lambda x: olax.add(olax.mul(olax.sin(x), 2.0), x))(np.ones(3, np.float32))
-    again = make_jaxpr(lambda x: core.eval_jaxpr(closed.jaxpr, closed.consts, x))(
-        np.ones(3, np.float32))
-    # one output list instead of one array: the printed programs are the same
-    assert str(again) == str(closed)
+    const = np.arange(3, dtype=np.float32)  # a constvar, passed back in as a const
+    fn = lambda lax: lambda x: lax.add(lax.mul(lax.sin(x), 2.0), lax.mul(x, const))
+    x = np.linspace(0.0, 1.0, 3, dtype=np.float32)
+    closed = make_jaxpr(fn(olax))(x)
+    again = make_jaxpr(lambda x: core.eval_jaxpr(closed.jaxpr, closed.consts, x))(x)
+    their_closed = jax.make_jaxpr(fn(jax.lax))(x)
+    their_again = jax.make_jaxpr(
+        lambda x: jax_core.eval_jaxpr(their_closed.jaxpr, their_closed.consts, x))(x)
+    # JAX retraces its own jaxpr to the same program; ours must print as JAX's does, both times
+    assert str(closed) == str(their_closed)
+    assert str(again) == str(their_again) == str(their_closed)
+    np.testing.assert_allclose(core.eval_jaxpr(again.jaxpr, again.consts, x)[0],
+                               jax_core.eval_jaxpr(their_again.jaxpr, their_again.consts, x)[0],
+                               rtol=RTOL_ELEMENTWISE)
 
 
 def test_jaxpr_as_fun_runs_a_closed_jaxpr():

@@ -11,6 +11,7 @@ from stages.s02_tracing import (
     TracerArrayConversionError,
     TracerBoolConversionError,
     TracerIntegerConversionError,
+    core,
     make_jaxpr,
 )
 from stages.s02_tracing import lax as olax
@@ -45,7 +46,10 @@ def test_conversion_errors_have_jaxs_class_and_first_line(what):
     assert our_type is error and their_type.__name__ == error.__name__
     assert issubclass(error, TypeError)
     assert ours.splitlines()[0] == theirs.splitlines()[0]
-    # the last line links JAX's explanation of the error
+    # The lines between differ on purpose: ours says the function was traced "for make_jaxpr"
+    # where JAX says "for jit" (JAX's make_jaxpr traces through jit), and ours adds one line of
+    # what to do instead where JAX leaves a blank line (its advice is on its errors page).
+    # The last line links JAX's explanation of the error.
     assert ours.splitlines()[-1] == theirs.splitlines()[-1]
 
 
@@ -97,7 +101,9 @@ def test_static_argnums_is_the_fix():
         return x
 
     assert "mul" in str(make_jaxpr(f, static_argnums=1)(1.0, 3))
-    with pytest.raises(TracerBoolConversionError):
+    with pytest.raises(TracerBoolConversionError, match=r"^Attempted boolean conversion of "
+                       r"traced array with shape bool\[\]\.\n.*depends on the value of the "
+                       r"argument n\."):
         make_jaxpr(f)(1.0, 3)
 
 
@@ -108,3 +114,39 @@ def test_returning_a_non_array_names_the_function():
     with pytest.raises(TypeError, match=r"function f at .* traced for make_jaxpr returned a "
                                         r"value of type <class 'str'> at output 0"):
         make_jaxpr(f)(1.0)
+
+
+SHAPE_CHECKS = {"bool": bool, "int": int, "float": float, "complex": complex,
+                "index": lambda x: [1, 2, 3][x]}
+
+
+@pytest.mark.parametrize("what", list(SHAPE_CHECKS))
+@pytest.mark.parametrize("arg", [np.ones(3, np.float32), np.ones((0,), np.int32), np.float32(1)],
+                         ids=["f32[3]", "i32[0]", "f32[]"])
+def test_conversions_check_the_shape_and_dtype_first_like_jax(what, arg):
+    # a non-scalar (or, for an index, non-integer) tracer fails with numpy's plain error first
+    our_type, ours = _message(make_jaxpr, SHAPE_CHECKS[what], arg)
+    their_type, theirs = _message(jax.make_jaxpr, SHAPE_CHECKS[what], arg)
+    assert our_type.__name__ == their_type.__name__
+    assert ours.splitlines()[0] == theirs.splitlines()[0]
+
+
+class _KnownTracer(core.Tracer):
+    """A tracer that knows its value, as stage 4's JVP tracers of concrete primals do."""
+
+    def to_concrete_value(self):
+        return np.int32(2)
+
+
+def test_bool_int_and_index_use_a_known_value_but_float_and_complex_do_not_like_jax():
+    tracer = _KnownTracer(core.eval_trace, core.ShapedArray((), np.int32))
+    assert (bool(tracer), int(tracer), [1, 2, 3][tracer]) == (True, 2, 3)
+    for convert in (float, complex):
+        with pytest.raises(ConcretizationTypeError, match="^Abstract tracer value encountered"):
+            convert(tracer)
+    # JAX: a JVP tracer of a concrete primal knows its value, yet float() of it raises
+    assert jax.jvp(lambda x: int(x) * x, (2.0,), (1.0,)) == (4.0, 2.0)
+    for convert in (float, complex):
+        with pytest.raises(jax.errors.ConcretizationTypeError,
+                           match="^Abstract tracer value encountered"):
+            jax.jvp(lambda x, convert=convert: convert(x) * x, (2.0,), (1.0,))

@@ -79,6 +79,51 @@ def test_shifts_past_the_bit_width_follow_xla():
             same(name, x, y)
 
 
+INT_DTYPES = [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32]
+
+
+def _every_pair(dtype) -> tuple[np.ndarray, np.ndarray]:
+    """x and y running over every pair of edge values of an integer dtype (0, ±1, MIN, MAX...)."""
+    info = np.iinfo(dtype)
+    values = [0, 1, 2, 3, 7, info.max - 1, info.max, info.min, info.min + 1]
+    if info.min < 0:
+        values += [-1, -2, -7]
+    x, y = np.meshgrid(np.array(values, dtype), np.array(values, dtype))
+    return x.ravel(), y.ravel()
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_div_and_rem_follow_xla_at_zero_and_at_min_over_minus_one(dtype):
+    # numpy leaves x / 0 and MIN / -1 undefined (or floors); XLA defines them
+    x, y = _every_pair(dtype)
+    same("div", x, y)
+    same("rem", x, y)
+    one, zero = np.array([1, 5], dtype), np.array([0, 0], dtype)
+    all_bits = -1 if np.iinfo(dtype).min < 0 else np.iinfo(dtype).max
+    np.testing.assert_array_equal(lax.div(one, zero), [all_bits, all_bits])
+    np.testing.assert_array_equal(lax.rem(one, zero), [1, 5])  # the dividend
+
+
+EDGE_FLOATS = np.array([2.7, -2.7, 1e10, -1e10, np.nan, np.inf, -np.inf, 2147483520.0,
+                        2147483648.0, 4294967295.0, 300.0, 255.9, 127.5, -128.5, -0.9, -1.0],
+                       np.float32)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("source", [np.float32, np.float16])
+def test_float_to_int_conversion_saturates_and_sends_nan_to_zero_like_xla(source, dtype):
+    with np.errstate(over="ignore"):  # f16 has no 1e10: it becomes inf, as in JAX
+        x = EDGE_FLOATS.astype(source)
+    same("convert_element_type", x, dtype)
+
+
+def test_float_to_int_conversion_examples():
+    out = lax.convert_element_type(np.array([2.7, -2.7, 1e10, np.nan], np.float32), np.int32)
+    np.testing.assert_array_equal(out, [2, -2, 2147483647, 0])
+    out = lax.convert_element_type(np.array([300.0, -1.0], np.float32), np.uint8)
+    np.testing.assert_array_equal(out, [255, 0])
+
+
 def test_a_python_scalar_takes_the_operand_dtype_and_a_rank0_operand_broadcasts():
     assert same("add", X, 2.0).dtype == np.float32
     assert same("mul", I, 3).dtype == np.int32

@@ -16,6 +16,7 @@ import stages.s02_tracing as s02
 f23 = np.ones((2, 3), np.float32)
 f32_ = np.ones((3, 2), np.float32)
 i23 = np.ones((2, 3), np.int32)
+f222 = np.ones((2, 2, 2), np.float32)
 
 BAD = [
     ("add_f32_i32", lambda lax, x, y: lax.add(x, y), (f23, i23)),
@@ -36,6 +37,21 @@ BAD = [
      lambda lax, x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), ()))), (f23, f32_)),
     ("dot_general_disjoint",
      lambda lax, x, y: lax.dot_general(x, y, (((0,), (0,)), ((0,), (0,)))), (f23, f23)),
+    ("dot_general_lhs_contracting_repeated",
+     lambda lax, x, y: lax.dot_general(x, y, (((1, 1), (0, 1)), ((), ()))), (f23, f32_)),
+    ("dot_general_rhs_contracting_repeated",
+     lambda lax, x, y: lax.dot_general(x, y, (((0, 1), (1, 1)), ((), ()))), (f23, f32_)),
+    ("dot_general_lhs_batch_repeated",
+     lambda lax, x, y: lax.dot_general(x, y, (((), ()), ((0, 0), (0, 1)))), (f222, f222)),
+    ("dot_general_rhs_batch_repeated",
+     lambda lax, x, y: lax.dot_general(x, y, (((), ()), ((0, 1), (1, 1)))), (f222, f222)),
+    # two rules broken at once: the message is the one JAX checks first
+    ("dot_general_repeated_and_unequal_batch_counts",
+     lambda lax, x, y: lax.dot_general(x, y, (((), ()), ((0, 0), (0,)))), (f222, f222)),
+    ("dot_general_repeated_and_not_disjoint",
+     lambda lax, x, y: lax.dot_general(x, y, (((0, 0), (0, 1)), ((0,), (2,)))), (f222, f222)),
+    ("dot_general_rhs_out_of_range_and_lhs_repeated",
+     lambda lax, x, y: lax.dot_general(x, y, (((1, 1), (0, 5)), ((), ()))), (f23, f32_)),
     ("reduce_sum_axis", lambda lax, x: lax.reduce_sum(x, (2,)), (f23,)),
     ("reduce_max_negative_axis", lambda lax, x: lax.reduce_max(x, (-1,)), (f23,)),
     ("reduce_sum_duplicate_axes", lambda lax, x: lax.reduce_sum(x, (0, 0)), (f23,)),

@@ -95,6 +95,14 @@ CASES = [
     ("dot_general_mixed", lambda lax, x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))),
      (f32, i32.T)),
     ("dot", lambda lax, x, y: lax.dot(x, y), (f32, vec)),
+    # precision is canonicalized to one lax.Precision per operand, printed as a pair
+    *[(f"dot_general_precision_{name}",
+       lambda lax, x, y, p=p: lax.dot_general(x, y, (((1,), (0,)), ((), ())),
+                                              precision=p(lax)), (f32, f32.T))
+      for name, p in [("highest", lambda lax: "highest"), ("enum", lambda lax: lax.Precision.HIGH),
+                      ("strings", lambda lax: ("high", "default")), ("none", lambda lax: None),
+                      ("pair", lambda lax: (lax.Precision.HIGHEST, lax.Precision.DEFAULT))]],
+    ("dot_precision", lambda lax, x, y: lax.dot(x, y, precision="fastest"), (f32, vec)),
     ("closure_constant", lambda lax, x: lax.mul(x, np.arange(3, dtype=np.float32)), (vec,)),
     ("weak_only", lambda lax: lax.add(1.0, 2.0), ()),
 ]
@@ -162,3 +170,22 @@ def test_weak_type_propagation_equals_jax(name, fn):
     theirs = jax.make_jaxpr(lambda: fn(jax.lax))()
     assert [a.weak_type for a in ours.out_avals] == [a.weak_type for a in theirs.out_avals]
     assert str(ours) == str(theirs)
+
+
+def test_precision_is_an_enum_canonicalized_like_jaxs():
+    assert repr(s02.lax.Precision("highest")) == repr(jax.lax.Precision("highest"))
+    assert str(s02.lax.Precision.HIGH) == str(jax.lax.Precision.HIGH) == "HIGH"
+    assert s02.lax.Precision(2) is s02.lax.Precision.HIGHEST
+    assert s02.lax.canonicalize_precision(None) is None
+    assert s02.lax.canonicalize_precision("float32") == (s02.lax.Precision.HIGHEST,) * 2
+
+
+def test_a_bad_precision_is_rejected_with_jaxs_first_and_last_lines():
+    # JAX's list between them also names its DotAlgorithm options, which ours does not have
+    for bad in ("bogus", 3, ("high",)):
+        with pytest.raises(ValueError) as ours:
+            s02.lax.dot_general(f32, f32.T, (((1,), (0,)), ((), ())), precision=bad)
+        with pytest.raises(ValueError) as theirs:
+            jax.lax.dot_general(f32, f32.T, (((1,), (0,)), ((), ())), precision=bad)
+        ours_lines, their_lines = str(ours.value).splitlines(), str(theirs.value).splitlines()
+        assert ours_lines[:3] == their_lines[:3] and ours_lines[-1] == their_lines[-1]

@@ -10,6 +10,7 @@ from stages.s01_pytrees import tree_flatten
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import lax as olax
 from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import flatten_fun
 
@@ -91,9 +92,49 @@ def test_static_arguments_are_python_values_not_invars(static_argnums):
     assert ours == theirs
 
 
-def test_static_argnums_out_of_range_is_an_error():
-    with pytest.raises(ValueError, match=r"static_argnums=\(3,\), but only accepts 2 positional"):
-        make_jaxpr(lambda x, y: x, static_argnums=3)(1.0, 2.0)
+def test_static_argnums_out_of_range_is_an_error_naming_the_function():
+    def f(x, y):
+        return x
+
+    with pytest.raises(ValueError) as ours:
+        make_jaxpr(f, static_argnums=3)(1.0, 2.0)
+    with pytest.raises(ValueError) as theirs:
+        jax.make_jaxpr(f, static_argnums=3)(1.0, 2.0)
+    # A deliberate difference: JAX checks static_argnums against f's signature and says
+    # "Jitted function" (its make_jaxpr traces through jit); ours checks against the arguments
+    # of the call and names the function.
+    assert str(ours.value) == "f has static_argnums=(3,), but only accepts 2 positional arguments."
+    assert str(theirs.value) == (
+        "Jitted function has static_argnums=(3,), but only accepts 2 positional arguments.")
+
+
+@pytest.mark.parametrize("static", [[1], {"a": 1}, np.ones(2, np.float32)],
+                         ids=["list", "dict", "ndarray"])
+def test_an_unhashable_static_argument_is_rejected_with_jaxs_message(static):
+    def f(x, n):
+        return x
+
+    with pytest.raises(ValueError) as ours:
+        make_jaxpr(f, static_argnums=1)(1.0, static)
+    with pytest.raises(ValueError) as theirs:
+        jax.make_jaxpr(f, static_argnums=1)(1.0, static)
+    assert str(ours.value) == str(theirs.value)
+    assert str(ours.value).startswith("Non-hashable static arguments are not supported. An error "
+                                      "occurred while trying to hash an object of type")
+
+
+def test_jnp_scalar_constructors_fold_where_jax_stages_an_add():
+    # A deliberate difference: our jnp.float32 is numpy's float32 and eager values are numpy
+    # arrays, so `jnp.float32(1.0) + 2` runs in numpy even inside a trace and becomes a literal;
+    # JAX's jnp.float32(1.0) is a jax.Array, whose `+` binds `add` to the current trace.
+    ours = make_jaxpr(lambda x: jnp.float32(1.0) + 2)(1.0)
+    theirs = jax.make_jaxpr(lambda x: jax.numpy.float32(1.0) + 2)(1.0)
+    assert str(ours) == "{ lambda ; a:f32[]. let  in (3.0:f32[],) }"
+    assert str(theirs) == "{ lambda ; a:f32[]. let b:f32[] = add 1.0:f32[] 2.0:f32[] in (b,) }"
+    # once a tracer is involved the two agree
+    ours = make_jaxpr(lambda x: x * jnp.float32(1.0) + 2)(np.float32(1.0))
+    theirs = jax.make_jaxpr(lambda x: x * jax.numpy.float32(1.0) + 2)(np.float32(1.0))
+    assert str(ours) == str(theirs)
 
 
 def test_closed_over_arrays_are_constvars_and_their_values_are_the_consts():
