@@ -3,6 +3,18 @@
 JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Each construct traces
 its bodies once into closed jaxprs hung on one equation; importing the stage registers the
 rules of cond, while and scan in the tables of stages 3-5.
+
+Where things live:
+  conditionals.py     cond, switch, cond_p: impl, abstract eval, branch checks, batching rule
+  loops.py            scan, while_loop, fori_loop, map; scan_p and while_p: impl, abstract eval
+  loops_batching.py   batching rules of scan and while
+  conditionals_pe.py  cond's partial eval, partial_eval_jaxpr_custom and DCE rules
+  loops_pe.py         the same three rules for scan and while
+  ad_rules.py         jvp rules of all five primitives; transpose rules of cond and scan (and
+                      while's refusal)
+  common.py           body tracing, const hoisting, the carry-type check, list helpers
+  lax_extras.py       clamp_p, stop_gradient_p: impl, abstract eval, batching rules (used by
+                      switch and by cond's batching rule)
 """
 
 from . import (

@@ -3,9 +3,9 @@
 JAX: `_cond_jvp`, `_cond_transpose` (conditionals.py), `_scan_jvp`, `_scan_transpose`,
 `_while_loop_jvp`, `_while_transpose_error` (loops.py). Forward mode differentiates the body
 jaxpr (stage 4's `jvp_jaxpr`) and binds the same primitive on the bigger body. Reverse mode is
-jvp, then partial eval (partial_eval_rules.py) splits off a *linear* scan or cond, which the
-rules here transpose: a linear cond transposes each branch; a linear scan transposes its body
-and runs backwards (`reverse=not reverse`) over the stacked residuals, carrying the
+jvp, then partial eval (loops_pe.py, conditionals_pe.py) splits off a *linear* scan or cond,
+which the rules here transpose: a linear cond transposes each branch; a linear scan transposes
+its body and runs backwards (`reverse=not reverse`) over the stacked residuals, carrying the
 cotangents. A while loop cannot be transposed: it stored no per-iteration residuals, because
 its trip count is unknown until it runs.
 """
@@ -31,7 +31,13 @@ from stages.s04_autodiff.ad import (
 )
 from stages.s04_autodiff.ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
 
-from .common import split_list
+from .common import (
+    _move_binders_to_back,
+    _move_binders_to_front,
+    merge_lists,
+    partition_list,
+    split_list,
+)
 from .conditionals import cond_p
 from .lax_extras import clamp_p, stop_gradient, stop_gradient_p
 from .loops import scan_p, while_p
@@ -156,20 +162,25 @@ def _scan_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, reverse: bool,
 def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
                     jaxpr: ClosedJaxpr, num_consts: int, num_carry: int, unroll: int
                     ) -> list[Any]:
-    """A linear scan, run backwards. Its operands are laid out by partial eval as
+    """A linear scan, run backwards. Its operands are taken in the order
     [ires, d | c | a, eres]: loop-invariant residuals, linear consts d, linear carries c,
     linear xs a, stacked residuals. The transposed scan carries the cotangents of d and c,
     reads the stacked cotangents of the ys and the residuals, and emits those of a."""
     consts, init, xs = split_list(args, [num_consts, num_carry])
-    num_ires = next((i for i, x in enumerate(consts) if is_undefined_primal(x)), num_consts)
-    num_eres = next((i for i, x in enumerate(reversed(xs)) if is_undefined_primal(x)), len(xs))
-    num_d, num_a = num_consts - num_ires, len(xs) - num_eres
-    ires, eres = consts[:num_ires], xs[num_a:]
+    # our partial eval emits that order; a scan the user wrote (linear_transpose of it) may
+    # interleave linear and residual operands: move the residuals out to the ends
+    const_res = [not is_undefined_primal(x) for x in consts]
+    xs_res = [not is_undefined_primal(x) for x in xs]
+    jaxpr = _move_binders_to_front(jaxpr, const_res + [False] * (num_carry + len(xs)))
+    jaxpr = _move_binders_to_back(jaxpr, [False] * (num_consts + num_carry) + xs_res)
+    d, ires = partition_list(const_res, consts)
+    a, eres = partition_list(xs_res, xs)
+    num_ires, num_d, num_a, num_eres = len(ires), len(d), len(a), len(eres)
     ct_carry, ct_ys = split_list(cts, [num_carry])
     ct_carry = [instantiate_zeros(ct) for ct in ct_carry]
     ys_zero = [type(ct) is Zero for ct in ct_ys]  # a y nobody used gets no stacked cotangent
     ct_ys = _prune_zeros(ct_ys)
-    # EXERCISE 6.5 (scan-transpose): build the transposed body, run it with reverse flipped
+    # EXERCISE 6.6 (scan-transpose): build the transposed body, run it with reverse flipped
     d_avals = jaxpr.in_avals[num_ires:num_consts]
     c_avals, a_avals = split_list(jaxpr.in_avals[num_consts:], [num_carry])
     a_avals = a_avals[:num_a]
@@ -199,7 +210,12 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
                        num_carry=num_d + num_carry, unroll=unroll)
     ct_d, ct_init, ct_a = split_list(outs, [num_d, num_carry])
     # END EXERCISE
-    return [*[None] * num_ires, *ct_d, *ct_init, *ct_a, *[None] * num_eres]
+    # back in the operands' own order: None for every residual
+    # every carry is transposed as linear (as JAX does); a constant init (a zero) gets None
+    ct_init = [ct if is_undefined_primal(x) else None for x, ct in zip(init, ct_init,
+                                                                       strict=True)]
+    return [*merge_lists(const_res, ct_d, [None] * num_ires), *ct_init,
+            *merge_lists(xs_res, ct_a, [None] * num_eres)]
 # --8<-- [end:scan_transpose]
 
 

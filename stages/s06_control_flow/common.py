@@ -1,7 +1,8 @@
 """What cond, while_loop and scan share: trace a body once, hoist its constants, check its types.
 
-JAX: jax/_src/lax/control_flow/common.py (tracing helpers, `_merge_common_consts`), the carry
-check in loops.py (`_check_carry_type`, `_promote_weak_typed_input`), `core.typematch`,
+JAX: tracing a body is `pe.trace_to_jaxpr` + `pe.separate_consts`, called in loops.py and
+conditionals.py; jax/_src/lax/control_flow/common.py holds `_merge_common_consts`; the carry
+check is in loops.py (`_check_carry_type`, `_promote_weak_typed_input`); then `core.typematch`,
 `tree_util.equality_errors`, and the list helpers of jax/_src/util.py.
 """
 
@@ -104,7 +105,8 @@ def _initial_style_jaxpr(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[S
     constvar while tracing; it is moved to the front of the jaxpr's invars, and its value is
     returned, to be passed as an explicit operand of the control-flow equation.
     """
-    # JAX 0.10.2: pe.trace_to_jaxpr followed by pe.separate_consts (older JAX had this name)
+    # JAX 0.10.2: pe.trace_to_jaxpr, then pe.separate_consts; our name is the helper older
+    # JAX kept in control_flow/common.py for this job
     flat_fun, out_tree = flatten_fun_nokwargs(lu.wrap_init(fun, debug_info=debug_info), in_tree)
     jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, in_avals)
     closed = ClosedJaxpr(pe.convert_constvars_jaxpr(jaxpr), [])
@@ -258,7 +260,7 @@ def _check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
     'scan body' or 'while_loop body'; leaves are named by key path off the body's first
     parameter, as in JAX's message.
     """
-    # EXERCISE 6.1 (carry-check): compare structures, then each leaf's type; raise JAX's errors
+    # EXERCISE 6.4 (carry-check): compare structures, then each leaf's type; raise JAX's errors
     component = _carry_component(body_fun)
     if in_tree != out_tree:
         diffs = [f"{component(path)} is a {thing1} but the corresponding component of the "

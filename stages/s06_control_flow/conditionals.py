@@ -59,8 +59,13 @@ cond_p.multiple_results = True
 
 # --8<-- [start:cond_impl]
 def _cond_impl(index: np.ndarray, *args: Any, branches: Sequence[ClosedJaxpr]) -> list[Any]:
-    """Run the one branch the index picks (out of range picks the nearest end, as XLA)."""
-    branch = branches[int(np.clip(index, 0, len(branches) - 1))]
+    """Run the one branch the index picks; any index out of range runs the last branch.
+
+    That is XLA's Conditional (so -1 and -5 run the last branch too); `switch` clamps its
+    index before binding, so only a cond_p bound directly sees the difference.
+    """
+    i = int(index)
+    branch = branches[i if 0 <= i < len(branches) else len(branches) - 1]
     outs = core.eval_jaxpr(branch.jaxpr, branch.consts, *args)
     return [_as_numpy(x, a) for x, a in zip(outs, branch.out_avals, strict=True)]
 # --8<-- [end:cond_impl]
@@ -176,6 +181,7 @@ def _bind_branches(api_name: str, index: Any, funs: list[Callable], names: list[
 
 
 class _LeafMeta(type):
+    # equality_errors prints a leaf's type: this class prints as JAX's words, "pytree leaf"
     def __repr__(cls) -> str:
         return "pytree leaf"
 
@@ -243,7 +249,7 @@ def _cond_batching_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence
     index, *ops = args
     index_dim, *op_dims = dims
     if index_dim is not not_mapped:
-        # EXERCISE 6.3 (cond-as-select): run every branch on every example, then select_n
+        # EXERCISE 6.5 (cond-as-select): run every branch on every example, then select_n
         index, *ops = (bdim_at_front(x, d, axis_data.size) for x, d in zip(args, dims,
                                                                           strict=True))
         in_batched = [True] * len(branches[0].in_avals)

@@ -208,7 +208,6 @@ def _cond_dce_rule(used_outputs: list[bool], eqn: JaxprEqn) -> tuple[list[bool],
     return used_all, new_eqn
 
 
-
 custom_partial_eval_rules[cond_p] = _cond_partial_eval
 partial_eval_jaxpr_custom_rules[cond_p] = _cond_partial_eval_custom
 dce_rules[cond_p] = _cond_dce_rule

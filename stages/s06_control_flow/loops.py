@@ -29,6 +29,7 @@ from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s03_partial_eval import dce_jaxpr
+from stages.s05_vmap import vmap
 
 from .common import (
     _as_numpy,
@@ -67,15 +68,14 @@ def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carr
                jaxpr: ClosedJaxpr, unroll: int) -> list[Any]:
     """Interpret the body `length` times on numpy values, stacking the per-iteration ys.
 
-    As in XLA's loop, `unroll=k` runs k copies of the body per trip of the loop, then the
-    iterations left over; on numpy the numbers are the same either way.
+    `unroll` is ignored here: it only says how a compiler lays out the loop (scan_trip_count),
+    and one step at a time on numpy gives the same numbers whatever the layout.
     """
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
-    num_trips, remainder = scan_trip_count(length, unroll)
     # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
     ys: list[list[Any]] = [[] for _ in y_avals]
-    for step in range(num_trips * unroll + remainder):  # trips of `unroll` bodies, then the rest
+    for step in range(length):
         i = length - 1 - step if reverse else step
         outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[x[i] for x in xs])
         new_carry, y = split_list(outs, [num_carry])
@@ -115,11 +115,13 @@ def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
     try:
         lengths = [x.shape[0] for x in xs_flat]
     except (AttributeError, IndexError):
+        # JAX lets the IndexError of `shape[0]` escape; we say which value had no axis
         bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))
         raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
     if length is not None:
         length = int(core.concrete_or_error(
-            None, length, "The `length` argument to `scan` expects a concrete `int` value."))
+            None, length, "The `length` argument to `scan` expects a concrete `int` value. "
+            "For scan-like iteration with a dynamic length, use `while_loop` or `fori_loop`."))
         if not all(length == n for n in lengths):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
                              f"leading axis sizes {lengths}.")
@@ -155,10 +157,10 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         if root is None or root[0] not in (tuple, list) or len(children) != 2:
             outs = tree_unflatten(out_tree, jaxpr.out_avals)
             raise TypeError(f"scan body output must be a pair, got {outs}.")
-        return jaxpr, consts, children[0], children[1]
+        return jaxpr, consts, out_tree, children[0]
 
     init_avals = [core.get_aval(x) for x in init_flat]
-    jaxpr, consts, carry_tree, ys_tree = _create_jaxpr(init_avals)
+    jaxpr, consts, out_tree, carry_tree = _create_jaxpr(init_avals)
     carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
     if len(carry_out_avals) != len(init_avals):
         _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
@@ -168,7 +170,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     init_flat = [x for x, _ in promoted]
     if any(changed for _, changed in promoted):
         init_avals = [core.get_aval(x) for x in init_flat]
-        jaxpr, consts, carry_tree, ys_tree = _create_jaxpr(init_avals)
+        jaxpr, consts, out_tree, carry_tree = _create_jaxpr(init_avals)
         carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
     _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
 
@@ -179,8 +181,8 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     if unroll < 0:
         raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
     out = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, reverse, int(unroll))
-    carry_out, ys = split_list(out, [len(init_flat)])
-    return tree_unflatten(carry_tree, carry_out), tree_unflatten(ys_tree, ys)
+    # the body's own pair: a body returning [carry, y] makes scan return a list, as in JAX
+    return tree_unflatten(out_tree, out)
 # --8<-- [end:scan]
 
 
@@ -231,7 +233,7 @@ def _while_loop_impl(*args: Any, cond_nconsts: int, cond_jaxpr: ClosedJaxpr, bod
         return np.asarray(pred, dtype=bool)
 
     pred = predicate(carry)
-    # EXERCISE 6.4 (batched-predicate): loop while any example's predicate holds; update only those
+    # EXERCISE 6.3 (batched-predicate): loop while any example's predicate holds; update only those
     while pred.any():
         new = core.eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *body_consts, *carry)
         new = [_as_numpy(x, a) for x, a in zip(new, avals, strict=True)]
@@ -378,7 +380,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     if dtype is None:
         raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
                         f"{lower_dtype.name} and {upper_dtype.name}")
-    # EXERCISE 6.6 (fori-choice): concrete bounds -> scan of known length; else a while loop
+    # EXERCISE 6.1 (fori-choice): concrete bounds -> scan of known length; else a while loop
     if _is_concrete(lower) and _is_concrete(upper):
         lower_ = int(core.concrete_or_error(None, lower))
         upper_ = int(core.concrete_or_error(None, upper))
@@ -407,8 +409,6 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
     if batch_size is None:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs)
         return ys
-    from stages.s05_vmap import vmap  # a later stage's API: import where used
-
     leaves, treedef = tree_flatten(xs)
     n = leaves[0].shape[0]
     num_batches, remainder = divmod(n, batch_size) if batch_size else (0, n)

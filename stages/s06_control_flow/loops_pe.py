@@ -281,7 +281,6 @@ def _while_dce_rule(used_outputs: list[bool], eqn: JaxprEqn) -> tuple[list[bool]
     return used_inputs, new_eqn
 
 
-
 custom_partial_eval_rules[scan_p] = _scan_partial_eval
 custom_partial_eval_rules[while_p] = _while_partial_eval
 partial_eval_jaxpr_custom_rules[scan_p] = _scan_partial_eval_custom

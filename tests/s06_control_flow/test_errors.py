@@ -147,3 +147,38 @@ def test_jvp_of_while_loop_works_where_grad_refuses(ours, theirs):
     ours_out = ours.jvp(f(ours), (1.0,), (1.0,))
     jax_out = theirs.jvp(f(theirs), (1.0,), (1.0,))
     assert [float(v) for v in ours_out] == [float(v) for v in jax_out] == [16.0, 16.0]
+
+
+def test_scan_of_scalar_xs_says_which_value_has_no_axis(ours, theirs):
+    # a deliberate difference: JAX lets `x.shape[0]`'s IndexError escape, we name the value
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        theirs.cf.scan(lambda c, x: (c, x), ZERO, np.float32(1))
+    with pytest.raises(ValueError, match=r"^scan got value with no leading axis to scan over: "
+                                         r"1\.0\.$"):
+        ours.cf.scan(lambda c, x: (c, x), ZERO, np.float32(1))
+
+
+def test_a_body_returning_a_list_makes_scan_return_a_list(ours, theirs, close):
+    # scan unflattens the body's own output pair, so its container type comes back
+    def build(ns):
+        return ns.cf.scan(lambda c, x: [c + x, x * 2.0], ZERO, F32)
+
+    ours_out, jax_out = build(ours), build(theirs)
+    assert type(ours_out) is type(jax_out) is list
+    close(ours_out, jax_out)
+
+
+def test_a_traced_scan_length_gets_jaxs_two_sentences(ours, theirs):
+    # the lines around it are stage 2's ConcretizationTypeError text (make_jaxpr, not jit)
+    def build(ns):
+        return lambda: ns.make_jaxpr(
+            lambda n: ns.cf.scan(lambda c, x: (c, x), ZERO, None, length=n))(3)
+
+    ours_type, ours_text = _message(build(ours))
+    jax_type, jax_text = _message(build(theirs))
+    assert ours_type.__name__ == jax_type.__name__ == "ConcretizationTypeError"
+    ours_lines, jax_lines = ours_text.splitlines(), jax_text.splitlines()
+    assert ours_lines[:2] == jax_lines[:2]
+    assert ours_lines[1] == ("The `length` argument to `scan` expects a concrete `int` value. "
+                             "For scan-like iteration with a dynamic length, use `while_loop` "
+                             "or `fori_loop`.")

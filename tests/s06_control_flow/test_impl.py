@@ -21,13 +21,19 @@ def test_unroll_k_means_trips_of_k_bodies_then_the_rest(length, unroll, trips):
 
 @pytest.mark.parametrize("unroll", [1, 2, 3, 7, True, False, 0])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_unroll_never_changes_the_numbers(unroll, reverse, ours, theirs, close):
+def test_unroll_is_a_parameter_set_as_jax_sets_it_and_changes_no_number(
+        unroll, reverse, ours, theirs, close):
+    # the impl ignores unroll (it only shapes a compiled loop): what can go wrong is the API's
+    # reading of it (True is the length, False is 1), so the equation's param is compared too
     def build(ns):
         return lambda c, xs: ns.cf.scan(lambda c, x: (ns.jnp.sin(c) + x, c * x), c, xs,
                                         reverse=reverse, unroll=unroll)
 
     args = (F32(0.3), np.linspace(-1, 1, 7).astype(F32))
     close(build(ours)(*args), build(theirs)(*args))
+    (ours_eqn,) = ours.make_jaxpr(build(ours))(*args).eqns
+    (jax_eqn,) = theirs.make_jaxpr(build(theirs))(*args).eqns
+    assert ours_eqn.params["unroll"] == jax_eqn.params["unroll"]
 
 
 def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
@@ -79,3 +85,38 @@ def test_while_impl_with_a_batched_predicate_updates_only_running_lanes():
     (out,) = s06.while_p.impl(np.array([1.0, 3.0, 12.0], F32), **beqn.params)
     np.testing.assert_array_equal(out, [16.0, 12.0, 12.0])
     assert eqn.params["cond_jaxpr"].out_avals[0].shape == ()
+
+
+@pytest.mark.parametrize("index", [-5, -1, 0, 1, 2, 3, 9])
+def test_cond_p_bound_directly_runs_the_last_branch_for_any_out_of_range_index(index):
+    # XLA's Conditional: an index outside [0, n) runs branch n-1, even a negative one
+    import jax
+    from jax._src.lax.control_flow.conditionals import cond_p as jax_cond_p
+
+    from stages.s02_tracing import make_jaxpr
+
+    scales = (1.0, 10.0, 100.0)
+    ours = tuple(make_jaxpr(lambda x, k=k: x * k)(F32(1.0)) for k in scales)
+    theirs = tuple(jax.make_jaxpr(lambda x, k=k: x * k)(F32(1.0)) for k in scales)
+    (ours_out,) = s06.cond_p.bind(np.int32(index), F32(1.0), branches=ours)
+    (jax_out,) = jax_cond_p.bind(np.int32(index), F32(1.0), branches=theirs)
+    assert float(ours_out) == float(jax_out) == (scales[index] if 0 <= index < 3 else 100.0)
+
+
+@pytest.mark.parametrize("lower, upper", [(0, 4), (2, 5), (3, 3), (5, 1), (-2, 2)])
+def test_fori_loop_with_traced_bounds_runs_the_while_to_jaxs_numbers(lower, upper):
+    # traced bounds make a while equation; ours is run by evaluating the jaxpr, JAX's by jit
+    import jax
+
+    from stages.s02_tracing import eval_jaxpr, make_jaxpr
+
+    def build(ns_lax):
+        return lambda lo, hi, x: ns_lax.fori_loop(lo, hi, lambda i, c: c * 1.5 + i, x)
+
+    args = (np.int32(lower), np.int32(upper), F32(0.5))
+    closed = make_jaxpr(build(s06))(*args)
+    assert [e.primitive.name for e in closed.eqns] == ["while"]
+    (ours_out,) = eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    jax_out = jax.jit(build(jax.lax))(*args)
+    np.testing.assert_allclose(ours_out, jax_out, rtol=1e-6)
+    assert np.asarray(ours_out).dtype == jax_out.dtype

@@ -136,6 +136,32 @@ def test_both_branches_are_traced_but_only_one_runs():
     make_jaxpr(lambda p, x: s06.cond(p, true_fun, false_fun, x))(True, 1.0)
     assert sorted(traced) == ["false", "true"]
 
+    # what runs is seen by a primitive whose impl records each call: tracing never calls it
+    from stages.s02_tracing.core import Primitive
+
+    ran = []
+    probe_p = Primitive("probe")
+    probe_p.def_abstract_eval(lambda x, *, name: x)
+
+    def probe_impl(x, *, name):
+        ran.append(name)
+        return x
+
+    probe_p.def_impl(probe_impl)
+
+    def probed(name, fun):
+        return lambda x: fun(probe_p.bind(x, name=name))
+
+    branches = (probed("true", true_fun), probed("false", false_fun))
+    assert float(s06.cond(True, *branches, 1.0)) == 2.0
+    assert ran == ["true"]
+    ran.clear()
+    assert float(s06.cond(False, *branches, 1.0)) == 0.0
+    assert ran == ["false"]
+    ran.clear()
+    assert float(s06.switch(2, [probed(f"b{i}", lambda x: x) for i in range(3)], 1.0)) == 1.0
+    assert ran == ["b2"]
+
 
 def test_each_body_is_traced_once_however_many_iterations():
     calls = []

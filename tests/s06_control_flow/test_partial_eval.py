@@ -195,3 +195,35 @@ def test_linearize_of_a_scan_is_a_linear_scan_agreeing_with_jax():
     jy, jf_lin = jax.linearize(make(THEIRS), F32(0.3))
     for a, b in zip([*y, *f_lin(F32(1.0))], [*jy, *jf_lin(F32(1.0))], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+B2 = np.array([2.0, 3.0], F32)
+A3 = np.arange(1.0, 4.0, dtype=F32)
+
+# user-written linear scans whose residual operands sit between or before the linear ones:
+# (name, build(ns), primal inputs to transpose at, output cotangents)
+USER_LINEAR_SCANS = [
+    # num_consts=2: the linear x first, the array B after it
+    ("closure_after_linear_const", lambda ns: lambda x: ns.cf.scan(
+        lambda c, a: (c + x * B2, c.sum()), np.zeros(2, F32), A3),
+     (np.ones(2, F32),), (np.ones(2, F32), np.ones(3, F32))),
+    # the residual B first, the linear x second
+    ("closure_before_linear_const", lambda ns: lambda x: ns.cf.scan(
+        lambda c, a: (c * B2 + x, c.sum()), np.zeros(2, F32), A3),
+     (np.ones(2, F32),), (np.ones(2, F32), np.ones(3, F32))),
+    # a residual xs before the linear xs
+    ("residual_xs_before_linear_xs", lambda ns: lambda xs: ns.cf.scan(
+        lambda c, a: (c * a[0] + a[1], c), F32(0.0), (A3, xs)),
+     (np.zeros(3, F32),), (F32(1.0), np.ones(3, F32))),
+]
+
+
+@pytest.mark.parametrize("name, build, primals, cts", USER_LINEAR_SCANS,
+                         ids=[c[0] for c in USER_LINEAR_SCANS])
+def test_linear_transpose_of_a_user_scan_with_interleaved_residuals(name, build, primals, cts,
+                                                                    ours, theirs, close):
+    from stages.s04_autodiff import linear_transpose
+
+    ours_ct = linear_transpose(build(ours), *primals)(cts)
+    jax_ct = jax.linear_transpose(build(theirs), *primals)(cts)
+    close(ours_ct, jax_ct)
