@@ -31,6 +31,7 @@ from .dce import dce_jaxpr, dce_rules, has_effects  # noqa: F401
 from .partial_eval_custom import (  # noqa: F401
     Recompute,
     Saveable,
+    call_partial_eval_custom_rule,
     default_partial_eval_custom_rule,
     ensure_enum,
     everything_saveable,

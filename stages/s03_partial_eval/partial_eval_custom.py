@@ -62,7 +62,8 @@ def everything_saveable(*_: Any, **__: Any) -> bool:
 # A rule splits one equation: rule(saveable, unks_in, inst_in, eqn) ->
 #   (eqn for the known side or None, eqn for the staged side or None,
 #    unks_out, inst_out, residuals: the Vars the staged side will read from the known side).
-# Empty here; stages 6-7 register cond, scan and jit, stage 4 remat.
+# Empty here; stage 4 registers remat (through `call_partial_eval_custom_rule` below), stages
+# 6-7 cond, scan and jit.
 PartialEvalCustomRule = Callable[
     [Callable[..., Any], Sequence[bool], Sequence[bool], JaxprEqn],
     tuple[JaxprEqn | None, JaxprEqn | None, list[bool], list[bool], list[Var]],
@@ -167,3 +168,47 @@ def partial_eval_jaxpr_custom(jaxpr: Jaxpr, in_unknowns: Sequence[bool],
                                  eqns=staged_eqns)
     return jaxpr_known, jaxpr_staged, out_unknowns, out_inst, len(residuals)
 # --8<-- [end:partial_eval_jaxpr_custom]
+
+
+# A params updater: (unks_in, inst_in, kept_outs_known, inst_out, num_res, params_known,
+# params_staged) -> (params_known, params_staged), for what a primitive's params say beyond
+# its jaxpr (remat marks its staged half `differentiated`).
+ParamsUpdater = Callable[[Sequence[bool], Sequence[bool], Sequence[bool], Sequence[bool], int,
+                          dict, dict], tuple[dict, dict]]
+
+
+# --8<-- [start:call_rule]
+def call_partial_eval_custom_rule(jaxpr_param_name: str, params_updater: ParamsUpdater,
+                                  saveable: Callable[..., Any], unks_in: Sequence[bool],
+                                  inst_in: Sequence[bool], eqn: JaxprEqn
+                                  ) -> tuple[JaxprEqn, JaxprEqn, list[bool], list[bool],
+                                             list[Var]]:
+    """The rule of a primitive that holds a jaxpr (remat): split the inner jaxpr with the same
+    policy, and bind the primitive twice, once on each half.
+
+    The known equation returns the known outputs, then the residuals (fresh Vars); the staged
+    one takes the residuals, then the inputs the staged side has. Without this rule the whole
+    equation would be staged as soon as one input is unknown, known outputs included.
+    """
+    jaxpr = eqn.params[jaxpr_param_name]
+    jaxpr_known, jaxpr_staged, unks_out, inst_out, num_res = partial_eval_jaxpr_custom(
+        jaxpr, unks_in, inst_in, False, False, saveable)
+    ins_known = [x for x, uk in zip(eqn.invars, unks_in, strict=True) if not uk]
+    outs_known = [v for v, uk in zip(eqn.outvars, unks_out, strict=True) if not uk]
+    ins_staged = [x for x, inst in zip(eqn.invars, inst_in, strict=True) if inst]
+    outs_staged = [v for v, inst in zip(eqn.outvars, inst_out, strict=True) if inst]
+    params_known = {**eqn.params, jaxpr_param_name: jaxpr_known}
+    params_staged = {**eqn.params, jaxpr_param_name: jaxpr_staged}
+    params_known, params_staged = params_updater(
+        unks_in, inst_in, [not uk for uk in unks_out], inst_out, num_res, params_known,
+        params_staged)
+    residuals = [Var(v.aval) for v in jaxpr_staged.invars[:num_res]]
+    eqn_known = core.new_jaxpr_eqn(ins_known, [*outs_known, *residuals], eqn.primitive,
+                                   params_known)
+    eqn_staged = core.new_jaxpr_eqn([*residuals, *ins_staged], outs_staged, eqn.primitive,
+                                    params_staged)
+    # the staged side reads the residuals, and the inputs it does not have yet
+    needs = [x for x, inst in zip(eqn.invars, inst_in, strict=True)
+             if isinstance(x, Var) and not inst]
+    return eqn_known, eqn_staged, unks_out, inst_out, needs + residuals
+# --8<-- [end:call_rule]

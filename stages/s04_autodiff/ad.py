@@ -202,7 +202,9 @@ def jvp_subtrace_aux(f: Callable, store: lu.Store, primals: Sequence[Any],
         with core.set_current_trace(trace):
             ans, aux = f(*in_tracers)
         pairs = [trace.to_primal_tangent_pair(x) for x in ans]
-        store.store([trace.to_primal_tangent_pair(x)[0] for x in aux])
+        # only our tracers are unwrapped: any other aux leaf (a string, an int) is untouched
+        store.store([x.primal if isinstance(x, JVPTracer) and x._trace is trace else x
+                     for x in aux])
     trace.invalidate()
     return [p for p, _ in pairs], [t for _, t in pairs]
 
@@ -277,7 +279,6 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
         else:
             tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown
     # END EXERCISE
-    jaxpr, residuals = _hoist_array_literals(jaxpr, residuals)
     linear = ClosedJaxpr(jaxpr, residuals)
     if has_aux:
         return primals_out, tangents_out, linear, aux()
@@ -293,31 +294,6 @@ def _tangents_of_ints_are_zero(f: Callable, differentiable: tuple[bool, ...],
     full = [next(given) if d else Zero.from_primal_value(p)
             for p, d in zip(primals, differentiable, strict=True)]
     return f(primals, full)
-
-
-def _hoist_array_literals(jaxpr: Jaxpr, consts: list[Any]) -> tuple[Jaxpr, list[Any]]:
-    """Scalar residuals back as constvars: stage 3 (like JAX's JaxprTrace) inlines every scalar
-    known value as a Literal; JAX's linearize keeps computed scalars (arrays, not Python or
-    numpy scalars) as residuals, so we count them as residuals too."""
-    hoisted: dict[int, Var] = {}
-    new_consts = list(consts)
-    new_constvars = list(jaxpr.constvars)
-
-    def atom(x: core.Atom) -> core.Atom:
-        if not (isinstance(x, Literal) and type(x.val) is np.ndarray):
-            return x
-        var = hoisted.get(id(x.val))
-        if var is None:
-            var = hoisted[id(x.val)] = Var(x.aval)
-            new_constvars.append(var)
-            new_consts.append(x.val)
-        return var
-
-    eqns = [eqn.replace(invars=[atom(x) for x in eqn.invars]) for eqn in jaxpr.eqns]
-    outvars = [atom(x) for x in jaxpr.outvars]
-    if not hoisted:
-        return jaxpr, consts
-    return jaxpr.replace(constvars=new_constvars, eqns=eqns, outvars=outvars), new_consts
 
 
 # ------------------------------------------------------------------ transposition

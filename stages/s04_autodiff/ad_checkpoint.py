@@ -160,6 +160,19 @@ def _remat_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, jaxpr: J
 pe.custom_partial_eval_rules[remat_p] = _remat_partial_eval
 
 
+def _remat_partial_eval_custom_params_updater(unks_in, inst_in, kept_outs_known, inst_out,
+                                              num_res, params_known, params_staged):
+    # the staged half is what the backward pass recomputes: it is marked differentiated
+    return params_known, dict(params_staged, differentiated=True)
+
+
+# A remat2 nested in a remat2 (or under a cond, a scan) is split equation by equation: without
+# this rule its known outputs would be staged with it, and the primal would need a tangent.
+# JAX: remat_partial_eval_custom_params_updater with pe.call_partial_eval_custom_rule
+pe.partial_eval_jaxpr_custom_rules[remat_p] = functools.partial(
+    pe.call_partial_eval_custom_rule, "jaxpr", _remat_partial_eval_custom_params_updater)
+
+
 def transpose_jaxpr(jaxpr: ClosedJaxpr, in_linear: Sequence[bool], out_zeros: Sequence[bool]
                     ) -> tuple[ClosedJaxpr, list[bool]]:
     """A jaxpr from [non-linear inputs, nonzero output cts] to the nonzero input cts; it
@@ -203,7 +216,7 @@ ad.primitive_transposes[remat_p] = _remat_transpose
 
 def _remat_dce(used_outputs: list[bool], eqn: core.JaxprEqn):
     """Prune inside the inner jaxpr too (JAX: remat_dce)."""
-    if not any(used_outputs):
+    if not any(used_outputs) and not pe.has_effects(eqn):
         return [False] * len(eqn.invars), None
     new_jaxpr, used_inputs = pe.dce_jaxpr(eqn.params["jaxpr"], used_outputs)
     new_eqn = eqn.replace(
@@ -222,18 +235,39 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
                static_argnums: int | tuple[int, ...] = ()) -> Callable:
     """`fun`, staged as one remat2 equation: under grad, what `policy` does not save is
     recomputed in the backward pass (default: save nothing but the inputs)."""
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-
     @functools.wraps(fun)
     def fun_remat(*args: Any, **kwargs: Any) -> Any:
-        dbg = debug_info("checkpoint / remat", fun, args, kwargs, static_argnums)
-        closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static_argnums)
+        static = _resolve_static_argnums(static_argnums, len(args))
+        dbg = debug_info("checkpoint / remat", fun, args, kwargs, static)
+        closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static)
         out_flat = remat_p.bind(*closed.consts, *args_flat,
                                 jaxpr=convert_constvars_jaxpr(closed.jaxpr),
                                 prevent_cse=prevent_cse, differentiated=False, policy=policy)
         return tree_unflatten(out_tree, out_flat)
 
     return fun_remat
+
+
+def _resolve_static_argnums(static_argnums: int | tuple[int, ...], nargs: int
+                            ) -> tuple[int, ...]:
+    """Negative positions count from the end of this call's arguments (JAX: the `% len(args)`
+    in _remat_static_argnums)."""
+    static_argnums = (static_argnums,) if type(static_argnums) is int else static_argnums
+    if not (type(static_argnums) is tuple and all(type(d) is int for d in static_argnums)):
+        raise TypeError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` must "
+                        f"be an int, tuple of ints or, bool, but got value {static_argnums}")
+    for d in static_argnums:
+        if d < -nargs:  # JAX's debug_info check comes first, and catches only these
+            raise ValueError(
+                "Positional argument indices, e.g. for `static_argnums`, must have value "
+                "greater than or equal to -len(args) and less than len(args), but got value "
+                f"{d} for len(args) == {nargs}.")
+    if not all(-nargs <= d < nargs for d in static_argnums):
+        raise ValueError("the `static_argnums` argument to `jax.checkpoint` / `jax.remat` can "
+                         "only take integer values greater than or equal to `-len(args)` and "
+                         f"less than `len(args)`, but got {static_argnums}, while `len(args)` "
+                         f"= {nargs}")
+    return tuple(sorted({d % nargs for d in static_argnums}))
 
 
 def remat(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,

@@ -269,7 +269,6 @@ def _check_output_dtype_revderiv(name: str, x: Any) -> None:
 
 
 _check_output_dtype_grad = functools.partial(_check_output_dtype_revderiv, "grad")
-_argnums_partial = argnums_partial2  # its name here before it moved to stage 2's api_util
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

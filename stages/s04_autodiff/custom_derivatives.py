@@ -36,6 +36,7 @@ from stages.s02_tracing.partial_eval import (
 )
 from stages.s03_partial_eval import partial_eval as pe
 
+from . import ad
 from .ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
 
 # ------------------------------------------------------------------ how each trace handles them
@@ -142,9 +143,6 @@ def _memoize(thunk: Callable[[], Any]) -> Callable[[], Any]:
     return memoized
 
 
-_trace_closed = trace_to_closed_jaxpr  # its name here before stage 2's was used
-
-
 # ------------------------------------------------------------------ the two call primitives
 
 
@@ -243,6 +241,20 @@ def _custom_call_pp_rule(hidden: tuple[str, ...], renamed: dict[str, str], eqn, 
         if eqn.params["call_jaxpr"].jaxpr.debug_info else "fun"
     return core._pp_eqn(eqn.replace(params=params), context, settings,
                         params=["name", *names])
+
+
+def _custom_jvp_call_transpose(cts: list[Any], *args: Any, call_jaxpr: ClosedJaxpr,
+                               num_consts: int, jvp_jaxpr_fun: lu.WrappedFun,
+                               symbolic_zeros: bool) -> list[Any]:
+    """A custom_jvp function in a linear jaxpr (under linear_transpose): transpose its body.
+
+    The custom rule says how to go forward; going backwards needs only the body, linear here.
+    """
+    # JAX: _custom_jvp_call_transpose_fancy (in ad.fancy_transposes; ours is an ordinary rule)
+    return ad.backward_pass(call_jaxpr.jaxpr, call_jaxpr.consts, args, cts)
+
+
+ad.primitive_transposes[custom_jvp_call_p] = _custom_jvp_call_transpose
 
 
 core.pp_eqn_rules[custom_jvp_call_p] = functools.partial(

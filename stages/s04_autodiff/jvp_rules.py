@@ -96,6 +96,9 @@ def linear_jvp(primitive: core.Primitive, primals: Any, tangents: Any, **params:
 
 
 def deflinear(primitive: core.Primitive) -> None:
+    """Register the jvp of a linear primitive (neg, reduce_sum, reshape, ...): the primitive
+    applied to the tangents. Only the jvp: its transpose rule is in transpose_rules.py."""
+    # JAX: ad.deflinear(primitive, transpose_rule) (and deflinear2) register both at once
     primitive_jvps[primitive] = functools.partial(linear_jvp, primitive)
 
 

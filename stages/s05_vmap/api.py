@@ -225,7 +225,6 @@ def _check_input_dtype_jacfwd(x: Any) -> None:
 # the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
 _check_input_dtype_jacrev = functools.partial(_check_input_dtype_revderiv, "jacrev", False)
 _check_output_dtype_jacrev = functools.partial(_check_output_dtype_revderiv, "jacrev")
-_argnums_partial = argnums_partial2  # its name here before it moved to stage 2's api_util
 
 
 def _std_basis(pytree: Any) -> Any:

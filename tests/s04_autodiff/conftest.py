@@ -1,5 +1,6 @@
 """Shared helpers for stage 4's tests: the stage-2 corpus as differentiable functions, random
-tangents and cotangents, and tree comparison against JAX (the oracle) in float32 tolerance."""
+tangents and cotangents, and tree comparison against JAX (the oracle) in float32 tolerance:
+RTOL_ELEMENTWISE unless the compared program sums many terms (`rtol_for`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import pytest
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 from shared.corpus_s02 import CASES, Case
-from shared.testing import RTOL_REDUCTION
+from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
 from stages.s01_pytrees import tree_flatten, tree_unflatten
+from stages.s02_tracing import core
 
 FLOAT0 = jax.dtypes.float0
 
@@ -36,8 +38,12 @@ def random_like_tree(tree: Any, rng: np.random.Generator) -> Any:
     return tree_unflatten(treedef, [like(x, rng) for x in leaves])
 
 
-def assert_trees_close(ours: Any, theirs: Any, rtol: float = RTOL_REDUCTION) -> None:
-    """Same leaves (float0 leaves just by shape), values within rtol of the leaf's scale."""
+def assert_trees_close(ours: Any, theirs: Any, *, rtol: float) -> None:
+    """Same leaves (float0 leaves just by shape), values within rtol of the leaf's scale.
+
+    rtol is the caller's: RTOL_ELEMENTWISE for a program that rounds once per value,
+    RTOL_REDUCTION for one that sums many terms (`rtol_for` decides from the program).
+    """
     ours_leaves, ours_tree = tree_flatten(ours)
     theirs_leaves = jax.tree_util.tree_leaves(theirs)
     assert len(ours_leaves) == len(theirs_leaves), (ours_tree, theirs)
@@ -47,8 +53,37 @@ def assert_trees_close(ours: Any, theirs: Any, rtol: float = RTOL_REDUCTION) -> 
         if t.dtype == FLOAT0:
             assert np.asarray(o).dtype == FLOAT0
             continue
+        # atol: an entry near zero (a difference of close values, a cos near pi/2) carries the
+        # absolute rounding error of the leaf's largest entries, not a relative error of its own
         scale = max(1.0, float(np.max(np.abs(t), initial=0.0)))
         np.testing.assert_allclose(np.asarray(o), t, rtol=rtol, atol=rtol * scale)
+
+
+# Primitives whose float32 result sums many terms, so its rounding error grows with the count.
+ACCUMULATING = frozenset({"reduce_sum", "cumsum", "dot_general"})
+
+
+def _accumulates(jaxpr: Any) -> bool:
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name in ACCUMULATING:
+            return True
+        for param in eqn.params.values():
+            for value in param if isinstance(param, tuple) else (param,):
+                inner = getattr(value, "jaxpr", value)  # a ClosedJaxpr's jaxpr, or a Jaxpr
+                if isinstance(inner, core.Jaxpr) and _accumulates(inner):
+                    return True
+    return False
+
+
+def rtol_for(fn: Any, *args: Any) -> float:
+    """The tolerance for fn(*args): RTOL_REDUCTION if our jaxpr of it sums (a reduction or a
+    dot, at any depth, e.g. a broadcast's transpose), else RTOL_ELEMENTWISE."""
+    def float_outputs(*a: Any) -> list[Any]:  # a float0 tangent is not a value to trace
+        leaves, _ = tree_flatten(fn(*a))
+        return [x for x in leaves if not (isinstance(x, np.ndarray) and x.dtype == FLOAT0)]
+
+    closed = s02.make_jaxpr(float_outputs)(*args)
+    return RTOL_REDUCTION if _accumulates(closed.jaxpr) else RTOL_ELEMENTWISE
 
 
 def dynamic(case: Case, lax: Any, jnp_: Any) -> tuple[Any, tuple]:
@@ -70,8 +105,9 @@ def dynamic(case: Case, lax: Any, jnp_: Any) -> tuple[Any, tuple]:
 @pytest.fixture(scope="session")
 def helpers() -> SimpleNamespace:
     return SimpleNamespace(like=like, random_like_tree=random_like_tree, is_float=is_float,
-                           assert_trees_close=assert_trees_close, dynamic=dynamic,
-                           FLOAT0=FLOAT0)
+                           assert_trees_close=assert_trees_close, rtol_for=rtol_for,
+                           dynamic=dynamic, FLOAT0=FLOAT0, RTOL_ELEMENTWISE=RTOL_ELEMENTWISE,
+                           RTOL_REDUCTION=RTOL_REDUCTION)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,15 @@ import pytest
 
 from stages.s02_tracing import eval_jaxpr, make_jaxpr
 from stages.s02_tracing import lax as olax
-from stages.s04_autodiff import custom_jvp, custom_vjp, grad, jvp, linearize, vjp
+from stages.s04_autodiff import (
+    custom_jvp,
+    custom_vjp,
+    grad,
+    jvp,
+    linear_transpose,
+    linearize,
+    vjp,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -83,7 +91,8 @@ def test_defjvps_sums_one_rule_per_argument(helpers):
 
     args = (0.5, np.float32(2.0))
     helpers.assert_trees_close(grad(make(custom_jvp, olax), (0, 1))(*args),
-                               jax.grad(make(jax.custom_jvp, jax.lax), (0, 1))(*args))
+                               jax.grad(make(jax.custom_jvp, jax.lax), (0, 1))(*args),
+                               rtol=helpers.RTOL_ELEMENTWISE)
 
 
 def test_nondiff_argnums(helpers):
@@ -110,7 +119,8 @@ def test_nondiff_argnums(helpers):
     assert grad(lambda x: make_jvp(custom_jvp, olax)(3, x))(1.0) == 30.0
     helpers.assert_trees_close(
         grad(lambda x: make_vjp(custom_vjp, olax)(x, 3))(2.0),
-        jax.grad(lambda x: make_vjp(jax.custom_vjp, jax.lax)(x, 3))(2.0))
+        jax.grad(lambda x: make_vjp(jax.custom_vjp, jax.lax)(x, 3))(2.0),
+        rtol=helpers.RTOL_ELEMENTWISE)
 
 
 def test_custom_vjp_over_pytrees_with_a_none_cotangent(helpers):
@@ -126,7 +136,7 @@ def test_custom_vjp_over_pytrees_with_a_none_cotangent(helpers):
     args = ({"a": np.float32(3.0)}, np.float32(4.0))
     got = grad(lambda d, y: make(custom_vjp, olax)(d, y)["out"], (0, 1))(*args)
     want = jax.grad(lambda d, y: make(jax.custom_vjp, jax.lax)(d, y)["out"], (0, 1))(*args)
-    helpers.assert_trees_close(got, want)
+    helpers.assert_trees_close(got, want, rtol=helpers.RTOL_ELEMENTWISE)
     assert got[1] == 0.0  # None means a zero cotangent
 
 
@@ -153,7 +163,7 @@ def test_grad_of_grad_through_a_custom_jvp(helpers):
 
     got = grad(grad(make(custom_jvp, olax)))(0.3)
     want = jax.grad(jax.grad(make(jax.custom_jvp, jax.lax)))(0.3)
-    helpers.assert_trees_close(got, want)
+    helpers.assert_trees_close(got, want, rtol=helpers.RTOL_ELEMENTWISE)
 
 
 def test_custom_functions_need_their_rules_defined():
@@ -172,3 +182,18 @@ def test_custom_functions_need_their_rules_defined():
     with pytest.raises(AttributeError, match="No VJP defined for custom_vjp function g using "
                                              "defvjp."):
         g(1.0)
+
+
+def test_linear_transpose_of_a_custom_jvp_function_transposes_its_body(helpers):
+    def make(cj, lax):
+        @cj
+        def f(x, y):
+            return lax.sub(lax.mul(x, 2.0), lax.reduce_sum(y, (0,)))
+
+        f.defjvp(lambda p, t: (f(*p), f(*t)))
+        return f
+
+    args = (np.float32(1.0), np.ones(3, np.float32))
+    got = linear_transpose(make(custom_jvp, olax), *args)(np.float32(1.5))
+    want = jax.linear_transpose(make(jax.custom_jvp, jax.lax), *args)(np.float32(1.5))
+    helpers.assert_trees_close(got, want, rtol=helpers.RTOL_ELEMENTWISE)

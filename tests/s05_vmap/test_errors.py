@@ -8,8 +8,6 @@ import pytest
 f32 = np.float32
 
 
-
-
 def _error(fn, *args) -> tuple[type, str]:
     with pytest.raises(Exception) as info:
         fn(*args)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stages.s02_tracing as s02
+from shared.testing import RTOL_ELEMENTWISE
 from stages.s02_tracing import core
 from stages.s05_vmap import batching, primitive_batchers
 
@@ -104,10 +105,10 @@ RULE_CASES = [
 
 @pytest.mark.parametrize("fn, args, in_axes, same_text", [c[1:] for c in RULE_CASES],
                          ids=[c[0] for c in RULE_CASES])
-def test_rule_batches_like_jax(fn, args, in_axes, same_text, ours, theirs, close):
+def test_rule_batches_like_jax(fn, args, in_axes, same_text, ours, theirs, close, tol):
     got = ours.vmap(fn(ours.lax), in_axes)(*args)
     want = theirs.vmap(fn(theirs.lax), in_axes)(*args)
-    close(got, want)
+    close(got, want, rtol=tol.rtol_for(ours.vmap(fn(ours.lax), in_axes), *args))
     if same_text:
         ours_jaxpr = ours.make_jaxpr(ours.vmap(fn(ours.lax), in_axes))(*args)
         jax_jaxpr = theirs.make_jaxpr(theirs.vmap(fn(theirs.lax), in_axes))(*args)
@@ -180,7 +181,7 @@ def test_a_primitive_without_a_rule_still_runs_on_unbatched_operands(ours, close
     my_prim = _noop_primitive("my_unbatched")
     w = np.arange(3, dtype=f32)
     got = ours.vmap(lambda x: ours.lax.add(x, my_prim.bind(w)))(np.ones((2, 3), f32))
-    close(got, np.ones((2, 3), f32) + w)
+    close(got, np.ones((2, 3), f32) + w, rtol=RTOL_ELEMENTWISE)
 
 
 def test_registering_a_rule_extends_vmap_to_a_new_primitive(ours, close):
@@ -190,7 +191,7 @@ def test_registering_a_rule_extends_vmap_to_a_new_primitive(ours, close):
     batching.defvectorized(my_double)
     try:
         x = np.arange(6, dtype=f32).reshape(2, 3)
-        close(ours.vmap(my_double.bind, in_axes=1)(x), 2 * x.T)
+        close(ours.vmap(my_double.bind, in_axes=1)(x), 2 * x.T, rtol=RTOL_ELEMENTWISE)
         jaxpr = ours.make_jaxpr(ours.vmap(my_double.bind, in_axes=1))(x)
         assert str(jaxpr) == ("{ lambda ; a:f32[2,3]. let\n    b:f32[2,3] = my_double a\n"
                               "    c:f32[3,2] = transpose[permutation=(1, 0)] b\n  in (c,) }")

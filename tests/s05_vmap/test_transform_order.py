@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from shared.testing import RTOL_REDUCTION
 from stages.s02_tracing import lax
 from stages.s04_autodiff import grad
 from stages.s05_vmap import vmap
@@ -37,20 +38,20 @@ def test_per_example_gradients_equal_a_python_loop_of_grad(close):
     per_example = vmap(grad(_loss(lax)), in_axes=(None, 0, 0))(W, X, Y)
     looped = np.stack([grad(_loss(lax))(W, x, y) for x, y in zip(X, Y, strict=True)])
     assert np.shape(per_example) == (8, 3)
-    close(per_example, looped, rtol=1e-5)
+    close(per_example, looped, rtol=RTOL_REDUCTION)  # a dot in each
 
 
 def test_per_example_gradients_equal_jaxs(close):
     ours = vmap(grad(_loss(lax)), in_axes=(None, 0, 0))(W, X, Y)
     theirs = jax.vmap(jax.grad(_loss(jax.lax)), in_axes=(None, 0, 0))(W, X, Y)
-    close(ours, theirs)
+    close(ours, theirs, rtol=RTOL_REDUCTION)
 
 
 def test_per_example_gradients_sum_to_the_gradient_of_the_summed_loss(close):
     per_example = vmap(grad(_loss(lax)), in_axes=(None, 0, 0))(W, X, Y)
     summed = grad(lambda w: lax.reduce_sum(vmap(_loss(lax), in_axes=(None, 0, 0))(w, X, Y),
                                            (0,)))(W)
-    close(np.sum(per_example, axis=0), summed)
+    close(np.sum(per_example, axis=0), summed, rtol=RTOL_REDUCTION)
 
 
 def test_grad_of_a_vmap_fails_with_jaxs_non_scalar_message():
@@ -67,17 +68,15 @@ def test_the_reduction_after_vmap_changes_the_gradient(close):
     batched = vmap(_loss(lax), in_axes=(None, 0, 0))
     g_sum = grad(lambda w: batched(w, X, Y).sum())(W)
     g_mean = grad(lambda w: batched(w, X, Y).mean())(W)
-    close(g_sum, len(X) * np.asarray(g_mean), rtol=1e-5)
+    close(g_sum, len(X) * np.asarray(g_mean), rtol=RTOL_REDUCTION)
     assert not np.allclose(g_sum, g_mean)
     jax_batched = jax.vmap(_loss(jax.lax), in_axes=(None, 0, 0))
-    close(g_sum, jax.grad(lambda w: jnp.sum(jax_batched(w, X, Y)))(W))
-    close(g_mean, jax.grad(lambda w: jnp.mean(jax_batched(w, X, Y)))(W))
+    close(g_sum, jax.grad(lambda w: jnp.sum(jax_batched(w, X, Y)))(W), rtol=RTOL_REDUCTION)
+    close(g_mean, jax.grad(lambda w: jnp.mean(jax_batched(w, X, Y)))(W), rtol=RTOL_REDUCTION)
 
 
-def test_vmap_of_grad_traces_like_jaxs_up_to_stage_4s_dot_transpose(ours, theirs):
-    # the batched backward pass: same equations as JAX's; stage 4's dot_general transpose
-    # rule does not carry preferred_element_type, so compare the equations' primitives
+def test_vmap_of_grad_traces_to_jaxs_jaxpr(ours, theirs):
+    # the batched backward pass, equation for equation and parameter for parameter
     mine = ours.make_jaxpr(vmap(grad(_loss(lax)), in_axes=(None, 0, 0)))(W, X, Y)
     want = theirs.make_jaxpr(jax.vmap(jax.grad(_loss(jax.lax)), in_axes=(None, 0, 0)))(W, X, Y)
-    assert [e.primitive.name for e in mine.eqns] == [e.primitive.name for e in want.eqns]
-    assert [str(v.aval) for v in mine.jaxpr.outvars] == [str(v.aval) for v in want.jaxpr.outvars]
+    assert str(mine) == str(want)

@@ -19,11 +19,13 @@ def _run(lib, make, *args, **kwargs):
     return make(lib)(*args, **kwargs)
 
 
-def _agree(make, *args, ours, theirs, close, **kwargs):
-    close(_run(ours, make, *args, **kwargs), _run(theirs, make, *args, **kwargs))
+def _agree(make, *args, ours, theirs, close, tol, **kwargs):
+    # the tolerance is the program's: RTOL_REDUCTION if our jaxpr of it sums
+    rtol = tol.rtol_for(lambda *a: make(ours)(*a, **kwargs), *args)
+    close(_run(ours, make, *args, **kwargs), _run(theirs, make, *args, **kwargs), rtol=rtol)
 
 
-def test_in_axes_is_a_pytree_prefix_of_the_arguments(ours, theirs, close):
+def test_in_axes_is_a_pytree_prefix_of_the_arguments(ours, theirs, close, tol):
     params = {"w": _f(3, 4), "b": _f(3)}
     batch = {"x": _f(4, 5), "scale": _f(5)}
 
@@ -34,52 +36,52 @@ def test_in_axes_is_a_pytree_prefix_of_the_arguments(ours, theirs, close):
 
         return lib.vmap(f, in_axes=(None, {"x": 1, "scale": 0}))
 
-    _agree(make, params, batch, ours=ours, theirs=theirs, close=close)
+    _agree(make, params, batch, ours=ours, theirs=theirs, close=close, tol=tol)
 
 
-def test_a_list_of_in_axes_is_read_as_a_tuple(ours, theirs, close):
+def test_a_list_of_in_axes_is_read_as_a_tuple(ours, theirs, close, tol):
     make = lambda lib: lib.vmap(lambda a, b: lib.lax.sub(a, b), in_axes=[1, None])
-    _agree(make, _f(3, 4), _f(3), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(3, 4), _f(3), ours=ours, theirs=theirs, close=close, tol=tol)
 
 
-def test_keyword_arguments_are_mapped_over_axis_0(ours, theirs, close):
+def test_keyword_arguments_are_mapped_over_axis_0(ours, theirs, close, tol):
     make = lambda lib: lib.vmap(lambda a, b: lib.lax.mul(a, b), in_axes=(1,))
-    _agree(make, _f(3, 4), b=_f(4, 3), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(3, 4), b=_f(4, 3), ours=ours, theirs=theirs, close=close, tol=tol)
 
 
 @pytest.mark.parametrize("in_axis, out_axis", [(0, -1), (-1, 0), (-2, -2), (1, 2), (-3, 1)])
-def test_negative_axes_count_from_the_end(in_axis, out_axis, ours, theirs, close):
+def test_negative_axes_count_from_the_end(in_axis, out_axis, ours, theirs, close, tol):
     make = lambda lib: lib.vmap(lambda a: lib.lax.tanh(a), in_axes=in_axis, out_axes=out_axis)
-    _agree(make, _f(2, 3, 4), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(2, 3, 4), ours=ours, theirs=theirs, close=close, tol=tol)
     assert np.shape(_run(ours, make, _f(2, 3, 4))) == (
         np.moveaxis(np.zeros((2, 3, 4)), in_axis, out_axis).shape)
 
 
-def test_out_axes_is_a_pytree_prefix_of_the_outputs(ours, theirs, close):
+def test_out_axes_is_a_pytree_prefix_of_the_outputs(ours, theirs, close, tol):
     make = lambda lib: lib.vmap(
         lambda a, c: {"y": (lib.lax.sin(a), c), "z": lib.lax.neg(a)},
         in_axes=(0, None), out_axes={"y": (1, None), "z": -1})
-    _agree(make, _f(5, 2, 3), _f(2), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(5, 2, 3), _f(2), ours=ours, theirs=theirs, close=close, tol=tol)
 
 
-def test_unbatched_outputs_are_broadcast_unless_out_axes_is_none(ours, theirs, close):
+def test_unbatched_outputs_are_broadcast_unless_out_axes_is_none(ours, theirs, close, tol):
     make = lambda lib: lib.vmap(lambda a: (1.0, lib.lax.sin(a)), out_axes=(0, 1))
-    _agree(make, _f(3, 2), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(3, 2), ours=ours, theirs=theirs, close=close, tol=tol)
     got = ours.vmap(lambda a: 1.0, out_axes=None)(_f(3))
     assert got == 1.0 and type(got) is float
 
 
-def test_axis_size_maps_a_function_of_unmapped_arguments(ours, theirs, close):
+def test_axis_size_maps_a_function_of_unmapped_arguments(ours, theirs, close, tol):
     make = lambda lib: lib.vmap(lambda a: lib.lax.cos(a), in_axes=None, axis_size=4)
-    _agree(make, _f(3), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(3), ours=ours, theirs=theirs, close=close, tol=tol)
     assert np.shape(_run(ours, make, _f(3))) == (4, 3)
 
 
-def test_nested_vmap_maps_two_axes(ours, theirs, close):
+def test_nested_vmap_maps_two_axes(ours, theirs, close, tol):
     # an outer product by two vmaps: the inner maps x's rows, the outer y's
     make = lambda lib: lib.vmap(lib.vmap(lambda x, y: lib.lax.mul(x, y), in_axes=(0, None)),
                                 in_axes=(None, 0), out_axes=1)
-    _agree(make, _f(3), _f(4), ours=ours, theirs=theirs, close=close)
+    _agree(make, _f(3), _f(4), ours=ours, theirs=theirs, close=close, tol=tol)
     assert np.shape(_run(ours, make, _f(3), _f(4))) == (3, 4)
 
 
