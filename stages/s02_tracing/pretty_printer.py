@@ -10,6 +10,7 @@ one equation per line.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -182,19 +183,28 @@ def _encode_digits_alphabetic(n: int) -> str:
 
 
 class JaxprPpContext:
-    """Names variables in order of first appearance, so names are unique across nested jaxprs."""
+    """Names variables in order of first appearance, so names are unique across nested jaxprs.
+
+    It also holds the hoisted (shared) sub-jaxprs: their names, which variables never take.
+    """
 
     def __init__(self, var_names: dict[int, str] | None = None):
         self.var_names: dict[int, str] = dict(var_names or {})  # id(var) -> name
         self._next = 0  # the next fresh name is _encode_digits_alphabetic(self._next)
+        self.shared_jaxprs: dict[Jaxpr, str] = {}  # a hoisted jaxpr -> its name (identity keys)
+        self.shared_jaxpr_names: set[str] = set()
 
     def var_name(self, var: Var) -> str:
         if isinstance(var, DropVar):
             return "_"
         name = self.var_names.get(id(var))
         if name is None:
-            name = self.var_names[id(var)] = _encode_digits_alphabetic(self._next)
+            name = _encode_digits_alphabetic(self._next)
             self._next += 1
+            while name in self.shared_jaxpr_names:  # a var named like a hoisted jaxpr would clash
+                name = _encode_digits_alphabetic(self._next)
+                self._next += 1
+            self.var_names[id(var)] = name
         return name
 
 
@@ -282,7 +292,8 @@ def pp_eqns(eqns: Sequence[JaxprEqn], context: JaxprPpContext,
 
 
 # --8<-- [start:pp_jaxpr]
-def pp_jaxpr(jaxpr: Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+def _pp_jaxpr_skeleton(jaxpr: Jaxpr, context: JaxprPpContext,
+                       settings: JaxprPpSettings) -> Doc:
     """`{ lambda consts ; args. let eqns in (outs) }`: one group, so flat or one eqn a line."""
     constvars = pp_vars(jaxpr.constvars, context, print_shapes=settings.print_shapes)
     invars = pp_vars(jaxpr.invars, context, print_shapes=settings.print_shapes)
@@ -293,6 +304,15 @@ def pp_jaxpr(jaxpr: Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -
         text("{ lambda "), constvars, text("; "), invars, text(". let"),
         nest(2, brk() + eqns), brk(), text("in "), outvars,
     ])) + text(" }"))
+
+
+def pp_jaxpr(jaxpr: Jaxpr, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
+    """A jaxpr in full, or just its name where it was hoisted to the top."""
+    # JAX: pp_jaxpr over pp_jaxpr_skeleton (which also takes a function printing the eqns)
+    name = context.shared_jaxprs.get(jaxpr)
+    if name is not None:
+        return text(name)
+    return _pp_jaxpr_skeleton(jaxpr, context, settings)
 # --8<-- [end:pp_jaxpr]
 
 
@@ -304,12 +324,68 @@ def pp_jaxprs(jaxprs: Sequence[Jaxpr | ClosedJaxpr], context: JaxprPpContext,
     return group(nest(2, text("(") + brk("") + items) + brk("") + text(")"))
 
 
-def pp_toplevel_jaxpr(jaxpr: Jaxpr, *, print_shapes: bool = True) -> Doc:
-    """The document `str(jaxpr)` formats.
+def jaxprs_in_params(params: dict[str, Any]) -> list[Jaxpr]:
+    """The sub-jaxprs a param dict holds: a Jaxpr, a ClosedJaxpr's, or those in a tuple."""
+    found = []
+    for value in params.values():
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, ClosedJaxpr):
+                found.append(v.jaxpr)
+            elif isinstance(v, Jaxpr):
+                found.append(v)
+    return found
 
-    JAX also hoists sub-jaxprs used twice (or longer than 10 equations) in params to a
-    `let name = {...} in` prefix; stage 2 has no sub-jaxprs, so we do not (yet).
+
+# --8<-- [start:hoisting]
+def _shared_jaxprs(top: Jaxpr) -> list[tuple[str, Jaxpr]]:
+    """The sub-jaxprs to hoist, named, in the order they are first met breadth first.
+
+    A sub-jaxpr is hoisted if it is met twice (the walk re-enters a jaxpr at every use, so one
+    inside a twice-used jaxpr is met twice too), or once if it has more than 10 equations. Its
+    name is the `name` param of the first equation holding it (`<lambda>` as `lambda`), else
+    `jaxpr`; repeats get a counter: jaxpr, jaxpr1, jaxpr2.
     """
-    context = JaxprPpContext(_dropvars(jaxpr))
-    return pp_jaxpr(jaxpr, context, JaxprPpSettings(print_shapes=print_shapes))
+    counts: dict[Jaxpr, int] = {}  # identity keys; insertion order is first-met order
+    names: dict[Jaxpr, str] = {}
+    todo = deque([top])
+    while todo:
+        jaxpr = todo.popleft()
+        long_sub = jaxpr is not top and len(jaxpr.eqns) > 10
+        counts[jaxpr] = counts.get(jaxpr, 0) + (2 if long_sub else 1)
+        for eqn in jaxpr.eqns:
+            subs = jaxprs_in_params(eqn.params)
+            todo.extend(subs)
+            name = eqn.params.get("name")
+            if name is not None:
+                for sub in subs:
+                    names.setdefault(sub, str(name).strip("<>"))
+    taken: dict[str, int] = {}
+    shared = []
+    for jaxpr, count in counts.items():
+        if count < 2:
+            continue
+        name = names.get(jaxpr, "jaxpr")
+        seen = taken.get(name, 0)
+        taken[name] = seen + 1
+        if seen:
+            name += str(seen)
+            taken[name] = taken.get(name, 0) + 1
+        shared.append((name, jaxpr))
+    return shared
 
+
+def pp_toplevel_jaxpr(jaxpr: Jaxpr, *, print_shapes: bool = True) -> Doc:
+    """The document `str(jaxpr)` formats: `let name = { ... } in` per hoisted jaxpr, then it."""
+    context = JaxprPpContext(_dropvars(jaxpr))
+    settings = JaxprPpSettings(print_shapes=print_shapes)
+    shared = _shared_jaxprs(jaxpr)
+    for name, sub in shared:
+        context.shared_jaxprs[sub] = name
+        context.shared_jaxpr_names.add(name)
+    docs = []
+    for name, sub in shared:  # the break sits outside every group: always a newline
+        body = _pp_jaxpr_skeleton(sub, context, settings)
+        docs.append(concat([text(f"let {name} = "), body, text(" in"), brk()]))
+    docs.append(pp_jaxpr(jaxpr, context, settings))
+    return concat(docs)
+# --8<-- [end:hoisting]
