@@ -135,6 +135,7 @@ from .lax_utils import (  # noqa: F401  (Precision: re-exported, as jax.lax has 
     canonicalize_precision,
     standard_primitive,
 )
+from .partial_eval import DynamicJaxprTrace
 from .slicing import (  # noqa: F401
     dynamic_index_in_dim,
     dynamic_slice,
@@ -222,12 +223,32 @@ def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding)
     return x.astype(new_dtype)
 
 
+class ConvertElementTypePrimitive(core.Primitive):
+    """convert_element_type, folded when a jaxpr being staged receives a constant scalar."""
+
+    # JAX: pe.const_fold_rules[convert_element_type_p], which DynamicJaxprTrace consults. So
+    # the fold happens only where a jaxpr is staged: under JaxprTrace or JVPTrace the
+    # conversion of a known value stays a real application (eager: a computed value).
+    def bind_with_trace(self, trace: core.Trace, args: Sequence[Any], params: dict) -> Any:
+        (operand,) = args
+        if isinstance(trace, DynamicJaxprTrace) and isinstance(operand, _SCALAR_TYPES):
+            folded = _convert_element_type_impl(np.asarray(operand), **params)
+            if not params["weak_type"]:
+                return folded  # a 0-d numpy array: a strong literal
+            if core.get_aval(folded.item()).dtype == folded.dtype:
+                return folded.item()  # a Python scalar: the weak literal (2 -> 2.0:f32[])
+        return super().bind_with_trace(trace, args, params)
+
+
+_SCALAR_TYPES = (bool, int, float, complex, np.generic)
+
 convert_element_type_p = standard_primitive(
     _same_shape,
     lambda x, *, new_dtype, weak_type, sharding: new_dtype,
     "convert_element_type",
     _convert_element_type_impl,
     weak_type_rule=lambda x, *, new_dtype, weak_type, sharding: weak_type,
+    primitive_class=ConvertElementTypePrimitive,
 )
 
 
@@ -243,9 +264,6 @@ def _convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool =
         # Traced, a 64-bit numpy array stays as it is: the trace makes it one canonical
         # constvar however often it is used (JAX forwards such a no-op convert away).
         return operand
-    if isinstance(operand, (bool, int, float, complex, np.generic)) and not weak_type:
-        # a constant scalar converts now and will appear in a jaxpr as a literal
-        return np.asarray(operand).astype(new_dtype)
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None
     )

@@ -155,10 +155,11 @@ def standard_primitive(
     name: str,
     numpy_impl: Callable,
     weak_type_rule: Callable | None = None,
+    primitive_class: type[core.Primitive] = core.Primitive,
 ) -> core.Primitive:
     """A primitive whose abstract eval is (shape_rule, dtype_rule, weak_type_rule)."""
     # JAX's impl is `dispatch.apply_primitive` (compile with XLA); ours runs numpy.
-    prim = core.Primitive(name)
+    prim = primitive_class(name)
     abstract_eval = partial(
         standard_abstract_eval, shape_rule, dtype_rule, weak_type_rule or _standard_weak_type_rule
     )

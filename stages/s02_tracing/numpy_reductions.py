@@ -107,7 +107,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     computation_dtype = _upcast_f16(result_dtype)
     count = math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis))
     total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
-    normalizer = lax.convert_element_type(count, computation_dtype)
+    # JAX jits mean, so the count is always a literal (a constant, never a traced conversion)
+    normalizer = np.asarray(count, computation_dtype)
     return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
 
 

@@ -222,14 +222,15 @@ def _dynamic_slice_indices(operand: Any, start_indices: Sequence[Any],
         if np.issubdtype(dtype, np.unsignedinteger):
             result.append(i)
         elif isinstance(i, (int, np.integer)):
-            # a static index: normalize now (an array, even a constant one, is staged)
+            # a static index: normalize now, then convert (a literal in a staged jaxpr; under
+            # linearize's known side a computed value, as in JAX)
             i = int(i)
             if i < 0 and not allow_negative:
                 raise ValueError(
                     f"Index {i} is out of bounds for dimension {d} if "
                     "allow_negative_indices=False"
                 )
-            result.append(np.asarray(i + d if i < 0 else i, dtype))
+            result.append(lax.convert_element_type(i + d if i < 0 else i, dtype))
         elif allow_negative:
             # i + d where i < 0; JAX writes `lax.select(i < 0, i + d, i)` with jnp operators
             is_negative = lax.lt(i, np.asarray(0, dtype))

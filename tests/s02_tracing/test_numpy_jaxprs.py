@@ -157,3 +157,21 @@ def test_a_64bit_numpy_operand_is_one_32bit_constvar_and_no_convert_equation():
 def test_square_is_integer_pow_not_jaxs_square_primitive():
     ours, theirs = _jaxprs(lambda np_mod, a: np_mod.square(a), (v3,))
     assert str(theirs).replace("square a", "integer_pow[y=2] a") == str(ours)
+
+
+WEAK_CASES = {
+    "c * 2": (lambda np_mod, c: c * 2, (1.0,)),
+    "mixed weak scalars": (lambda np_mod, k, c: (k + 1.5, c - 3, 2**c, k * 2, np_mod.sin(k)),
+                           (3, 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", list(WEAK_CASES))
+def test_a_python_scalar_promoted_against_a_weak_input_is_a_literal_of_the_new_dtype(name):
+    # a weak float32 input times the Python int 2 prints `mul a 2.0:f32[]`: the conversion of
+    # a constant folds while a jaxpr is staged, leaving no convert_element_type equation on 2:i32[]
+    fn, args = WEAK_CASES[name]
+    ours, theirs = _jaxprs(fn, args)
+    assert str(ours) == str(theirs)
+    if name == "c * 2":
+        assert str(ours) == "{ lambda ; a:f32[]. let b:f32[] = mul a 2.0:f32[] in (b,) }"
