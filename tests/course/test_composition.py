@@ -288,11 +288,7 @@ REFUSED_BY_JAX = {
 }
 
 # Bugs found by the matrix in ours, reported to the lead; strict, so a fix turns them red.
-KNOWN_BUGS: dict[tuple[str, str], str] = {
-    ("while", "jacfwd∘vmap"): "a while already batched by an inner vmap (vector predicate) has "
-    "every carry batched by any outer vmap, so jacfwd's primal out_axes=None fails "
-    "(/tmp/compose/bug_while_jacfwd_vmap_min.py)",
-}
+KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
 def _cells() -> list[Any]:

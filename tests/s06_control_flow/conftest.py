@@ -27,10 +27,12 @@ from shared.testing import RTOL_REDUCTION
 
 OURS = SimpleNamespace(name="ours", cf=s06, lax=s02.lax, jnp=s02.numpy, jvp=s04.jvp,
                        grad=s04.grad, vjp=s04.vjp, vmap=s05.vmap, make_jaxpr=s02.make_jaxpr,
-                       tree_leaves=s01.tree_leaves, linearize=s04.linearize)
+                       tree_leaves=s01.tree_leaves, linearize=s04.linearize,
+                       jacfwd=s05.jacfwd)
 THEIRS = SimpleNamespace(name="jax", cf=jax.lax, lax=jax.lax, jnp=jjnp, jvp=jax.jvp,
                          grad=jax.grad, vjp=jax.vjp, vmap=jax.vmap, make_jaxpr=jax.make_jaxpr,
-                         tree_leaves=jtu.tree_leaves, linearize=jax.linearize)
+                         tree_leaves=jtu.tree_leaves, linearize=jax.linearize,
+                         jacfwd=jax.jacfwd)
 
 F32 = np.float32
 W = (np.arange(9, dtype=F32).reshape(3, 3) - 4.0) / 10.0  # a closed-over weight matrix

@@ -46,6 +46,57 @@ def test_nested_vmap_of_while_with_an_inner_batched_predicate(ours, theirs, clos
     close(build(ours)(*args), build(theirs)(*args))
 
 
+def _count_to(ns):
+    # the exit depends on n: a vmap over n batches the predicate, a vmap over x does not
+    def f(n, x):
+        return ns.cf.while_loop(lambda s: s[0] < n, lambda s: (s[0] + 1.0, s[1] * 2.0),
+                                (0.0, x))
+    return f
+
+
+@pytest.mark.parametrize("outer_in_axes, outer_out_axes", [
+    ((None, 0), (None, 0)),  # predicate batched by the inner vmap only: the count stays unbatched
+    ((None, 1), (None, 1)),
+    ((0, 0), 0),  # predicate batched at both levels
+    ((0, None), 0),
+])
+def test_vmap_of_vmap_of_while_batches_only_what_each_level_maps(outer_in_axes, outer_out_axes,
+                                                                  ours, theirs, close):
+    def build(ns):
+        inner = ns.vmap(_count_to(ns))  # n batched: a bool[2] predicate
+        return ns.vmap(inner, in_axes=outer_in_axes, out_axes=outer_out_axes)
+
+    n = np.array([[1.0, 3.0], [2.0, 0.5], [4.0, 2.0]], F32)
+    x = np.arange(6, dtype=F32).reshape(3, 2)
+    args = (n if outer_in_axes[0] == 0 else n[0],
+            x if outer_in_axes[1] == 0 else x.T if outer_in_axes[1] == 1 else x[0])
+    close(build(ours)(*args), build(theirs)(*args))
+
+
+def test_jacfwd_of_vmap_of_while_with_a_batched_exit_matches_jax(ours, theirs, close):
+    # jacfwd's vmap batches the tangents only: the primal carry must stay unbatched
+    def build(ns):
+        def f(w, x):
+            return ns.cf.while_loop(lambda c: ns.jnp.sum(c * c) < 3.0 + x, lambda c: c * 1.5, w)
+        xs = np.array([0.0, 1.0, 4.0], F32)
+        return ns.jacfwd(lambda w: ns.vmap(f, (None, 0))(w, xs))
+
+    w = np.array([0.1, 0.2, 0.3], F32)
+    ours_jac = build(ours)(w)
+    assert np.shape(ours_jac) == (3, 3, 3)
+    close(ours_jac, build(theirs)(w))
+
+
+def test_vmap_of_jvp_of_vmapped_while_keeps_the_primal_unbatched(ours, theirs, close):
+    def build(ns):
+        g = ns.vmap(_count_to(ns), (0, None))
+        n = np.array([1.0, 3.0], F32)
+        return ns.vmap(lambda t: ns.jvp(lambda x: g(n, x), (F32(0.5),), (t,)),
+                       out_axes=((None, None), (0, 0)))
+
+    close(build(ours)(np.ones(4, F32)), build(theirs)(np.ones(4, F32)))
+
+
 @pytest.mark.parametrize("in_axes", [(0, 0), (None, 0), (0, None), (1, 0)])
 def test_scan_batches_carries_and_xs_on_any_axis(in_axes, ours, theirs, close):
     def build(ns):
