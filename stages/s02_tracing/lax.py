@@ -1,7 +1,7 @@
 """lax: the primitives every jaxpr is made of, each with a numpy impl and an abstract-eval rule.
 
-JAX: jax/_src/lax/lax.py (here: select_n, convert_element_type, full, dot_general). The other
-primitives live by concept and are re-exported here, so `lax.add` and `lax.reshape` work as in
+JAX: jax/_src/lax/lax.py (here: select_n, convert_element_type, full, dot_general). The
+other primitives live by concept and are re-exported here, so `lax.add` and `lax.reshape` work as in
 `jax.lax`: lax_elementwise.py, lax_structural.py, lax_reductions.py and slicing.py (JAX:
 lax/slicing.py), all built with lax_utils.py. Wrappers keep jax.lax's signatures and defaults;
 lax never promotes dtypes. This module also installs `ShapedArray._iter` (`for row in tracer`).
@@ -28,6 +28,8 @@ from .lax_elementwise import (  # noqa: F401
     bitwise_xor,
     ceil,
     ceil_p,
+    clamp,
+    clamp_p,
     cos,
     cos_p,
     div,
@@ -133,6 +135,7 @@ from .lax_utils import (  # noqa: F401  (Precision: re-exported, as jax.lax has 
     _drop_params,
     _same_shape,
     canonicalize_precision,
+    check_same_dtypes,
     standard_primitive,
 )
 from .partial_eval import DynamicJaxprTrace

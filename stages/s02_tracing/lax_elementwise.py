@@ -1,4 +1,4 @@
-"""Elementwise lax primitives: one- and two-operand math, comparisons, bitwise ops, integer_pow.
+"""Elementwise lax primitives: math, comparisons, bitwise ops, integer_pow, clamp.
 
 JAX: the elementwise sections of jax/_src/lax/lax.py (erf is in lax/special.py). Re-exported by
 lax.py. Each primitive is `unop`/`naryop` of a dtype rule and a numpy impl; the shape rule is
@@ -28,6 +28,7 @@ from .lax_utils import (
     _ordered,
     _same_shape,
     _signedint,
+    check_same_dtypes,
     naryop,
     standard_primitive,
     unop,
@@ -412,3 +413,37 @@ def ge(x: Any, y: Any) -> Any:
 for _p in (exp_p, log_p, log1p_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, sqrt_p, rsqrt_p):
     core.pp_eqn_rules[_p] = _drop_params("accuracy")
 core.pp_eqn_rules[mul_p] = _drop_params("out_dtype")
+
+
+# ------------------------------------------------------------------ clamp
+
+
+def _clamp_shape_rule(lo: core.ShapedArray, operand: core.ShapedArray,
+                      hi: core.ShapedArray) -> tuple:
+    if lo.shape and lo.shape != operand.shape:
+        raise TypeError("clamp requires min.shape == operand.shape or min.shape == (), got "
+                        f"min.shape={lo.shape}, operand.shape={operand.shape}.")
+    if hi.shape and hi.shape != operand.shape:
+        raise TypeError("clamp requires max.shape == operand.shape or max.shape == (), got "
+                        f"max.shape={hi.shape}, operand.shape={operand.shape}.")
+    return operand.shape
+
+
+def _clamp_dtype_rule(lo: core.ShapedArray, operand: core.ShapedArray,
+                      hi: core.ShapedArray) -> np.dtype:
+    check_same_dtypes("clamp", lo, operand, hi)
+    return operand.dtype
+
+
+def _clamp_impl(lo: np.ndarray, operand: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.minimum(np.maximum(operand, lo), hi)
+
+
+clamp_p = standard_primitive(_clamp_shape_rule, _clamp_dtype_rule, "clamp", _clamp_impl,
+                             weak_type_rule=lambda lo, operand, hi: operand.weak_type)
+
+
+# jax.lax.clamp's parameter names, which shadow lax.min and lax.max inside the body only
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: F811
+    """Elementwise min(max(x, min), max); `min` and `max` may be scalars of x's dtype."""
+    return clamp_p.bind(min, x, max)

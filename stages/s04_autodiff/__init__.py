@@ -6,6 +6,7 @@ ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpo
 
 from . import ad, ad_checkpoint, ad_util, custom_derivatives, jvp_rules, transpose_rules
 from .ad_checkpoint import checkpoint, checkpoint_name, remat
+from .ad_util import stop_gradient
 from .api import grad, jvp, linear_transpose, linearize, value_and_grad, vjp
 from .custom_derivatives import custom_jvp, custom_vjp
 
@@ -24,6 +25,7 @@ __all__ = [
     "linear_transpose",
     "linearize",
     "remat",
+    "stop_gradient",
     "transpose_rules",
     "value_and_grad",
     "vjp",

@@ -1,8 +1,10 @@
-"""Tangent values: symbolic zeros, the float0 dtype, and adding tangents together.
+"""Tangent values: symbolic zeros, the float0 dtype, adding tangents, and stop_gradient.
 
 JAX: jax/_src/ad_util.py (`Zero`, `add_jaxvals`, `add_jaxvals_p` printed `add_any`,
-`zeros_like_aval`, `instantiate`) and the tangent-dtype helpers of jax/_src/core.py and
-jax/_src/dtypes.py (`primal_dtype_to_tangent_dtype`, `float0`).
+`zeros_like_aval`, `instantiate`, `stop_gradient_p`) and the tangent-dtype helpers of
+jax/_src/core.py and jax/_src/dtypes.py (`primal_dtype_to_tangent_dtype`, `float0`). The
+`stop_gradient` wrapper is JAX's lax.stop_gradient (lax/lax.py), here because stage 2's lax
+cannot import stage 4.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from stages.s01_pytrees import tree_map
 from stages.s02_tracing import core, lax
 from stages.s02_tracing.core import ShapedArray
 
@@ -99,3 +102,16 @@ def add_jaxvals(x: Any, y: Any) -> Any:
         return x
     return add_jaxvals_p.bind(x, y)
 # --8<-- [end:add_jaxvals]
+
+
+# ------------------------------------------------------------------ stop_gradient
+
+# The identity, whose jvp rule (jvp_rules.py) says the tangent is zero.
+stop_gradient_p = core.Primitive("stop_gradient")
+stop_gradient_p.def_impl(lambda x: x)
+stop_gradient_p.def_abstract_eval(lambda x: x)
+
+
+def stop_gradient(x: Any) -> Any:
+    """Each leaf of `x` unchanged, with a zero derivative (JAX: lax.stop_gradient)."""
+    return tree_map(stop_gradient_p.bind, x)

@@ -316,7 +316,16 @@ def _add_jaxvals_jvp(primals, tangents):
 
 primitive_jvps[ad_util.add_jaxvals_p] = _add_jaxvals_jvp
 
-# ------------------------------------------------------------------ select, convert, dot
+
+def _stop_gradient_jvp(primals, tangents):
+    # binding stop_gradient again (not returning x) also stops any outer jvp traces' tangents
+    (x,) = primals
+    return ad_util.stop_gradient(x), Zero.from_primal_value(x)
+
+
+primitive_jvps[ad_util.stop_gradient_p] = _stop_gradient_jvp
+
+# ------------------------------------------------------------------ select, clamp, convert, dot
 
 
 def _select_n_jvp(primals, tangents):
@@ -347,7 +356,34 @@ def _dot_general_jvp_rhs(g, x, y, **params):
     return dot_general_p.bind(x, g, **params)
 
 
+def _clamp_jvp(primals, tangents):
+    """The tangent of whichever input the output equals (JAX's three defjvp terms)."""
+    lo, x, hi = primals
+    g_lo, g_x, g_hi = tangents
+    out = lax.clamp_p.bind(lo, x, hi)
+    zeros = lax.full_like(x, 0)
+
+    def spread(g):  # a scalar bound's tangent, spread over the operand's shape
+        if core.get_aval(g).shape == zeros.shape:
+            return g
+        return lax.broadcast_in_dim(g, zeros.shape, ())
+
+    terms = []
+    if type(g_lo) is not Zero:
+        below = lax.bitwise_and(lax.gt(lo, x), lax.lt(lo, hi))
+        terms.append(select(below, spread(g_lo), zeros))
+    if type(g_x) is not Zero:
+        terms.append(select(lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi)), g_x, zeros))
+    if type(g_hi) is not Zero:
+        terms.append(select(lax.lt(hi, x), spread(g_hi), zeros))
+    tangent = Zero.from_primal_value(out)
+    for term in terms:
+        tangent = add_jaxvals(tangent, term)
+    return out, tangent
+
+
 primitive_jvps[lax.select_n_p] = _select_n_jvp
+primitive_jvps[lax.clamp_p] = _clamp_jvp
 primitive_jvps[lax.convert_element_type_p] = _convert_element_type_jvp
 defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
 

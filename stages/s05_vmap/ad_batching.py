@@ -4,9 +4,9 @@ everything stage 4 can differentiate: custom_jvp, custom_vjp, checkpoint.
 JAX: `add_batched` in jax/_src/interpreters/batching.py (the rule of `add_any`, which sums
 cotangents in a backward pass), `BatchTrace.process_custom_jvp_call` /
 `process_custom_vjp_call` with `batch_custom_jvp_subtrace` and `batch_custom_vjp_bwd` in the
-same file, and `remat_vmap` in jax/_src/ad_checkpoint.py. Stage 4 dispatches custom calls
-through a table keyed by trace type (`custom_jvp_call_rules`), so ours register there rather
-than as methods of BatchTrace.
+same file, `remat_vmap` in jax/_src/ad_checkpoint.py, and `_stop_gradient_batch_rule` in
+jax/_src/lax/lax.py. Stage 4 dispatches custom calls through a table keyed by trace type
+(`custom_jvp_call_rules`), so ours register there rather than as methods of BatchTrace.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
 from stages.s04_autodiff import ad, ad_checkpoint, custom_derivatives
-from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p
+from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p, stop_gradient_p
 
 from .batching import (
     AxisData,
@@ -55,6 +55,7 @@ def add_batched(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDi
 
 
 primitive_batchers[add_jaxvals_p] = add_batched
+defvectorized(stop_gradient_p)  # the identity: the batch axis stays where it is
 
 
 # ------------------------------------------------------------------------ custom_jvp

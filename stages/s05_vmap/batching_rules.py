@@ -129,6 +129,28 @@ def _select_n_batch_rule(axis_data, vals, dims):
 primitive_batchers[lax.select_n_p] = _select_n_batch_rule
 
 
+# ------------------------------------------------------------------------------ clamp
+
+
+def _clamp_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim]
+                      ) -> tuple[Any, BatchDim]:
+    """Batch axis first on every non-scalar operand; scalar bounds broadcast to the operand."""
+    if all(d is not_mapped for d in dims):
+        return lax.clamp(*vals), not_mapped
+    lo, x, hi = (bdim_at_front(v, d, axis_data.size) if d is not not_mapped or np.ndim(v)
+                 else v for v, d in zip(vals, dims, strict=True))
+    if np.ndim(x) < max(np.ndim(lo), np.ndim(hi)):
+        x = lax.broadcast_in_dim(x, np.shape(lo) if np.ndim(lo) else np.shape(hi), ())
+    if 0 < np.ndim(lo) < np.ndim(x):
+        lo = lax.broadcast_in_dim(lo, np.shape(x), [0])
+    if 0 < np.ndim(hi) < np.ndim(x):
+        hi = lax.broadcast_in_dim(hi, np.shape(x), [0])
+    return lax.clamp(lo, x, hi), 0
+
+
+primitive_batchers[lax.clamp_p] = _clamp_batch_rule
+
+
 # ------------------------------------------------------------------------------ structural
 
 

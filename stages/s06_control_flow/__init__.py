@@ -10,11 +10,11 @@ Where things live:
   loops_batching.py   batching rules of scan and while
   conditionals_pe.py  cond's partial eval, partial_eval_jaxpr_custom and DCE rules
   loops_pe.py         the same three rules for scan and while
-  ad_rules.py         jvp rules of all five primitives; transpose rules of cond and scan (and
+  ad_rules.py         jvp rules of cond, scan, while; transpose rules of cond and scan (and
                       while's refusal)
   common.py           body tracing, const hoisting, the carry-type check, list helpers
-  lax_extras.py       clamp_p, stop_gradient_p: impl, abstract eval, batching rules (used by
-                      switch and by cond's batching rule)
+
+switch uses lax.clamp (stage 2) and cond's batching rule uses stop_gradient (stage 4's ad_util).
 """
 
 from . import (
@@ -22,34 +22,27 @@ from . import (
     common,
     conditionals,
     conditionals_pe,
-    lax_extras,
     loops,
     loops_batching,
     loops_pe,
 )
 from .conditionals import cond, cond_p, switch
-from .lax_extras import clamp, clamp_p, stop_gradient, stop_gradient_p
 from .loops import fori_loop, map, scan, scan_p, while_loop, while_p
 
 __all__ = [
     "ad_rules",
-    "clamp",
-    "clamp_p",
     "common",
     "cond",
     "cond_p",
     "conditionals",
     "conditionals_pe",
     "fori_loop",
-    "lax_extras",
     "loops",
     "loops_batching",
     "loops_pe",
     "map",
     "scan",
     "scan_p",
-    "stop_gradient",
-    "stop_gradient_p",
     "switch",
     "while_loop",
     "while_p",

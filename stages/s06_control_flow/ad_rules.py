@@ -16,7 +16,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
@@ -39,7 +39,6 @@ from .common import (
     split_list,
 )
 from .conditionals import cond_p
-from .lax_extras import clamp_p, stop_gradient, stop_gradient_p
 from .loops import scan_p, while_p
 
 
@@ -261,44 +260,9 @@ def _while_transpose_error(*args: Any, **params: Any) -> Any:
 # --8<-- [end:while_transpose]
 
 
-# ================================================================== clamp, stop_gradient
-
-
-def _clamp_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """The tangent of whichever input the output equals (JAX's three defjvp terms)."""
-    lo, x, hi = primals
-    g_lo, g_x, g_hi = tangents
-    out = clamp_p.bind(lo, x, hi)
-    zeros = lax.full_like(x, 0)
-
-    def spread(g: Any) -> Any:  # a scalar bound's tangent, spread over the operand's shape
-        return g if core.get_aval(g).shape == zeros.shape else \
-            lax.broadcast_in_dim(g, zeros.shape, ())
-
-    terms = []
-    if type(g_lo) is not Zero:
-        below = lax.bitwise_and(lax.gt(lo, x), lax.lt(lo, hi))
-        terms.append(lax.select(below, spread(g_lo), zeros))
-    if type(g_x) is not Zero:
-        terms.append(lax.select(lax.bitwise_and(lax.gt(x, lo), lax.lt(x, hi)), g_x, zeros))
-    if type(g_hi) is not Zero:
-        terms.append(lax.select(lax.lt(hi, x), spread(g_hi), zeros))
-    tangent: Any = Zero.from_primal_value(out)
-    for term in terms:
-        tangent = add_jaxvals(tangent, term)
-    return out, tangent
-
-
-def _stop_gradient_jvp(primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    (x,) = primals
-    return stop_gradient(x), Zero.from_primal_value(x)
-
-
 primitive_jvps[cond_p] = _cond_jvp
 primitive_jvps[scan_p] = _scan_jvp
 primitive_jvps[while_p] = _while_loop_jvp
-primitive_jvps[clamp_p] = _clamp_jvp
-primitive_jvps[stop_gradient_p] = _stop_gradient_jvp
 primitive_transposes[cond_p] = _cond_transpose
 primitive_transposes[scan_p] = _scan_transpose
 primitive_transposes[while_p] = _while_transpose_error

@@ -26,6 +26,7 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import debug_info, fun_sourceinfo
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s04_autodiff.ad_util import stop_gradient
 from stages.s05_vmap.batching import (
     AxisData,
     BatchDim,
@@ -47,7 +48,6 @@ from .common import (
     equality_errors,
     typematch,
 )
-from .lax_extras import clamp, stop_gradient
 
 _no_operand_sentinel = object()
 
@@ -148,7 +148,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
         return branches[0](*operands)
     index = lax.convert_element_type(index, np.int32)
     # out-of-range indices pick the first or last branch
-    index = clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
+    index = lax.clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
     names = ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))]  # JAX's spelling
     return _bind_branches("switch", index, list(branches), names, operands, false_first=False)
 

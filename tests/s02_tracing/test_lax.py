@@ -71,6 +71,15 @@ def test_binary_ops_match_jax(name, x, y):
     same(name, x, y)
 
 
+def test_clamp_matches_jax_with_scalar_and_array_bounds():
+    x = np.array([-3.0, -0.5, 0.25, 2.0, np.inf], np.float32)
+    np.testing.assert_array_equal(same("clamp", np.float32(-1), x, np.float32(1)),
+                                  [-1.0, -0.5, 0.25, 1.0, 1.0])
+    lo = np.array([0.0, -1.0, 0.5, 3.0, 0.0], np.float32)
+    same("clamp", lo, x, np.full(5, 2.5, np.float32))
+    same("clamp", np.int32(0), np.array([-5, 2, 9], np.int32), np.int32(4))
+
+
 def test_shifts_past_the_bit_width_follow_xla():
     x = np.array([-8, -1, 1, 7], np.int32)
     for shift in (31, 32, 33, 100):

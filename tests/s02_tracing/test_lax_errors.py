@@ -85,6 +85,9 @@ BAD = [
     ("pad_config", lambda lax, x: lax.pad(x, 0.0, ((1, 2, 0),)), (f23,)),
     ("pad_dtypes", lambda lax, x: lax.pad(x, 0, ((1, 2, 0), (0, 0, 0))), (f23,)),
     ("iota_bool", lambda lax: lax.iota(np.bool_, 3), ()),
+    ("clamp_min_shape", lambda lax, x: lax.clamp(np.zeros(3, np.float32), x, 1.0), (f23,)),
+    ("clamp_max_shape", lambda lax, x: lax.clamp(0.0, x, np.ones(2, np.float32)), (f23,)),
+    ("clamp_dtypes", lambda lax, x: lax.clamp(np.int32(0), x, np.float32(1)), (f23,)),
 ]
 
 
@@ -114,6 +117,10 @@ def test_messages_name_the_primitive_and_the_shapes():
     with pytest.raises(TypeError, match=r"lax\.add requires arguments to have the same dtypes, "
                        r"got float32, int32\. \(Tip: jnp\.add is a similar function"):
         s02.make_jaxpr(lambda x, y: s02.lax.add(x, y))(f23, i23)
+    with pytest.raises(TypeError) as info:
+        s02.make_jaxpr(lambda x: s02.lax.clamp(np.zeros(3, np.float32), x, 1.0))(f23)
+    assert str(info.value) == ("clamp requires min.shape == operand.shape or min.shape == (), "
+                               "got min.shape=(3,), operand.shape=(2, 3).")
 
 
 def test_reshape_to_a_different_size_fails_at_trace_time_unlike_jax():

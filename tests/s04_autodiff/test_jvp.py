@@ -99,3 +99,21 @@ def test_nested_jvp_gives_the_second_derivative(ours):
 
     _, d2 = ours.jvp(df, (0.5,), (1.0,))
     np.testing.assert_allclose(d2, -np.sin(0.5), rtol=1e-6)
+
+
+def test_clamp_tangent_follows_whichever_input_the_output_equals(ours, theirs, helpers):
+    # the operand below, inside and above its bounds, and once equal to a bound (a tie: zero)
+    lo = np.array([0.0, 0.0, 0.0, 1.0], np.float32)
+    x = np.array([-1.0, 0.5, 3.0, 1.0], np.float32)
+    hi = np.array([2.0, 2.0, 2.0, 2.0], np.float32)
+    tangents = (np.full(4, 10.0, np.float32), np.ones(4, np.float32),
+                np.full(4, 100.0, np.float32))
+    got = ours.jvp(ours.lax.clamp, (lo, x, hi), tangents)
+    want = theirs.jvp(theirs.lax.clamp, (lo, x, hi), tangents)
+    helpers.assert_trees_close(got, want, rtol=helpers.RTOL_ELEMENTWISE)
+    np.testing.assert_array_equal(got[1], [10.0, 1.0, 100.0, 0.0])
+    # a scalar bound's tangent spreads over the operand's shape (jax.jvp fails here: its rule
+    # selects between the scalar tangent and an operand-shaped zero)
+    _, scalar = ours.jvp(lambda x, lo: ours.lax.clamp(lo, x, np.float32(2)),
+                         (x, np.float32(0)), (np.ones(4, np.float32), np.float32(5)))
+    np.testing.assert_array_equal(scalar, [5.0, 1.0, 0.0, 1.0])

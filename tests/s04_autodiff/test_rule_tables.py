@@ -44,7 +44,8 @@ def test_every_stage2_primitive_has_a_jvp_rule():
 def test_every_stage4_primitive_has_a_jvp_rule():
     # custom_lin only ever lives in linear jaxprs (transposed, never differentiated); the
     # custom_jvp_call/custom_vjp_call primitives are handled by the traces' process_custom_*
-    for p in (ad_util.add_jaxvals_p, ad_checkpoint.remat_p, ad_checkpoint.name_p):
+    for p in (ad_util.add_jaxvals_p, ad_util.stop_gradient_p, ad_checkpoint.remat_p,
+              ad_checkpoint.name_p):
         assert p in ad.primitive_jvps, p
 
 
@@ -80,6 +81,8 @@ HAS_RULE = {
     "add_any": {"primitive_jvps", "primitive_transposes"},
     # first-order; not linear in JAX's sense (its tangent is not named), so no transpose
     "name": {"primitive_jvps"},
+    # first-order; its tangent is a symbolic zero, so it never reaches a linear jaxpr
+    "stop_gradient": {"primitive_jvps"},
     # only ever in a linear jaxpr, transposed into the user's bwd; never differentiated
     "custom_lin": {"primitive_transposes"},
     # holds a jaxpr: splits by the policy, prunes inside, differentiates and transposes it
@@ -124,6 +127,7 @@ def test_the_decisions_agree_with_jaxs_tables():
     from jax._src.interpreters import partial_eval as jax_pe
 
     theirs = {"add_any": jax_ad_util.add_jaxvals_p, "name": jax_ad_checkpoint.name_p,
+              "stop_gradient": jax_ad_util.stop_gradient_p,
               "custom_lin": jax_ad.custom_lin_p, "remat2": jax_ad_checkpoint.remat_p,
               "custom_jvp_call": jax_custom_derivatives.custom_jvp_call_p,
               "custom_vjp_call": jax_custom_derivatives.custom_vjp_call_p}

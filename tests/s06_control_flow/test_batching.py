@@ -143,14 +143,6 @@ def test_map_with_a_batch_size_agrees_with_jax(batch_size, ours, theirs, close):
     close(build(ours)(xs), build(theirs)(xs))
 
 
-def test_clamp_batches_with_scalar_or_batched_bounds(ours, theirs, close):
-    lo, x, hi = np.array([0, 1], np.int32), np.array([5, -2], np.int32), np.int32(3)
-    close(vmap(s06.clamp, in_axes=(0, 0, None))(lo, x, hi),
-          theirs.vmap(theirs.lax.clamp, in_axes=(0, 0, None))(lo, x, hi))
-    close(vmap(s06.clamp, in_axes=(None, 0, None))(np.int32(0), x, hi),
-          theirs.vmap(theirs.lax.clamp, in_axes=(None, 0, None))(np.int32(0), x, hi))
-
-
 def test_unbatched_operands_of_a_batched_cond_are_broadcast():
     f = vmap(lambda p, y: s06.cond(p, lambda a, b: a + b, lambda a, b: a - b, F32(1.0), y),
              in_axes=(0, None))
