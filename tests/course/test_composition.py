@@ -287,7 +287,7 @@ REFUSED_BY_JAX = {
      "jacfwd∘vmap")
 }
 
-# Bugs found by the matrix in ours, reported to the lead; strict, so a fix turns them red.
+# Known bugs the matrix has found in ours, if any: strict, so a fix turns them red.
 KNOWN_BUGS: dict[tuple[str, str], str] = {}
 
 
