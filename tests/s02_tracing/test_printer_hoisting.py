@@ -3,19 +3,16 @@
 JAX's rule (core.pp_toplevel_jaxpr): walk the jaxpr and its params' sub-jaxprs breadth first,
 re-entering a sub-jaxpr at every use; hoist one met twice, or met once with more than 10
 equations. Stage 2 has no control flow, so JAX's jaxprs with scan/cond/while/jit equations are
-rebuilt with our classes here, sub-jaxprs included (JAX's sharing kept: one of ours per JAX
-jaxpr object), and printed by both printers.
+rebuilt with our classes (conftest's `from_jax`, which keeps JAX's sharing of sub-jaxprs) and
+printed by both printers.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import jax
 import numpy as np
 import pytest
 from jax import lax
-from jax._src import core as jax_core
 
 from stages.s02_tracing import core
 from stages.s02_tracing import pretty_printer as pp
@@ -34,48 +31,9 @@ core.pp_eqn_rules[JIT_P] = lambda eqn, context, settings: pp._pp_eqn(
     eqn, context, settings, params=["name", "jaxpr"])
 
 
-def from_jax_nested(closed: Any) -> core.Jaxpr:
-    """Our Jaxpr with the structure of a JAX ClosedJaxpr, sub-jaxprs in params included."""
-    variables: dict[Any, core.Var] = {}
-    primitives: dict[str, core.Primitive] = {"jit": JIT_P}
-    jaxprs: dict[int, core.Jaxpr] = {}  # id(JAX Jaxpr) -> ours, so shared stays shared
-
-    def aval(a: Any) -> core.ShapedArray:
-        return core.ShapedArray(a.shape, a.dtype, a.weak_type)
-
-    def atom(v: Any) -> core.Atom:
-        if isinstance(v, jax_core.Literal):
-            return core.Literal(v.val, aval(v.aval))
-        if v not in variables:
-            variables[v] = core.Var(aval(v.aval))
-        return variables[v]
-
-    def param(v: Any) -> Any:
-        if isinstance(v, tuple) and v and all(isinstance(j, jax_core.ClosedJaxpr) for j in v):
-            return tuple(param(j) for j in v)
-        if isinstance(v, jax_core.ClosedJaxpr):
-            return core.ClosedJaxpr(convert(v.jaxpr), v.consts)
-        return v
-
-    def convert(jaxpr: Any) -> core.Jaxpr:
-        if id(jaxpr) in jaxprs:
-            return jaxprs[id(jaxpr)]
-        keep = lambda e, k: k in PRINTED_PARAMS.get(e.primitive.name, e.params)  # noqa: E731
-        eqns = [
-            core.JaxprEqn(
-                [atom(x) for x in e.invars],
-                [atom(v) for v in e.outvars],
-                primitives.setdefault(e.primitive.name, core.Primitive(e.primitive.name)),
-                {k: param(v) for k, v in e.params.items() if keep(e, k)},
-            )
-            for e in jaxpr.eqns
-        ]
-        ours = core.Jaxpr([atom(v) for v in jaxpr.constvars], [atom(v) for v in jaxpr.invars],
-                          [atom(v) for v in jaxpr.outvars], eqns)
-        jaxprs[id(jaxpr)] = ours
-        return ours
-
-    return convert(closed.jaxpr)
+@pytest.fixture
+def from_jax_nested(jaxpr_from_jax):
+    return lambda closed: jaxpr_from_jax(closed, {"jit": JIT_P}, PRINTED_PARAMS)
 
 
 F = np.float32(1.5)
@@ -140,13 +98,13 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_hoisting_matches_jax(name):
+def test_hoisting_matches_jax(name, from_jax_nested):
     fn, *args = CASES[name]
     theirs = jax.make_jaxpr(fn)(*args)
     assert str(from_jax_nested(theirs)) == str(theirs)
 
 
-def test_long_scan_body_prints_as_a_let_prefix():
+def test_long_scan_body_prints_as_a_let_prefix(from_jax_nested):
     theirs = jax.make_jaxpr(lambda c, xs: lax.scan(_adds(11), c, xs))(F, XS)
     text = str(from_jax_nested(theirs))
     assert text.startswith("let jaxpr = { lambda ; a:f32[] b:f32[]. let\n")
@@ -154,7 +112,7 @@ def test_long_scan_body_prints_as_a_let_prefix():
     assert "      jaxpr=jaxpr\n" in text
 
 
-def test_variables_skip_a_hoisted_jaxprs_name():
+def test_variables_skip_a_hoisted_jaxprs_name(from_jax_nested):
     text = str(from_jax_nested(jax.make_jaxpr(lambda c: b(b(c)))(F)))
     assert text.splitlines()[0] == (
         "let b = { lambda ; a:f32[]. let c:f32[] = add a 1.0:f32[] in (c,) } in")
