@@ -2,7 +2,9 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-VENV := .venv
+# PYTHON makes the virtual environment (CPython 3.11-3.14); VENV is where it lives.
+PYTHON ?= python3
+VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WORKSPACE ?= 0
@@ -11,19 +13,22 @@ FORCE ?= 0
 QUICK ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test lint docs serve exercise check-exercises bench clean
+.PHONY: help setup demo test lint docs serve exercise check-exercises bench gpu-check clean
 
 help: ## list the targets
 	@echo "Under the API: make <target>"
 	@grep -E '^[a-zA-Z0-9_-]+(-%)?:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo "  test-stage-N       run stage N's tests (N = 1..12); WORKSPACE=1 tests your workspace/ copy"
-	@echo "Variables: STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1,"
+	@echo "Variables: PYTHON=python3.12 (the interpreter setup uses; 3.11-3.14), VENV=.venv,"
+	@echo "           STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1,"
 	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench)"
 
-setup: $(STAMP) ## create .venv with python3 -m venv and install .[dev] (quick when done)
+setup: $(STAMP) ## create .venv with PYTHON -m venv (default python3) and install .[dev] (quick when done)
+	@$(PYTHON) shared/check_python.py $(PY)
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	@$(PYTHON) shared/check_python.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
@@ -62,6 +67,14 @@ check-exercises: setup ## prove every exercise is reached by a test and its stub
 
 bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes)
 	$(PY) -m shared.benchmarks $(if $(filter 1,$(QUICK)),--quick,)
+
+# With PYTHON given, gpu-check runs that interpreter as it is (a GPU machine's own environment);
+# without, the course's .venv.
+GPU_PY = $(if $(filter command line environment,$(origin PYTHON)),$(PYTHON),$(PY))
+
+gpu-check: $(if $(filter command line environment,$(origin PYTHON)),,setup) ## on a GPU machine: PYTHON=/path/to/python make gpu-check
+	$(GPU_PY) -c "import jax, jaxlib, numpy; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'devices', jax.devices())"
+	$(GPU_PY) -m pytest -q -p no:cacheprovider tests/smoke
 
 clean: ## remove build outputs and caches (keeps .venv and your workspace/)
 	rm -rf site .pytest_cache .ruff_cache .hypothesis .import_linter_cache
