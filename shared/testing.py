@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,3 +28,16 @@ def assert_stage_origin(stage: str) -> Path:
         expected = ROOT / "stages" / stage
     assert where == expected, f"stages.{stage} was imported from {where}, expected {expected}"
     return where
+
+
+def canonical_error_text(text: str) -> str:
+    """An error text with the parts that vary between runs of the same JAX put in one order.
+
+    JAX builds "Accepted dtypes ... are subtypes of integer, floating, complexfloating." by
+    iterating a set of numpy type objects (`lax._num`), whose order follows their addresses: one
+    Python build prints "floating, complexfloating", another "complexfloating, floating".
+    """
+    def _sorted(match: re.Match) -> str:
+        return match.group(1) + ", ".join(sorted(match.group(2).split(", "))) + "."
+
+    return re.sub(r"(are subtypes of )([\w, ]+)\.", _sorted, text)

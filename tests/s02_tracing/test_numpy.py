@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import stages.s02_tracing as s02
-from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
+from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION, canonical_error_text
 from stages.s02_tracing import numpy as snp
 
 _NAMES = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16", "float32",
@@ -27,7 +27,7 @@ def _outcome(make_jaxpr, fn, *args):
     try:
         (aval,) = make_jaxpr(fn)(*args).out_avals
     except Exception as e:  # noqa: BLE001  (the error itself is compared)
-        return type(e).__name__, str(e)
+        return type(e).__name__, canonical_error_text(str(e))
     return aval.dtype, aval.weak_type
 
 
