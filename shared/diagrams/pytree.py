@@ -78,7 +78,7 @@ def pytree_svg(treedef: Any, leaves: Sequence[Any], title: str) -> str:
         return node
 
     walk(treedef)
-    lay = layered(sizes, edges, last=leaf_nodes, layer_gap=40, keep_order=True)
+    lay = layered(sizes, edges, last=leaf_nodes, layer_gap=52, keep_order=True)
     canvas = Canvas(title)
     for node, (cx, cy) in lay.centers.items():
         w, h = sizes[node]
@@ -87,7 +87,7 @@ def pytree_svg(treedef: Any, leaves: Sequence[Any], title: str) -> str:
     for key, pts in zip(keys, lay.routes, strict=True):
         canvas.curve(pts, role="known", width=1.3)
         (x0, y0), (x1, y1) = pts[0], pts[1]
-        canvas.label(x0 + 0.62 * (x1 - x0), y0 + 0.62 * (y1 - y0), key, size=11,
+        canvas.label(x0 + 0.7 * (x1 - x0), y0 + 0.7 * (y1 - y0), key, size=11,
                      color="#1d4ed8")
     bottom = lay.height + 34
     canvas.text(0, bottom, f"leaves = [{', '.join(describe_leaf(v) for v in leaves)}]",

@@ -9,6 +9,7 @@ labels needs.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from xml.sax.saxutils import escape, quoteattr
@@ -174,6 +175,10 @@ class Canvas:
 
 
 def figure(svg: str, caption: str) -> str:
-    """The SVG in a `<figure>` with a caption, ready to print from a markdown-exec block."""
-    return (f'<figure class="course-figure">{svg}<figcaption>{escape(caption)}</figcaption>'
-            "</figure>")
+    """The SVG in a `<figure>` with a caption, ready to print from a markdown-exec block.
+
+    The caption is plain text in which `backticks` mark code.
+    """
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(caption))
+    return f'<figure class="course-figure">{svg}<figcaption>{text}</figcaption></figure>'
+
