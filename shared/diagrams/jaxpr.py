@@ -253,7 +253,7 @@ def panels_svg(rows: Sequence[Sequence[Panel]], title: str, *,
         for panel in row:
             if panel.below and frames:
                 px, py, pw, ph = frames[-1]
-                x, y0 = px, py + ph + 64
+                x, y0 = px, py + ph + 84
             else:
                 x, y0 = (col_x + col_w + gap if frames and col_w else 0.0), top_y
                 col_x, col_w = x, 0.0
@@ -275,7 +275,8 @@ def panels_svg(rows: Sequence[Sequence[Panel]], title: str, *,
         x0, y0 = drawn[pa].bottom(ka)
         x1, y1 = drawn[pb].top(kb)
         canvas.curve([(x0, y0), (x1, y1)], role="residual", dash=True, width=1.6)
-        canvas.label((x0 + x1) / 2, (y0 + y1) / 2, text, size=10.5, color="#6b21a8")
+        canvas.label(x0 + 0.3 * (x1 - x0), y0 + 0.3 * (y1 - y0), text, size=10.5,
+                     color="#6b21a8")
     for pa, pb, text in arrows:
         ax, ay, aw, ah = frames[pa]
         bx, by, bw, bh = frames[pb]
