@@ -137,7 +137,8 @@ def draw_jaxpr(canvas: Canvas, jaxpr: Any, x: float = 0, y: float = 0, *,
     """Draw `jaxpr` with its top-left corner at (x, y).
 
     roles: node key -> palette role, keys ("const", i), ("in", i), ("eqn", i), ("out", i).
-    edge_labels: id(var) -> text written on every edge that carries that variable.
+    edge_labels: text for the edges carrying a variable: keyed (id(var), reader key) for one
+        edge, or id(var) for every edge of that variable.
     eqn_role: the role of an equation box that `roles` does not name.
     backwards: arrows point from reader to producer (cotangents flow against the data).
     """
@@ -200,18 +201,62 @@ def draw_jaxpr(canvas: Canvas, jaxpr: Any, x: float = 0, y: float = 0, *,
         canvas.box(bx, by, w, h, lines[key], role=role, size=FONT, dash=kind == "const",
                    rx=12 if kind in ("in", "const", "out") else 5)
     edge_labels = edge_labels or {}
-    for (a, _), v, pts in zip(edges, carried, lay.routes, strict=True):
+    for (a, b), v, pts in zip(edges, carried, lay.routes, strict=True):
         pts = [(x + px, y + py) for px, py in pts]
-        role = "cotangent" if backwards else node_role[a]
-        if role in ("input", "output"):
-            role = "neutral"
-        canvas.curve(pts[::-1] if backwards else pts, role=role)
-        text = edge_labels.get(id(v))
+        text = edge_labels.get((id(v), b), edge_labels.get(id(v)))
+        if backwards and text:  # a cotangent flows from the reader back to the producer
+            canvas.curve(pts[::-1], role="cotangent")
+        elif backwards:  # no cotangent here: a residual read by a linear equation
+            canvas.curve(pts, role="muted", dash=True)
+        else:
+            role = node_role[a]
+            canvas.curve(pts, role="neutral" if role in ("input", "output") else role)
         if text:
-            (x0, y0), (x1, y1) = pts[0], pts[1]
-            canvas.label((x0 + x1) / 2, (y0 + y1) / 2, text, size=10.5,
+            canvas.label(*_halfway(pts), text, size=10.5,
                          color="#991b1b" if backwards else "#1f2937")
     return drawn
+
+
+def _halfway(pts: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The point half-way along a polyline."""
+    lengths = [((bx - ax) ** 2 + (by - ay) ** 2) ** 0.5 for (ax, ay), (bx, by) in
+               zip(pts, pts[1:], strict=False)]
+    left = sum(lengths) / 2
+    for (ax, ay), (bx, by), n in zip(pts, pts[1:], lengths, strict=False):
+        if n >= left and n > 0:
+            t = left / n
+            return ax + t * (bx - ax), ay + t * (by - ay)
+        left -= n
+    return pts[-1]
+
+
+def cotangent_edges(jaxpr: Any, log: Sequence[tuple[Any, Any, Any, Any]],
+                    fmt: str = "ct {:+.3f}") -> dict[Any, str]:
+    """Edge labels for a transposed jaxpr from a log of (primitive, var, cotangent, total).
+
+    The reverse walk transposes equations last to first and each rule writes its inputs'
+    cotangents in order, so the log is matched to (var, reading equation) edges in that order.
+    The cotangents seeded at the outputs ("output" entries) label the edges into the outputs.
+    """
+    j = _open(jaxpr)
+    labels: dict[Any, str] = {}
+    entries = list(log)
+    k = 0
+    outs = {id(v): i for i, v in enumerate(j.outvars)}
+    while k < len(entries) and str(entries[k][0]) == "output":
+        _, var, ct, _ = entries[k]
+        labels[(id(var), ("out", outs[id(var)]))] = fmt.format(float(np.sum(ct)))
+        k += 1
+    for i in range(len(j.eqns) - 1, -1, -1):
+        eqn = j.eqns[i]
+        ids = {id(v) for v in eqn.invars}
+        while k < len(entries) and str(entries[k][0]) == str(eqn.primitive) and \
+                id(entries[k][1]) in ids:
+            _, var, ct, _ = entries[k]
+            labels[(id(var), ("eqn", i))] = fmt.format(float(np.sum(ct)))
+            ids.discard(id(var))
+            k += 1
+    return labels
 
 
 def jaxpr_svg(jaxpr: Any, title: str, **kwargs) -> str:
