@@ -22,34 +22,42 @@ ROLE_OF_TRACE = {
 
 
 def trace_stack_svg(columns: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: str, *,
-                    footers: Sequence[Sequence[str]] = ()) -> str:
-    """Side-by-side stacks of traces, the current one on top, each pointing to its parent.
+                    footers: Sequence[Sequence[str]] = (), per_row: int = 2) -> str:
+    """Stacks of traces side by side, the current one on top, each pointing to its parent.
 
     columns: (heading, [(trace class name, what it is doing), ...] current first).
     footers: lines of text under each column (what the function's arguments were).
+    per_row: columns per row; further columns start a new row below.
     """
     canvas = Canvas(title)
     box_w = max(text_width(note, 11, mono=False) + 24 for _, stack in columns for _, note in stack)
     box_w = max(box_w, 190)
-    box_h, step, col_gap = 44, 74, 60
-    for c, (heading, stack) in enumerate(columns):
-        x = c * (box_w + col_gap)
-        canvas.text(x + box_w / 2, 0, heading, size=14, weight="bold")
-        for i, (name, note) in enumerate(stack):
-            y = 22 + i * step
-            canvas.rect(x, y, box_w, box_h, role=ROLE_OF_TRACE.get(name, "neutral"))
-            canvas.text(x + box_w / 2, y + 15, name, size=12.5, weight="bold")
-            canvas.text(x + box_w / 2, y + 31, note, size=11, mono=False, color="#374151")
-            if i == 0:
-                canvas.text(x + box_w + 6, y + box_h / 2, "\u2190 current", size=11,
-                            anchor="start", mono=False, color="#b91c1c")
-            if i + 1 < len(stack):
-                canvas.line(x + box_w / 2, y + box_h + 2, x + box_w / 2, y + step - 3)
-                canvas.text(x + box_w / 2 + 6, y + box_h + (step - box_h) / 2, "parent_trace",
-                            size=10.5, anchor="start", color="#6b7280")
-        bottom = 22 + len(stack) * step - 10
-        for k, line in enumerate(footers[c] if c < len(footers) else ()):
-            canvas.text(x, bottom + 18 * k, line, size=11.5, anchor="start")
+    box_h, step, col_gap = 44, 74, 84
+    row_top = 0.0
+    for start in range(0, len(columns), per_row):
+        row_bottom = row_top
+        for c in range(start, min(start + per_row, len(columns))):
+            heading, stack = columns[c]
+            x = (c - start) * (box_w + col_gap)
+            canvas.text(x + box_w / 2, row_top, heading, size=14, weight="bold")
+            for i, (name, note) in enumerate(stack):
+                y = row_top + 22 + i * step
+                canvas.rect(x, y, box_w, box_h, role=ROLE_OF_TRACE.get(name, "neutral"))
+                canvas.text(x + box_w / 2, y + 15, name, size=12.5, weight="bold")
+                canvas.text(x + box_w / 2, y + 31, note, size=11, mono=False, color="#374151")
+                if i == 0:
+                    canvas.text(x + box_w + 6, y + box_h / 2, "\u2190 current", size=11,
+                                anchor="start", mono=False, color="#b91c1c")
+                if i + 1 < len(stack):
+                    canvas.line(x + box_w / 2, y + box_h + 2, x + box_w / 2, y + step - 3)
+                    canvas.text(x + box_w / 2 + 6, y + box_h + (step - box_h) / 2,
+                                "parent_trace", size=10.5, anchor="start", color="#6b7280")
+            bottom = row_top + 22 + len(stack) * step - 10
+            lines = footers[c] if c < len(footers) else ()
+            for k, line in enumerate(lines):
+                canvas.text(x, bottom + 18 * k, line, size=11.5, anchor="start")
+            row_bottom = max(row_bottom, bottom + 18 * len(lines))
+        row_top = row_bottom + 40
     return canvas.to_svg()
 
 
@@ -98,6 +106,9 @@ def batch_axis_svg(steps: Sequence[tuple[str, Sequence[tuple[Sequence[int], int 
         note = f"batch on axis {bdim}" if bdim is not None else "not batched"
         canvas.text(out_x + w + 10, y + 12, note, size=11, anchor="start", mono=False,
                     color="#15803d" if bdim is not None else "#6b7280")
+    canvas.text(0, 12 + len(steps) * row_h + 6, "one cell per axis, holding its size: the "
+                "batch axis green, an operand with no batch axis grey", size=11,
+                anchor="start", mono=False, color="#6b7280")
     return canvas.to_svg()
 
 
