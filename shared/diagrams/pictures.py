@@ -124,7 +124,7 @@ def scan_residuals_svg(carries: Sequence[float], residuals: Sequence[float],
     canvas = Canvas(title)
     box_w, box_h, gap = 120, 40, 64
     step = box_w + gap
-    left = 70
+    left = 150
 
     def col(i: int) -> float:
         return left + i * step
@@ -150,8 +150,9 @@ def scan_residuals_svg(carries: Sequence[float], residuals: Sequence[float],
         canvas.line(x0, fy + box_h / 2, x1, fy + box_h / 2, role="known")
         canvas.label((x0 + x1) / 2, fy + box_h / 2 - 13, f"{carry_name}={carries[i]:.3g}",
                      size=10.5)
-    canvas.text(col(n - 1) + box_w + 70, sy + 15,
-                f"stacked residuals: {residual_name}, shape ({n},)", size=11.5, anchor="start",
+    canvas.text(0, sy + 7, "stacked residuals", size=11.5, anchor="start", mono=False,
+                color="#6b21a8")
+    canvas.text(0, sy + 23, f"{residual_name}, shape ({n},)", size=11.5, anchor="start",
                 mono=False, color="#6b21a8")
     canvas.text(0, ry + box_h + 36,
                 "reverse scan (transposed linear half): runs later, right to left",
