@@ -23,7 +23,7 @@ def clear_caches() -> None:
     for cache in (pjit._signature_cache, pjit._trace_cache, pxla._lowering_cache,
                   pxla._executable_cache, dispatch._primitive_cache):
         cache.clear()
-    for memo in (pjit_rules._jvp_jaxpr, pjit_rules._partial_eval_jaxpr,
+    for memo in (pjit_rules._jvp_jaxpr, pjit_rules._split,
                  pjit_rules._transpose_jaxpr, pjit_rules._batch_jaxpr, pjit_rules._dce_jaxpr):
         memo.cache.clear()
     compilation_cache.reset_cache()

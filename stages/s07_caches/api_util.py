@@ -104,13 +104,13 @@ def resolve_argnums(fun: Callable, sig: inspect.Signature | None, donate_argnums
                                                                  static_argnames)
     donate_argnums, donate_argnames = infer_argnums_and_argnames(sig, donate_argnums,
                                                                  donate_argnames)
-    if set(static_argnums) & set(donate_argnums):
-        raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
-                         f"`donate_argnums` {sorted(set(donate_argnums))} cannot intersect.")
     if set(static_argnames) & set(donate_argnames):
         raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
                          f"{set(static_argnames) & set(donate_argnames)} appear in both "
                          "static_argnames and donate_argnames")
+    if set(static_argnums) & set(donate_argnums):
+        raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
+                         f"`donate_argnums` {sorted(set(donate_argnums))} cannot intersect.")
     return donate_argnums, donate_argnames, static_argnums, static_argnames
 
 

@@ -18,7 +18,7 @@ hits the lowering cache: `grad(jit(f))` compiles its two programs once, not on e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from stages.s02_tracing import core
 from stages.s02_tracing.core import ClosedJaxpr, Var
@@ -44,7 +44,6 @@ def _memoized(name: str, transform: Any) -> Any:
 
 
 _jvp_jaxpr = _memoized("jvp_jaxpr", ad.jvp_jaxpr)
-_partial_eval_jaxpr = _memoized("partial_eval_jaxpr", pe.partial_eval_jaxpr_nounits)
 _transpose_jaxpr = _memoized("transpose_jaxpr", ad_checkpoint.transpose_jaxpr)
 _batch_jaxpr = _memoized("batch_jaxpr", batching.batch_jaxpr)
 
@@ -87,47 +86,83 @@ ad.primitive_jvps[jit_p] = _pjit_jvp
 # ------------------------------------------------------------------ partial eval (stage 3)
 
 
+class _Split(NamedTuple):
+    """A jit's jaxpr split for some unknown inputs, with what needs no computing forwarded."""
+
+    known: ClosedJaxpr  # known ins -> [known outs, residuals], minus the forwarded ones
+    unknown: ClosedJaxpr  # [unknown ins, residuals] -> unknown outs
+    out_unknowns: list[bool]
+    num_res: int
+    in_fwd: list[int | None]  # per known out and residual: the known input it just is
+    out_fwd: list[int | None]  # per residual: the known output it just is
+    keep: list[bool]  # which known outs and residuals the known jit still returns
+
+
+def _split_jaxpr(jaxpr: ClosedJaxpr, unknown_ins: tuple[bool, ...], forward_outs: bool
+                 ) -> _Split:
+    known, unknown, out_unknowns, res_avals = pe.partial_eval_jaxpr_nounits(
+        jaxpr, unknown_ins, False)
+    num_res, outs = len(res_avals), known.jaxpr.outvars
+    n_outs = len(outs) - num_res
+    # JAX: partial_eval_jaxpr_nounits_fwd and the forwarding in _pjit_partial_eval
+    invar_pos = {id(v): i for i, v in enumerate(known.jaxpr.invars)}
+    in_fwd = [invar_pos.get(id(v)) if isinstance(v, Var) and (i >= n_outs or forward_outs)
+              else None for i, v in enumerate(outs)]
+    out_pos = {id(v): i for i, v in enumerate(outs[:n_outs]) if in_fwd[i] is None}
+    out_fwd = [out_pos.get(id(v)) if in_fwd[n_outs + j] is None else None
+               for j, v in enumerate(outs[n_outs:])]
+    keep = [f is None for f in in_fwd[:n_outs]] + [
+        f is None and o is None for f, o in zip(in_fwd[n_outs:], out_fwd, strict=True)]
+    known = ClosedJaxpr(known.jaxpr.replace(outvars=keep_where(outs, keep)), known.consts)
+    # the unknown jaxpr reads the residuals first; JAX moves them last, and so do we
+    invars = unknown.jaxpr.invars
+    unknown = ClosedJaxpr(unknown.jaxpr.replace(invars=[*invars[num_res:], *invars[:num_res]]),
+                          unknown.consts)
+    return _Split(known, unknown, out_unknowns, num_res, in_fwd, out_fwd, keep)
+
+
+_split = _memoized("partial_eval_jaxpr", _split_jaxpr)
+
+
 # --8<-- [start:partial_eval]
 def _pjit_partial_eval(trace, *tracers, jaxpr, in_shardings, out_shardings, donated_invars,
                        **params):
     """Known inputs -> a jit run now (known outputs and residuals); the rest -> a jit recorded."""
     known_ins = tuple(t.is_known() for t in tracers)
     unknown_ins = tuple(not k for k in known_ins)
-    known_jaxpr, unknown_jaxpr, out_unknowns, res_avals = _partial_eval_jaxpr(
-        jaxpr, unknown_ins, False)
-    num_res = len(res_avals)
-    known_outs = tuple(not uk for uk in out_unknowns)
+    split = _split(jaxpr, unknown_ins, all(s is UNSPECIFIED for s in out_shardings))
+    known_outs = [not uk for uk in split.out_unknowns]
+    n_known_outs = sum(known_outs)
     known_params = dict(
-        params, jaxpr=known_jaxpr, in_shardings=keep_where(in_shardings, known_ins),
-        out_shardings=keep_where(out_shardings, known_outs) + (UNSPECIFIED,) * num_res,
+        params, jaxpr=split.known, in_shardings=keep_where(in_shardings, known_ins),
+        out_shardings=keep_where(keep_where(out_shardings, known_outs)
+                                 + (UNSPECIFIED,) * split.num_res, split.keep),
         donated_invars=keep_where(donated_invars, known_ins))
     known_vals = [t.pval.get_known() for t in tracers if t.is_known()]
-    all_known_outs = jit_p.bind(*known_vals, **known_params)
-    known_out_vals, residuals = all_known_outs[:sum(known_outs)], all_known_outs[sum(known_outs):]
-    if not any(out_unknowns):
+    computed = iter(jit_p.bind(*known_vals, **known_params))
+    # put back what was forwarded rather than computed
+    outs = [known_vals[f] if f is not None else next(computed) if k else None
+            for f, k in zip(split.in_fwd, split.keep, strict=True)]
+    known_out_vals, residuals = outs[:n_known_outs], outs[n_known_outs:]
+    residuals = [known_out_vals[o] if o is not None else r
+                 for r, o in zip(residuals, split.out_fwd, strict=True)]
+    if not any(split.out_unknowns):
         return known_out_vals
-    # the unknown jaxpr reads the residuals first; JAX moves them last, and so do we
-    unknown_jaxpr = ClosedJaxpr(_move_binders_to_back(unknown_jaxpr.jaxpr, num_res),
-                                unknown_jaxpr.consts)
     unknown_params = dict(
-        params, jaxpr=unknown_jaxpr,
-        in_shardings=keep_where(in_shardings, unknown_ins) + (UNSPECIFIED,) * num_res,
-        out_shardings=keep_where(out_shardings, out_unknowns),
-        donated_invars=keep_where(donated_invars, unknown_ins) + (False,) * num_res)
+        params, jaxpr=split.unknown,
+        in_shardings=keep_where(in_shardings, unknown_ins) + (UNSPECIFIED,) * split.num_res,
+        out_shardings=keep_where(out_shardings, split.out_unknowns),
+        donated_invars=keep_where(donated_invars, unknown_ins) + (False,) * split.num_res)
     in_tracers = [*[t for t in tracers if not t.is_known()],
                   *[trace.new_instantiated_const(r) for r in residuals]]
     out_tracers = [pe.JaxprTracer(trace, pe.PartialVal.unknown(a), None)
-                   for a in unknown_jaxpr.out_avals]
+                   for a in split.unknown.out_avals]
     recipe = pe.new_eqn_recipe(trace, in_tracers, out_tracers, jit_p, unknown_params)
     for t in out_tracers:
         t.recipe = recipe
     known_it, unknown_it = iter(known_out_vals), iter(out_tracers)
-    return [next(unknown_it) if uk else next(known_it) for uk in out_unknowns]
+    return [next(unknown_it) if uk else next(known_it) for uk in split.out_unknowns]
 # --8<-- [end:partial_eval]
-
-
-def _move_binders_to_back(jaxpr: core.Jaxpr, n_front: int) -> core.Jaxpr:
-    return jaxpr.replace(invars=[*jaxpr.invars[n_front:], *jaxpr.invars[:n_front]])
 
 
 pe.custom_partial_eval_rules[jit_p] = _pjit_partial_eval

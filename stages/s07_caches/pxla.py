@@ -3,7 +3,7 @@
 JAX: jax/_src/interpreters/pxla.py (`_cached_lowering_to_hlo`, `MeshComputation`,
 `_cached_compilation`, `MeshExecutable`, `check_arg_avals_for_call`) and pjit.py's `_pjit_lower`.
 Both caches key *weakly on an object*, not on its contents: the lowering cache on the closed
-jaxpr the trace cache produced, the executable cache on the program lowering produced. So a hit
+jaxpr the trace cache produced, the executable cache on the lowering it produced. So a hit
 needs the very same jaxpr object, which is why a function redefined in a loop (a new function,
 so a new trace, so a new jaxpr) is lowered and compiled again even though its text is the same;
 only the persistent cache, keyed on content, can catch that.
@@ -27,8 +27,7 @@ logger = logging.getLogger(__name__)
 _lowering_cache = WeakrefCache(
     "lowering", "the closed jaxpr (by identity), name, donated inputs, keep_unused, "
     "compiler options, backend")
-_executable_cache = WeakrefCache("executable", "the lowered program (by identity), "
-                                 "compile options")
+_executable_cache = WeakrefCache("executable", "the lowering (by identity), compile options")
 
 
 def wrap_name(transform_name: str, name: str) -> str:
@@ -73,8 +72,10 @@ class MeshComputation:
 
     def compile(self) -> MeshExecutable:
         """Layer four: one executable per program object and compile options."""
+        # keyed on this object, not on the program, which the executable holds: a weak key
+        # its own value refers to would never die
         return _executable_cache.get_or_compute(
-            self.program, self.compile_options, lambda: _cached_compilation(self))
+            self, self.compile_options, lambda: _cached_compilation(self))
 
     def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
         return self.program.as_text(dialect, debug_info)
