@@ -9,8 +9,9 @@ thing twice does the work once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 from stages.s01_pytrees import keystr, tree_flatten, tree_unflatten
 from stages.s02_tracing import core
@@ -19,8 +20,9 @@ from .api_util import ShapeDtypeStruct
 from .explain import equality_errors_pytreedef
 
 
-class ArgInfo(NamedTuple):
-    """What a station knows about one argument leaf (JAX: stages.ArgInfo)."""
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """What a station knows about one argument leaf (JAX: stages.ArgInfo; a pytree leaf)."""
 
     shape: tuple[int, ...]
     dtype: Any
