@@ -9,7 +9,7 @@ from typing import Any
 
 from stages.s02_tracing import config
 
-from . import compilation_cache, dispatch, pjit, pjit_rules, pxla, util
+from . import dispatch, pjit, pjit_rules, pxla, util
 from .api_util import ShapeDtypeStruct  # noqa: F401  (JAX: jax.ShapeDtypeStruct)
 
 
@@ -26,7 +26,6 @@ def clear_caches() -> None:
     for memo in (pjit_rules._jvp_jaxpr, pjit_rules._split,
                  pjit_rules._transpose_jaxpr, pjit_rules._batch_jaxpr, pjit_rules._dce_jaxpr):
         memo.cache.clear()
-    compilation_cache.reset_cache()
 
 
 def cache_report() -> str:

@@ -125,9 +125,12 @@ class LRUCache:
             warnings.warn(f"Cache value for key {key!r} of size {len(value)} bytes exceeds "
                           f"the maximum cache size of {self.max_size} bytes", stacklevel=2)
             return
+        path = self.path / f"{key}{_CACHE_SUFFIX}"
+        if path.exists():  # another writer was first; its entry is as good as ours
+            return
         with self._lock():
             self._evict_if_needed(additional_size=len(value))
-            _atomic_write(self.path / f"{key}{_CACHE_SUFFIX}", value)
+            _atomic_write(path, value)
             if self.eviction_enabled:
                 self._touch(key)
 

@@ -20,6 +20,7 @@ from stages.s02_tracing import config
 
 from . import cache_key as cache_key_lib
 from . import compilation_cache, monitoring
+from .serialization import NotSerializable
 from .util import Counter
 
 logger = logging.getLogger(__name__)
@@ -76,8 +77,13 @@ def compile_or_get_cached(backend: Any, program: Any, options: CompileOptions) -
     module_name = program.module_name
     if not compilation_cache.is_cache_used(backend):
         return backend_compile(backend, program, options)
-    # EXERCISE 7.4 (persistent-cache): key, try the disk, else compile and write it back
-    key = cache_key_lib.get(program, backend.devices(), options, backend)
+    try:
+        key = cache_key_lib.get(program, backend.devices(), options, backend)
+    except NotSerializable as err:  # e.g. a Python function in a param: no bytes to hash
+        logger.log(_write_log_priority(), "Not using the persistent compilation cache for "
+                   "'%s': its program cannot be serialized (%s)", module_name, err)
+        return backend_compile(backend, program, options)
+    # EXERCISE 7.4 (persistent-cache): try the disk, else compile and write it back
     monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
     start = time.monotonic()
     executable, compile_time = _cache_read(module_name, key, options, backend)
@@ -113,10 +119,14 @@ def _cache_read(module_name: str, key: str, options: CompileOptions, backend: An
         return None, None
 
 
+def _write_log_priority() -> int:
+    return (logging.WARNING if config.explain_cache_misses.value
+            and compilation_cache.is_persistent_cache_enabled() else logging.DEBUG)
+
+
 def _cache_write(key: str, compile_time_secs: float, module_name: str, backend: Any,
                  executable: Any) -> None:
-    priority = (logging.WARNING if config.explain_cache_misses.value
-                and compilation_cache.is_persistent_cache_enabled() else logging.DEBUG)
+    priority = _write_log_priority()
     min_compile_time = config.persistent_cache_min_compile_time_secs.value
     if compile_time_secs < min_compile_time:
         logger.log(priority, "Not writing persistent cache entry for '%s' because it took < "
