@@ -50,7 +50,8 @@ def test_a_new_function_is_never_seen_and_a_new_value_is_no_miss(same):
     go, gj = s07.jit(f), jax.jit(f)
     (msg,) = same(go, gj, a32(3))
     where = f"{__file__}:{f.__code__.co_firstlineno}"
-    assert msg.splitlines()[1:] == ["  never seen function:", f"    f id={id(f)} defined at {where}"]
+    assert msg.splitlines()[1:] == ["  never seen function:",
+                                    f"    f id={id(f)} defined at {where}"]
     assert same(go, gj, np.zeros(3, np.float32)) == []  # new values, same types: a hit
 
 
