@@ -106,6 +106,14 @@ class _Flight:
         self.failed = False
 
 
+class _Table:
+    """Entries (least recently used first) and the misses being computed, for one key space."""
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self.flights: dict[Hashable, _Flight] = {}
+
+
 # --8<-- [start:cache]
 class Cache(Counter):
     """key -> value, least recently used evicted past `maxsize` (None: unbounded)."""
@@ -114,56 +122,79 @@ class Cache(Counter):
                  layer: bool = True):
         super().__init__(name, key_doc, layer)
         self.maxsize = maxsize
-        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
-        self._in_flight: dict[Hashable, _Flight] = {}
+        self._table = _Table()
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """The cached value of `key`, or `compute()` stored under it (once, across threads)."""
-        # EXERCISE 7.1 (cache-lookup): a hit counts and refreshes; a miss computes outside the lock
-        with self._lock:
-            if key in self._entries:
-                self._count(hit=True)
-                self._entries.move_to_end(key)
-                return self._entries[key]
-            flight = self._in_flight.get(key)
-            mine = flight is None or flight.owner == threading.get_ident()
-            if mine:
-                flight = self._in_flight[key] = _Flight()
-            self._count(hit=not mine)  # a thread that waits for another's value is answered
-        # END EXERCISE
-        if not mine:
-            return _wait(flight, compute)
-        return self._fill(key, flight, compute)
+        return self._get(lambda: self._table, key, compute)
 
-    def _fill(self, key: Hashable, flight: _Flight, compute: Callable[[], Any]) -> Any:
+    def _lookup(self, table: _Table, key: Hashable) -> tuple[str, Any]:
+        """With the lock held: ("hit", value), ("wait", another thread's flight) or
+        ("fill", a new flight this thread must complete)."""
+        # EXERCISE 7.1 (cache-lookup): a hit counts and refreshes; a miss starts or joins a flight
+        if key in table.entries:
+            self._count(hit=True)
+            table.entries.move_to_end(key)
+            return "hit", table.entries[key]
+        flight = table.flights.get(key)
+        if flight is not None and flight.owner != threading.get_ident():
+            self._count(hit=True)  # answered by the thread computing it
+            return "wait", flight
+        self._count(hit=False)
+        table.flights[key] = _Flight()
+        return "fill", table.flights[key]
+        # END EXERCISE
+
+    def _get(self, table_of: Callable[[], _Table | None], key: Hashable,
+             compute: Callable[[], Any], on_miss: Callable[[list], None] | None = None) -> Any:
+        with self._lock:
+            table = table_of()
+            if table is None:  # a key that cannot be stored: computed every time
+                self._count(hit=False)
+            else:
+                state, found = self._lookup(table, key)
+                seen = list(table.entries) if state == "fill" else []
+        if table is None:
+            return compute()
+        if state == "hit":
+            return found
+        if state == "wait":
+            return _wait(found, compute)
+        if on_miss is not None:
+            on_miss(seen)
+        return self._fill(table, key, found, compute)
+
+    def _fill(self, table: _Table, key: Hashable, flight: _Flight,
+              compute: Callable[[], Any]) -> Any:
+        """Compute outside the lock, store, and hand the value to the threads waiting for it."""
         try:
             value = compute()
         except BaseException:
             with self._lock:
-                self._in_flight.pop(key, None)
+                table.flights.pop(key, None)
             flight.failed = True
             flight.done.set()
             raise
         with self._lock:
-            self._entries[key] = value
-            self._in_flight.pop(key, None)
-            while self.maxsize is not None and len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
+            table.entries[key] = value
+            table.flights.pop(key, None)
+            while self.maxsize is not None and len(table.entries) > self.maxsize:
+                table.entries.popitem(last=False)
         flight.value = value
         flight.done.set()
         return value
 # --8<-- [end:cache]
 
     def size(self) -> int:
-        return len(self._entries)
+        return len(self._table.entries)
 
     def keys(self) -> list[Hashable]:
         with self._lock:
-            return list(self._entries)
+            return list(self._table.entries)
 
     def clear(self) -> None:
         with self._lock:
-            self._entries.clear()
+            self._table.entries.clear()
 
 
 def _wait(flight: _Flight, compute: Callable[[], Any]) -> Any:
@@ -173,13 +204,13 @@ def _wait(flight: _Flight, compute: Callable[[], Any]) -> Any:
     return flight.value
 
 
-class WeakrefCache(Counter):
+class WeakrefCache(Cache):
     """(referent, key) -> value, the referent held weakly: its entries die with it."""
 
     def __init__(self, name: str, key_doc: str,
                  explain: Callable[[Any, Hashable, list[Hashable]], None] | None = None,
                  layer: bool = True):
-        super().__init__(name, key_doc, layer)
+        super().__init__(name, key_doc, maxsize=None, layer=layer)
         self._per_referent: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._explain = explain  # called on a miss with the referent, the key, the keys seen
 
@@ -187,48 +218,28 @@ class WeakrefCache(Counter):
                        explain: bool = False) -> Any:
         """Like Cache.get_or_compute, the entries kept per referent; on a miss, with `explain`,
         first ask the explain hook why (it sees the keys this referent was seen with)."""
-        with self._lock:
+        def table_of() -> _Table | None:
             try:
-                entries, flights = self._per_referent.setdefault(referent, ({}, {}))
-            except TypeError:  # not weakly referenceable, or unhashable: computed every time
-                self._count(hit=False)
-                entries = None
-            if entries is not None:
-                if key in entries:
-                    self._count(hit=True)
-                    return entries[key]
-                flight = flights.get(key)
-                mine = flight is None or flight.owner == threading.get_ident()
-                if mine:
-                    flight = flights[key] = _Flight()
-                    seen = list(entries)
-                self._count(hit=not mine)
-        if entries is None:
-            return compute()
-        if not mine:
-            return _wait(flight, compute)
+                return self._per_referent.setdefault(referent, _Table())
+            except TypeError:  # not weakly referenceable, or unhashable
+                return None
+
+        on_miss = None
         if explain and self._explain is not None:
-            self._explain(referent, key, seen)
+            def on_miss(seen: list) -> None:
+                self._explain(referent, key, seen)
+        return self._get(table_of, key, compute, on_miss)
+
+    def _table_of(self, referent: Any) -> _Table:
         try:
-            value = compute()
-        except BaseException:
-            with self._lock:
-                flights.pop(key, None)
-            flight.failed = True
-            flight.done.set()
-            raise
-        with self._lock:
-            entries[key] = value
-            flights.pop(key, None)
-        flight.value = value
-        flight.done.set()
-        return value
+            return self._per_referent.get(referent) or _Table()
+        except TypeError:
+            return _Table()
 
     def forget(self, referent: Any, key: Hashable) -> None:
         """Drop one entry (a value that must not be reused, e.g. it holds a tracer)."""
         with self._lock:
-            entries, _ = self._per_referent.get(referent, ({}, {}))
-            entries.pop(key, None)
+            self._table_of(referent).entries.pop(key, None)
 
     def evict(self, referent: Any) -> None:
         """Drop every entry of `referent` (JAX: `evict_weakref`)."""
@@ -236,20 +247,14 @@ class WeakrefCache(Counter):
             self._per_referent.pop(referent, None)
 
     def size(self) -> int:
-        return sum(len(entries) for entries, _ in list(self._per_referent.values()))
+        return sum(len(t.entries) for t in list(self._per_referent.values()))
 
     def size_of(self, referent: Any) -> int:
-        try:
-            return len(self._per_referent.get(referent, ({}, {}))[0])
-        except TypeError:
-            return 0
+        return len(self._table_of(referent).entries)
 
     def keys_of(self, referent: Any) -> list[Hashable]:
         with self._lock:
-            try:
-                return list(self._per_referent.get(referent, ({}, {}))[0])
-            except TypeError:
-                return []
+            return list(self._table_of(referent).entries)
 
     def clear(self) -> None:
         with self._lock:
