@@ -75,7 +75,7 @@ xla_flags_to_exclude_from_cache_key = [
 _excluded_flag_names = {flag.strip("-") for flag in xla_flags_to_exclude_from_cache_key}
 
 
-# --8<-- [start:get]
+# --8<-- [start:entries]
 def entries(program: Any, devices: Sequence[Any], compile_options: Any, backend: Any,
             compression_algorithm: str = "zlib") -> list[tuple[str, Callable[[Any], None]]]:
     """The ingredients, in the order they are hashed: (name, fn feeding one into a hash)."""
@@ -89,6 +89,7 @@ def entries(program: Any, devices: Sequence[Any], compile_options: Any, backend:
         ("compression", lambda h: _hash_string(h, compression_algorithm)),
         ("custom_hook", lambda h: _hash_string(h, custom_hook())),
     ]
+# --8<-- [end:entries]
 
 
 def get(program: Any, devices: Sequence[Any], compile_options: Any, backend: Any,
@@ -102,7 +103,6 @@ def get(program: Any, devices: Sequence[Any], compile_options: Any, backend: Any
         _log_cache_key_hash(hash_obj, name, hashfn)
     return f"{program.module_name}-{hash_obj.hexdigest()}"
     # END EXERCISE
-# --8<-- [end:get]
 
 
 def ingredient_digests(program: Any, devices: Sequence[Any], compile_options: Any,

@@ -71,7 +71,6 @@ def backend_compile(backend: Any, program: Any, options: CompileOptions) -> Any:
     return backend.compile(program, options)
 
 
-# --8<-- [start:compile_or_get_cached]
 def compile_or_get_cached(backend: Any, program: Any, options: CompileOptions) -> Any:
     """The executable of `program`: from the disk if a cache directory holds it, else compiled."""
     module_name = program.module_name
@@ -104,7 +103,6 @@ def compile_or_get_cached(backend: Any, program: Any, options: CompileOptions) -
     _cache_write(key, time.monotonic() - start, module_name, backend, executable)
     return executable
     # END EXERCISE
-# --8<-- [end:compile_or_get_cached]
 
 
 def _cache_read(module_name: str, key: str, options: CompileOptions, backend: Any

@@ -61,7 +61,6 @@ def _func_file_and_line(func_src_info: str) -> tuple[str | None, int | None]:
     return path, int(line) if line.isdigit() else None
 
 
-# --8<-- [start:explain]
 def explain_tracing_cache_miss(fun: Any, key: tuple, seen_keys: list[tuple]) -> None:
     """Log (WARNING) why `key` missed, given the keys `fun` was traced with before."""
     _, _, dbg = key
@@ -100,7 +99,6 @@ def diff_tracing_cache_keys(new_key: tuple, old_key: tuple) -> tuple[int, int, s
             or diff_debug(new_dbg, old_dbg)
             or diff_types(new_dbg, new_in.avals, old_in.avals)
             or (4, 0, "cache miss explanation unavailable"))
-# --8<-- [end:explain]
 
 
 def diff_tracing_ctx(new_ctx: tuple, old_ctx: tuple) -> tuple[int, int, str] | None:

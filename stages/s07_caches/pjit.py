@@ -116,6 +116,7 @@ class JitWrapped:
             p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
             out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
         return tree_unflatten(p.out_tree, out_flat)
+    # --8<-- [end:call]
 
     def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list[Any]] | None:
         """The signature cache's key and the dynamic leaves, or None if a leaf is no array."""
@@ -149,7 +150,6 @@ class JitWrapped:
                 return None
         return (ji, treedef, tuple(sig), tuple(statics), config.trace_context()), leaves
         # END EXERCISE
-    # --8<-- [end:call]
 
     def _cache_miss(self, args: tuple, kwargs: dict) -> _FastpathEntry:
         """Layers 2-5: trace (or reuse a trace), lower, compile; what layer 1 will hold."""

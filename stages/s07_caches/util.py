@@ -114,7 +114,6 @@ class _Table:
         self.flights: dict[Hashable, _Flight] = {}
 
 
-# --8<-- [start:cache]
 class Cache(Counter):
     """key -> value, least recently used evicted past `maxsize` (None: unbounded)."""
 
@@ -183,7 +182,6 @@ class Cache(Counter):
         flight.value = value
         flight.done.set()
         return value
-# --8<-- [end:cache]
 
     def size(self) -> int:
         return len(self._table.entries)
