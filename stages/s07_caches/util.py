@@ -34,10 +34,12 @@ class Stats:
 
     def __init__(self) -> None:
         self.counts: dict[str, list[int]] = {}
+        self._lock = threading.Lock()  # two layers may count for one function at once
 
     def record(self, layer: str, hit: bool) -> None:
-        hits_misses = self.counts.setdefault(layer, [0, 0])
-        hits_misses[0 if hit else 1] += 1
+        with self._lock:
+            hits_misses = self.counts.setdefault(layer, [0, 0])
+            hits_misses[0 if hit else 1] += 1
 
 
 _attribution = threading.local()

@@ -92,3 +92,15 @@ def test_a_compiled_function_refuses_transformations():
     assert message.startswith("Cannot apply JAX transformations to a function lowered and "
                               "compiled for a particular signature. Detected argument of "
                               "Tracer type")
+
+
+def test_keep_unused_decides_whether_lowering_drops_an_unread_argument():
+    def g(x, unused):
+        return x * 2.0
+
+    pruned = s07.jit(g).lower(V, V)
+    kept = s07.jit(g, keep_unused=True).lower(V, V)
+    assert pruned.as_text().startswith("{ lambda ; a:f32[3]. let")
+    assert kept.as_text().startswith("{ lambda ; a:f32[3] b:f32[3]. let")
+    for lowered in (pruned, kept):  # either way the compiled function takes both arguments
+        np.testing.assert_allclose(lowered.compile()(V, V), V * 2.0)
