@@ -90,3 +90,29 @@ STACKS = {
 @pytest.mark.parametrize("name", list(STACKS))
 def test_jit_composed_with_transformations_equals_jax(name, ours, theirs):
     assert_close(STACKS[name](ours, s07.jit), STACKS[name](theirs, jax.jit))
+
+
+@pytest.mark.parametrize("policy", ["nothing_saveable", "dots_saveable", "everything_saveable"])
+def test_grad_of_a_checkpoint_around_a_jit_splits_the_jit_by_the_policy(policy, ours, theirs,
+                                                                        monkeypatch):
+    """remat's partial eval splits the inner jit equation by equation (its
+    partial_eval_jaxpr_custom rule) and prunes it (its DCE rule)."""
+    import stages.s04_autodiff as s04
+    from stages.s03_partial_eval import partial_eval as pe
+
+    used = []
+    for table in (pe.partial_eval_jaxpr_custom_rules, pe.dce_rules):
+        rule = table[s07.jit_p]
+        monkeypatch.setitem(table, s07.jit_p, lambda *a, _rule=rule, **k: (
+            used.append(_rule.__name__), _rule(*a, **k))[1])
+
+    def run(ns, checkpoint, policies):
+        def f(x):
+            inner = ns.jit(lambda y: ns.jnp.sin(ns.jnp.dot(y, y)) * y)
+            return inner(ns.jnp.cos(x)) * x
+        g = checkpoint(f, policy=getattr(policies, policy))
+        return ns.grad(lambda x: ns.jnp.sum(g(x)))(X[0])
+
+    assert_close(run(ours, s04.checkpoint, s04.ad_checkpoint),
+                 run(theirs, jax.checkpoint, jax.checkpoint_policies))
+    assert {"_pjit_partial_eval_custom", "_pjit_dce_rule"} <= set(used)
