@@ -3,6 +3,8 @@ give JAX's values (shapes, dtypes, numbers within float32 tolerance)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import jax
 import jax.numpy as jjnp
 import jax.tree_util as jtu
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 import stages.s02_tracing as s02
+import stages.s05_vmap as s05
 import stages.s07_caches as s07
 from shared.corpus_s02 import CASES as CORPUS_S02
 from shared.testing import RTOL_REDUCTION
@@ -33,6 +36,29 @@ def test_stage_2_corpus_under_jit(case):
     got = s07.jit(case.bind(s02.lax, s02.numpy), static_argnums=case.static_argnums)(*case.args)
     want = jax.jit(case.bind(jax.lax, jjnp), static_argnums=case.static_argnums)(*case.args)
     assert_close(got, want)
+
+
+@pytest.mark.parametrize("order", ["vmap(jit)", "jit(vmap)"])
+@pytest.mark.parametrize("case", CORPUS_S02, ids=lambda c: c.name)
+def test_stage_2_corpus_batched_under_jit(case, order):
+    """Stage 5's corpus (the stage-2 cases under vmap along axis 0), with a jit inside or out.
+    JAX's values are computed with jit disabled: the same function's numbers, without an XLA
+    compile per case."""
+    from tests.s05_vmap.conftest import stack_along
+    from tests.s05_vmap.test_corpus import _batched_args, _dynamic, _function
+
+    def run(vmap, jit, lib):
+        g = _function(case, lib)
+        if order == "vmap(jit)":
+            return vmap(jit(g))(*_batched_args(case, 0, stack_along))
+        return jit(vmap(g))(*_batched_args(case, 0, stack_along))
+
+    ours_lib = SimpleNamespace(lax=s02.lax, jnp=s02.numpy)
+    got = run(s05.vmap, s07.jit, ours_lib)
+    with jax.disable_jit():
+        want = run(jax.vmap, jax.jit, SimpleNamespace(lax=jax.lax, jnp=jjnp))
+    assert_close(got, want)
+    assert _dynamic(case)  # every case has an argument to map
 
 
 def _s06_corpus():
