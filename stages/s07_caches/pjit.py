@@ -97,6 +97,9 @@ class JitWrapped:
         self._fun, self._jit_info = fun, jit_info
         self._stats = Stats()
 
+    def __repr__(self) -> str:
+        return f"<PjitFunction of {self._fun!r}>"  # as JAX's C++ object prints
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)  # jit on a method
 

@@ -104,3 +104,16 @@ def test_keep_unused_decides_whether_lowering_drops_an_unread_argument():
     assert kept.as_text().startswith("{ lambda ; a:f32[3] b:f32[3]. let")
     for lowered in (pruned, kept):  # either way the compiled function takes both arguments
         np.testing.assert_allclose(lowered.compile()(V, V), V * 2.0)
+
+
+def test_tracing_needs_only_shapes_and_dtypes():
+    def g(x, y):
+        return jnp.sin(x) * y
+
+    spec = s07.ShapeDtypeStruct((2, 3), np.float32)
+    ours = s07.jit(g).trace(spec, 2.0)
+    theirs = jax.jit(lambda x, y: jjnp.sin(x) * y).trace(jax.ShapeDtypeStruct((2, 3),
+                                                                              np.float32), 2.0)
+    assert str(ours.jaxpr) == str(theirs.jaxpr)
+    assert repr(s07.jit(g)) == f"<PjitFunction of {g!r}>" and repr(jax.jit(g)).startswith(
+        "<PjitFunction of <function")

@@ -100,6 +100,10 @@ STACKS = {
     "jvp(jit)": lambda ns, jit: ns.jvp(jit(mlp(ns)), (X, B), (X, B)),
     "vjp(jit)": lambda ns, jit: ns.vjp(jit(mlp(ns)), X, B)[1](np.ones((2, 4), np.float32)),
     "jit(jit)": lambda ns, jit: jit(jit(mlp(ns)))(X, B),
+    "grad(jit closing over a tracer)": lambda ns, jit: ns.grad(lambda b: ns.jnp.sum(
+        jit(lambda x: ns.jnp.tanh(ns.jnp.sum(x) * b))(X)))(B),
+    "vmap(jit closing over a tracer)": lambda ns, jit: ns.vmap(
+        lambda x: jit(lambda b: ns.jnp.sin(b) * x.sum())(B))(X),
     "scan(jit)": lambda ns, jit: ns.cf.scan(
         lambda c, x: (jit(mlp(ns))(x, c), c.sum()), B, X),
     "grad(scan(jit))": lambda ns, jit: ns.grad(lambda b: ns.cf.scan(
