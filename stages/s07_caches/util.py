@@ -68,7 +68,7 @@ class Counter:
         self.hits = 0
         self.misses = 0
         self._lock = threading.Lock()
-        if layer:  # one of jit's layers, listed by report(); helper caches are not
+        if layer:  # one of jit's layers, listed by report(); memo caches are not
             registry[name] = self
 
     def record(self, hit: bool) -> None:
