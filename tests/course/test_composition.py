@@ -8,7 +8,7 @@ error class and message (JAX refuses reverse mode through while_loop and forward
 custom_vjp). Bugs of composition live here: each rule is tested alone in its stage, but a stack
 of three transformations runs rules on tracers of other transformations.
 
-Stacks not built yet (jit, stage 7) are left out; add them here when they land.
+jit (stage 7) is one more transformation here: stacked on the others, under them, and inside.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 import stages.s05_vmap as s05
 import stages.s06_control_flow as s06
+import stages.s07_caches as s07
 from shared.testing import RTOL_REDUCTION
 from stages.s04_autodiff import ad_checkpoint as s04_policies
 
@@ -34,13 +35,13 @@ OURS = SimpleNamespace(
     eval_jaxpr=s02.eval_jaxpr, grad=s04.grad, jvp=s04.jvp, vjp=s04.vjp, linearize=s04.linearize,
     custom_jvp=s04.custom_jvp, custom_vjp=s04.custom_vjp, checkpoint=s04.checkpoint,
     policies=s04_policies, vmap=s05.vmap, jacfwd=s05.jacfwd, jacrev=s05.jacrev,
-    hessian=s05.hessian)
+    hessian=s05.hessian, jit=s07.jit)
 THEIRS = SimpleNamespace(
     name="jax", lax=jax.lax, cf=jax.lax, jnp=jjnp, make_jaxpr=jax.make_jaxpr,
     eval_jaxpr=jax.core.eval_jaxpr, grad=jax.grad, jvp=jax.jvp, vjp=jax.vjp,
     linearize=jax.linearize, custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
     checkpoint=jax.checkpoint, policies=jax.checkpoint_policies, vmap=jax.vmap,
-    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian)
+    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian, jit=jax.jit)
 
 # Every cell holds dots, sums or loops, so the reduction tolerance applies throughout. atol: the
 # values are O(1) (inputs in [-1, 1], |M| < 1), so after the few dozen float32 roundings of a
@@ -272,6 +273,11 @@ STACKS: dict[str, Callable[[SimpleNamespace, Callable, Inputs], Any]] = {
     "eval_jaxpr": lambda ns, f, d: _eval_closed(ns, ns.make_jaxpr(f)(d.w, d.x), d.w, d.x),
     "grad∘eval_jaxpr": lambda ns, f, d: ns.grad(
         lambda w: _eval_closed(ns, ns.make_jaxpr(_loss(ns, f))(d.w, d.x), w, d.x)[0])(d.w),
+    "jit": lambda ns, f, d: ns.jit(f)(d.w, d.x),
+    "grad∘jit": lambda ns, f, d: ns.grad(_loss(ns, ns.jit(f)), argnums=(0, 1))(d.w, d.x),
+    "jit∘grad": lambda ns, f, d: ns.jit(ns.grad(_loss(ns, f), argnums=(0, 1)))(d.w, d.x),
+    "vmap∘jit": lambda ns, f, d: ns.vmap(ns.jit(f), in_axes=(None, 0))(d.w, d.xs),
+    "jit∘vmap": lambda ns, f, d: ns.jit(lambda w: ns.vmap(f, in_axes=(None, 0))(w, d.xs))(d.w),
 }
 
 # ------------------------------------------------------------------ the matrix
@@ -280,7 +286,7 @@ STACKS: dict[str, Callable[[SimpleNamespace, Callable, Inputs], Any]] = {
 REFUSED_BY_JAX = {
     ("while", stack) for stack in
     ("vjp", "grad", "vmap∘grad", "grad∘vmap+sum", "jvp∘grad", "grad∘grad", "jacrev", "hessian",
-     "vmap∘hessian", "grad∘eval_jaxpr")
+     "vmap∘hessian", "grad∘eval_jaxpr", "grad∘jit", "jit∘grad")
 } | {
     (fname, stack) for fname in ("custom_vjp", "scan_custom_vjp") for stack in
     ("jvp", "linearize", "vmap∘jvp", "jacfwd", "jvp∘grad", "hessian", "vmap∘hessian",

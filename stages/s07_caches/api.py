@@ -1,0 +1,33 @@
+"""The user-facing odds and ends of jit: disable_jit, clear_caches, a report of every layer.
+
+JAX: jax/_src/api.py (`disable_jit`, `clear_caches`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stages.s02_tracing import config
+
+from . import dispatch, pjit, pjit_rules, pxla, util
+from .api_util import ShapeDtypeStruct  # noqa: F401  (JAX: jax.ShapeDtypeStruct)
+
+
+def disable_jit(disable: bool = True) -> Any:
+    """Context manager: jitted functions run as plain Python in this thread."""
+    return config.disable_jit(disable)
+
+
+def clear_caches() -> None:
+    """Empty every layer's in-memory entries (the disk is left alone), as `jax.clear_caches`."""
+    for cache in (pjit._signature_cache, pjit._trace_cache, pxla._lowering_cache,
+                  pxla._executable_cache, dispatch._primitive_cache):
+        cache.clear()
+    for memo in (pjit_rules._jvp_jaxpr, pjit_rules._split,
+                 pjit_rules._transpose_jaxpr, pjit_rules._batch_jaxpr, pjit_rules._dce_jaxpr):
+        memo.cache.clear()
+
+
+def cache_report() -> str:
+    """One line per layer: hits, misses, entries, and what the layer's key compares."""
+    return util.report()

@@ -1,0 +1,166 @@
+"""What jit needs from its arguments: static ones boxed, donated ones marked, the rest abstracted.
+
+JAX: jax/_src/api_util.py (`resolve_argnums`, `donation_vector`, `fun_name`) and
+tree_util.py's `Static`. A static argument is part of the treedef of the arguments (a `Static`
+node with the value as its metadata), so a new static value is a new tree, hence a new trace,
+and the tracing-cache-miss explanation reports it as a pytree difference, as JAX's does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from stages.s01_pytrees import register_static
+from stages.s02_tracing import core
+
+
+@register_static
+@dataclasses.dataclass(frozen=True)
+class Static:
+    """A static argument inside the argument tree: equal only to the same type and value."""
+
+    val: Any
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Static and type(self.val) is type(other.val)
+                and self.val == other.val)
+
+    def __hash__(self) -> int:
+        return hash(self.val)
+
+
+def check_hashable(val: Any) -> None:
+    """A static argument is part of a cache key, so it must hash (JAX's C++ jit's message)."""
+    try:
+        hash(val)
+    except TypeError as err:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while trying "
+            f"to hash an object of type {type(val)}, {val}. The error was:\n"
+            f"{type(err).__name__}: {err}\n") from None
+
+
+def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
+    name = getattr(fun, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fun, functools.partial):
+        return fun_name(fun.func)
+    return default_name
+
+
+def fun_signature(fun: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (ValueError, TypeError):
+        return None
+
+
+def _ensure_index_tuple(x: Any) -> tuple[int, ...]:
+    if x is None:
+        return ()
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(map(operator.index, x))
+
+
+def _ensure_str_tuple(x: Any) -> tuple[str, ...]:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, str) else tuple(x)
+
+
+def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argnames: Any
+                               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Given one of argnums or argnames, the other from the signature (JAX: same name)."""
+    if (argnums is None and argnames is None) or sig is None:
+        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
+    if argnums is not None and argnames is not None:
+        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
+    params = list(sig.parameters.items())
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if argnums is None:
+        argnames = _ensure_str_tuple(argnames)
+        argnums = tuple(i for i, (k, p) in enumerate(params)
+                        if p.kind == positional and k in argnames)
+        return argnums, argnames
+    argnums = _ensure_index_tuple(argnums)
+    argnames = tuple(k for i, (k, p) in enumerate(params) if p.kind == positional and i in argnums)
+    return argnums, argnames
+
+
+def resolve_argnums(fun: Callable, sig: inspect.Signature | None, donate_argnums: Any,
+                    donate_argnames: Any, static_argnums: Any, static_argnames: Any
+                    ) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
+    """(donate_argnums, donate_argnames, static_argnums, static_argnames), each inferred from
+    the other through the signature, as JAX resolves them once, when jit is called."""
+    static_argnums, static_argnames = infer_argnums_and_argnames(sig, static_argnums,
+                                                                 static_argnames)
+    donate_argnums, donate_argnames = infer_argnums_and_argnames(sig, donate_argnums,
+                                                                 donate_argnames)
+    if set(static_argnames) & set(donate_argnames):
+        raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
+                         f"{set(static_argnames) & set(donate_argnames)} appear in both "
+                         "static_argnames and donate_argnames")
+    if set(static_argnums) & set(donate_argnums):
+        raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
+                         f"`donate_argnums` {sorted(set(donate_argnums))} cannot intersect.")
+    return donate_argnums, donate_argnames, static_argnums, static_argnames
+
+
+def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str],
+                    args: Sequence[Any], kwargs: dict[str, Any], num_leaves: Callable[[Any], int]
+                    ) -> tuple[bool, ...]:
+    """One bool per leaf of the dynamic arguments (positional, then kwargs by sorted name)."""
+    res: list[bool] = []
+    for i, arg in enumerate(args):
+        if not isinstance(arg, Static):
+            res.extend([i in donate_argnums] * num_leaves(arg))
+    for name in sorted(kwargs):
+        if not isinstance(kwargs[name], Static):
+            res.extend([name in donate_argnames] * num_leaves(kwargs[name]))
+    return tuple(res)
+
+
+class ShapeDtypeStruct:
+    """A stand-in for an array: a shape and a dtype, no data (JAX: jax.ShapeDtypeStruct)."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Iterable[int], dtype: Any, weak_type: bool = False):
+        self.shape = tuple(shape)
+        self.dtype = core.ShapedArray(self.shape, dtype).dtype
+        self.weak_type = weak_type
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+
+def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:
+    """The aval jit traces an argument leaf with; JAX's error for a non-array."""
+    if isinstance(x, ShapeDtypeStruct):
+        return core.ShapedArray(x.shape, x.dtype, x.weak_type)
+    try:
+        return core.get_aval(x)
+    except TypeError:
+        raise TypeError(
+            f"Error interpreting argument to {fun} as an abstract array. The problematic value "
+            f"is of type {type(x)} and was passed to the function at path {arg_name}.\n"
+            "This typically means that a jit-wrapped function was called with a non-array "
+            "argument, and this argument was not marked as static using the static_argnums or "
+            "static_argnames parameters of jax.jit.") from None
+

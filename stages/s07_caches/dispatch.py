@@ -1,0 +1,141 @@
+"""Dispatch: stage timers and their log lines, and op-by-op execution of eager primitives.
+
+JAX: jax/_src/dispatch.py. Two things live here.
+
+1. `log_elapsed_time`: a context manager around each stage of a jit call (trace, lower,
+   compile). It publishes the duration on the event bus (monitoring.py) under JAX's event names
+   and logs it in JAX's words, at WARNING when `jax_log_compiles` is set, else at DEBUG.
+2. The sixth cache. In JAX every eager primitive is a tiny jit: `EvalTrace` calls the
+   primitive's impl, which for almost every primitive is `apply_primitive`, which looks up
+   `xla_primitive_callable(prim, **params)` (a cache keyed on the primitive and its params)
+   and calls the `jit` it returns, so `jnp.sin(x)` on a concrete array is traced, compiled and
+   cached like any jitted function. Our stage 2 primitives run their numpy impls directly;
+   inside `with op_by_op():` this thread's bottom trace is a `DispatchTrace` that sends each
+   eager primitive through `apply_primitive` instead, as JAX does. Outside it nothing changes.
+
+An executable of the interpreting backend runs its program with `executing_compiled_program`
+set: a nested jit equation inside it is part of the program (XLA inlines it), not a new dispatch.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any
+
+from stages.s02_tracing import config, core
+
+from . import monitoring, pjit
+from .util import Cache
+
+JAXPR_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"
+JAXPR_TO_MLIR_MODULE_EVENT = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+BACKEND_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+
+logger = logging.getLogger(__name__)
+
+
+# --8<-- [start:log_elapsed_time]
+class log_elapsed_time:
+    """Time the body; log `fmt` with the duration and publish `event` (JAX: same name)."""
+
+    def __init__(self, fmt: str, fun_name: str, event: str | None = None):
+        self.fmt, self.fun_name, self.event = fmt, fun_name, event
+
+    def __enter__(self) -> None:
+        self.start_time = time.time()
+        if self.event is not None:
+            monitoring.record_scalar(self.event, self.start_time, fun_name=self.fun_name)
+
+    def __exit__(self, exc_type: Any, *exc_info: Any) -> None:
+        end_time = time.time()
+        elapsed_time = end_time - self.start_time
+        log_priority = logging.WARNING if config.log_compiles.value else logging.DEBUG
+        if logger.isEnabledFor(log_priority):
+            logger.log(log_priority, self.fmt.format(fun_name=self.fun_name,
+                                                     elapsed_time=elapsed_time))
+        if self.event is not None:
+            monitoring.record_event_duration_secs(self.event, elapsed_time,
+                                                  fun_name=self.fun_name)
+            monitoring.record_event_time_span(self.event, self.start_time, end_time,
+                                              fun_name=self.fun_name)
+# --8<-- [end:log_elapsed_time]
+
+
+# ------------------------------------------------------------------ running a compiled program
+
+_executing = threading.local()
+
+
+class executing_compiled_program:
+    """Context manager the interpreting backend runs a program in (this thread only)."""
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_executing, "depth", 0)
+        _executing.depth = self.prev + 1
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _executing.depth = self.prev
+
+
+def in_compiled_program() -> bool:
+    return getattr(_executing, "depth", 0) > 0
+
+
+# ------------------------------------------------------------------ op-by-op execution
+
+# --8<-- [start:apply_primitive]
+_primitive_cache = Cache("primitive", "the primitive and its params (JAX: "
+                         "xla_primitive_callable)")
+
+
+def xla_primitive_callable(prim: core.Primitive, **params: Any) -> Any:
+    """A `jit` of one primitive with these params, made once per (primitive, params)."""
+    def make() -> Any:
+        def prim_fun(*args: Any) -> Any:
+            return prim.bind(*args, **params)
+
+        prim_fun.__name__ = prim_fun.__qualname__ = prim.name
+        return pjit.jit(prim_fun)
+
+    key = (prim, tuple(sorted(params.items())))
+    return _primitive_cache.get_or_compute(key, make)
+
+
+def apply_primitive(prim: core.Primitive, *args: Any, **params: Any) -> Any:
+    """Run one eager primitive as a tiny jit (JAX: the impl of almost every primitive)."""
+    fun = xla_primitive_callable(prim, **params)
+    with config.disable_jit(False):  # the primitive compiles even under disable_jit, as in JAX
+        return fun(*args)
+# --8<-- [end:apply_primitive]
+
+
+def _hashable(params: dict[str, Any]) -> bool:
+    try:
+        hash(tuple(sorted(params.items())))
+    except TypeError:
+        return False
+    return True
+
+
+class DispatchTrace(core.EvalTrace):
+    """A bottom trace that runs each primitive through `apply_primitive`."""
+
+    def process_primitive(self, primitive, args, params):
+        if primitive is pjit.jit_p or not _hashable(params) or any(
+                isinstance(x, core.Tracer) for x in args):
+            return super().process_primitive(primitive, args, params)
+        return apply_primitive(primitive, *args, **params)
+
+
+class op_by_op:
+    """Context manager: eager primitives in this thread run as tiny jits (JAX: always on)."""
+
+    def __enter__(self) -> None:
+        self.prev = core.trace_ctx.trace
+        if isinstance(self.prev, core.EvalTrace):  # only at the bottom, never under a transform
+            core.trace_ctx.set_trace(DispatchTrace())
+
+    def __exit__(self, *exc_info: Any) -> None:
+        core.trace_ctx.set_trace(self.prev)

@@ -1,0 +1,306 @@
+"""jit: a call that walks a stack of caches, and the `jit` primitive it binds when traced.
+
+JAX: jax/_src/pjit.py. At the top level, a call of a jitted function asks, in order:
+
+1. the *signature* cache (JAX: the C++ `PjitFunctionCache`): the jit options, the treedef of
+   the arguments, each leaf's shape, dtype and weak type, the static arguments and the trace
+   context. A hit runs the executable it holds; nothing below is asked.
+2. the *trace* cache (JAX: `_infer_params_cached` and `pe.trace_to_jaxpr`), weakly keyed on the
+   function: the trace context, the argument treedef with the static values in it, each leaf's
+   aval, the debug info. A miss runs the Python function on tracers: the only time a `print`
+   inside it fires.
+3. the *lowering* and 4. the *executable* caches (pxla.py), keyed on the very jaxpr and program
+   objects, and under them 5. the persistent cache on disk (compiler.py).
+
+Inside a transformation the arguments are tracers and there is nothing to run: the call traces
+(through the same trace cache) and binds `jit_p` with the jaxpr as a parameter; each
+transformation's rule for `jit_p` (pjit_rules.py) takes it from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
+from stages.s02_tracing import config, core
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing import partial_eval as pe
+from stages.s02_tracing.api_util import argnums_partial, debug_info, flatten_fun
+from stages.s02_tracing.core import ClosedJaxpr
+
+from . import dispatch, explain, pxla, stages
+from .api_util import (
+    Static,
+    abstractify,
+    check_hashable,
+    donation_vector,
+    fun_name,
+    fun_signature,
+    resolve_argnums,
+)
+from .sharding_impls import UNSPECIFIED
+from .util import CacheInfo, Stats, WeakrefCache, attribute_to
+
+_signature_cache = WeakrefCache(
+    "signature", "jit options, argument treedef, each leaf's shape, dtype and weak type, "
+    "static arguments, trace context (JAX: the C++ PjitFunctionCache)")
+_trace_cache = WeakrefCache(
+    "trace", "the function (weakly), trace context, argument treedef with static values, "
+    "leaf avals, debug info (JAX: pe.trace_to_jaxpr)", explain=explain.explain_tracing_cache_miss)
+
+
+class JitInfo(NamedTuple):
+    """What is known about a jitted function before it is called (JAX: PjitInfo)."""
+
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...]
+    donate_argnums: tuple[int, ...]
+    donate_argnames: tuple[str, ...]
+    keep_unused: bool
+    compiler_options_kvs: tuple[tuple[str, Any], ...]
+
+
+class InType(NamedTuple):
+    """The trace cache's view of the arguments: their tree (statics inside) and leaf avals."""
+
+    tree: PyTreeDef
+    avals: tuple[core.ShapedArray, ...]
+
+
+class PjitParams(NamedTuple):
+    consts: list[Any]  # values closed over that are tracers of an enclosing trace: leading args
+    params: dict[str, Any]  # the jit equation's params
+    in_avals: tuple[core.ShapedArray, ...]
+    in_tree: PyTreeDef  # of (dynamic args, dynamic kwargs)
+    out_tree: PyTreeDef
+    arg_names: tuple[str, ...]
+
+
+class _FastpathEntry(NamedTuple):
+    executable: pxla.MeshExecutable
+    out_tree: PyTreeDef
+
+
+_WEAK_SCALARS = (int, float, complex, bool)
+
+
+class JitWrapped:
+    """`jit(f)`: call it, or stop at a station: `.trace(...)`, `.lower(...)`, `.eval_shape`."""
+
+    def __init__(self, fun: Callable, jit_info: JitInfo):
+        functools.update_wrapper(self, fun)
+        self._fun, self._jit_info = fun, jit_info
+        self._stats = Stats()
+
+    def __repr__(self) -> str:
+        return f"<PjitFunction of {self._fun!r}>"  # as JAX's C++ object prints
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)  # jit on a method
+
+    # --8<-- [start:call]
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.disable_jit.value:
+            return self._fun(*args, **kwargs)
+        with attribute_to(self._stats):
+            if isinstance(core.trace_ctx.trace, core.EvalTrace):
+                found = self._signature(args, kwargs)
+                if found is not None:  # layer 1: every leaf is a concrete array or scalar
+                    key, leaves = found
+                    entry = _signature_cache.get_or_compute(
+                        self._fun, key, lambda: self._cache_miss(args, kwargs))
+                    return tree_unflatten(entry.out_tree,
+                                          entry.executable.unsafe_call(*leaves))
+            p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
+            out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
+        return tree_unflatten(p.out_tree, out_flat)
+    # --8<-- [end:call]
+
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list[Any]] | None:
+        """The signature cache's key and the dynamic leaves, or None if a leaf is no array."""
+        # EXERCISE 7.2 (signature): statics boxed, one (shape, dtype) or scalar type per leaf
+        ji, statics = self._jit_info, []
+        dyn_args: tuple = args
+        if ji.static_argnums:
+            n = len(args)
+            static_nums = {i % n for i in ji.static_argnums if -n <= i < n}
+            for i in sorted(static_nums):
+                check_hashable(args[i])
+                statics.append((i, Static(args[i])))
+            dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = kwargs
+        if kwargs and ji.static_argnames:
+            dyn_kwargs = {k: v for k, v in kwargs.items() if k not in ji.static_argnames}
+            for k in sorted(set(kwargs) - set(dyn_kwargs)):
+                check_hashable(kwargs[k])
+                statics.append((k, Static(kwargs[k])))
+        leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
+        sig = []
+        for x in leaves:
+            t = type(x)
+            if t is np.ndarray:
+                sig.append((x.shape, x.dtype))
+            elif t in _WEAK_SCALARS:
+                sig.append(t)  # the type decides the dtype, and whether it is weak
+            elif isinstance(x, np.generic):
+                sig.append(x.dtype)
+            else:  # a tracer, or not an array at all: the slow path says what is wrong
+                return None
+        return (ji, treedef, tuple(sig), tuple(statics), config.trace_context()), leaves
+        # END EXERCISE
+
+    def _cache_miss(self, args: tuple, kwargs: dict) -> _FastpathEntry:
+        """Layers 2-5: trace (or reuse a trace), lower, compile; what layer 1 will hold."""
+        p, _ = _infer_params(self._fun, self._jit_info, args, kwargs)
+        assert not p.consts, "a tracer was closed over at the top level"
+        return _FastpathEntry(_lower(p.params).compile(), p.out_tree)
+
+    def trace(self, *args: Any, **kwargs: Any) -> stages.Traced:
+        """The first AOT station: the traced jaxpr and what it returns."""
+        with attribute_to(self._stats):
+            p, _ = _infer_params(self._fun, self._jit_info, args, kwargs)
+        return stages.Traced(p, _lower)
+
+    def lower(self, *args: Any, **kwargs: Any) -> stages.Lowered:
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        return self.trace(*args, **kwargs).out_info
+
+    def clear_cache(self) -> None:
+        """Forget this function's signatures and traces (JAX: jit_evict_fn)."""
+        _signature_cache.evict(self._fun)
+        _trace_cache.evict(self._fun)
+
+    def cache_info(self) -> dict[str, CacheInfo]:
+        """Per layer, how often this function's calls were answered there, and missed it.
+
+        `currsize` counts this function's entries in the layers keyed on it (signature, trace).
+        """
+        own = {"signature": _signature_cache, "trace": _trace_cache}
+        out = {}
+        for layer in ("signature", "trace", "lowering", "executable", "persistent"):
+            hits, misses = self._stats.counts.get(layer, (0, 0))
+            size = own[layer].size_of(self._fun) if layer in own else 0
+            out[layer] = CacheInfo(hits, misses, size)
+        return out
+
+    def _cache_size(self) -> int:
+        return _signature_cache.size_of(self._fun)
+
+
+def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
+        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
+        compiler_options: dict[str, Any] | None = None) -> Any:
+    """`fun`, traced once per signature, compiled once per trace, cached at every step."""
+    if fun is None:  # @jit(static_argnums=...)
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 compiler_options=compiler_options)
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+    donate_nums, donate_names, static_nums, static_names = resolve_argnums(
+        fun, fun_signature(fun), donate_argnums, donate_argnames, static_argnums,
+        static_argnames)
+    kvs = tuple(sorted((compiler_options or {}).items()))
+    return JitWrapped(fun, JitInfo(static_nums, static_names, donate_nums, donate_names,
+                                   bool(keep_unused), kvs))
+
+
+# --8<-- [start:infer_params]
+def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
+                  ) -> tuple[PjitParams, list[Any]]:
+    """Layer 2: the jit equation's params for these arguments, traced once per key."""
+    n = len(args)
+    static_nums = {i % n for i in ji.static_argnums if -n <= i < n}
+    args_ft = tuple(Static(a) if i in static_nums else a for i, a in enumerate(args))
+    kwargs_ft = {k: Static(v) if k in ji.static_argnames else v for k, v in kwargs.items()}
+    for s in [*args_ft, *kwargs_ft.values()]:
+        if isinstance(s, Static):
+            check_hashable(s.val)
+    leaves, tree = tree_flatten((args_ft, kwargs_ft))
+    names_only = {k: None if isinstance(v, Static) else v for k, v in kwargs.items()}
+    dbg = debug_info("jit", fun, args, names_only, tuple(sorted(static_nums)))
+    names = dbg.arg_names if len(dbg.arg_names) == len(leaves) else ("",) * len(leaves)
+    avals = tuple(abstractify(fun, x, name) for x, name in zip(leaves, names, strict=True))
+    key = (config.trace_context(), InType(tree, avals), dbg)
+    closed, out_tree = _trace_cache.get_or_compute(
+        fun, key, lambda: _trace_for_jit(fun, dbg, args_ft, kwargs_ft, avals),
+        explain=config.explain_cache_misses.value)
+    consts: list[Any] = []
+    if any(isinstance(c, core.Tracer) for c in closed.consts):
+        # it closed over a tracer of an enclosing trace: pass it as an argument, cache nothing
+        _trace_cache.forget(fun, key)
+        consts = list(closed.consts)
+        closed = ClosedJaxpr(pe.convert_constvars_jaxpr(closed.jaxpr), [])
+    dyn_args = tuple(a for a in args_ft if not isinstance(a, Static))
+    dyn_kwargs = {k: v for k, v in kwargs_ft.items() if not isinstance(v, Static)}
+    donated = donation_vector(ji.donate_argnums, ji.donate_argnames, args_ft, kwargs_ft,
+                              lambda x: tree_structure(x).num_leaves)
+    params = dict(jaxpr=closed, in_shardings=(UNSPECIFIED,) * len(closed.in_avals),
+                  out_shardings=(UNSPECIFIED,) * len(closed.out_avals),
+                  donated_invars=(False,) * len(consts) + donated, name=fun_name(fun),
+                  keep_unused=ji.keep_unused, compiler_options_kvs=ji.compiler_options_kvs)
+    in_tree = tree_structure((dyn_args, dyn_kwargs))
+    return PjitParams(consts, params, avals, in_tree, out_tree, names), [*consts, *leaves]
+
+
+def _trace_for_jit(fun: Callable, dbg: lu.DebugInfo, args_ft: tuple, kwargs_ft: dict,
+                   avals: tuple[core.ShapedArray, ...]) -> tuple[ClosedJaxpr, PyTreeDef]:
+    """Run `fun` on one tracer per dynamic leaf, the statics as the values they are."""
+    static_kwargs = {k: v.val for k, v in kwargs_ft.items() if isinstance(v, Static)}
+    f = lu.wrap_init(functools.partial(fun, **static_kwargs) if static_kwargs else fun,
+                     debug_info=dbg)
+    dyn_args = args_ft
+    if any(isinstance(a, Static) for a in args_ft):
+        dyn_nums = [i for i, a in enumerate(args_ft) if not isinstance(a, Static)]
+        values = [a.val if isinstance(a, Static) else a for a in args_ft]
+        f, dyn_args = argnums_partial(f, dyn_nums, values)
+    dyn_kwargs = {k: v for k, v in kwargs_ft.items() if not isinstance(v, Static)}
+    flat_fun, out_tree = flatten_fun(f, tree_structure((tuple(dyn_args), dyn_kwargs)))
+    at_top = isinstance(core.trace_ctx.trace, core.EvalTrace)
+    timer = dispatch.log_elapsed_time(
+        "Finished tracing {fun_name} for jit in {elapsed_time:.9f} sec", fun_name(fun),
+        event=dispatch.JAXPR_TRACE_EVENT) if at_top else contextlib.nullcontext()
+    with timer:
+        jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, avals)
+    return ClosedJaxpr(jaxpr, consts), out_tree()
+# --8<-- [end:infer_params]
+
+
+def _lower(params: dict[str, Any]) -> pxla.MeshComputation:
+    return pxla.lower_jaxpr(
+        params["jaxpr"], name=params["name"], donated_invars=params["donated_invars"],
+        keep_unused=params["keep_unused"], compiler_options_kvs=params["compiler_options_kvs"],
+        in_shardings=params["in_shardings"])
+
+
+# ------------------------------------------------------------------ the jit primitive
+
+# --8<-- [start:jit_p]
+jit_p = core.Primitive("jit")  # JAX: jit_p, printed `jit[name=f jaxpr={ ... }]`
+jit_p.multiple_results = True
+
+
+def _pjit_call_impl(*args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
+    """A jit equation run eagerly: lowered and compiled through layers 3-5, then called."""
+    if dispatch.in_compiled_program() or config.disable_jit.value:
+        # inside a compiled program the call is part of the program, as XLA inlines it
+        return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+    return _lower(dict(params, jaxpr=jaxpr)).compile().unsafe_call(*args)
+
+
+def _pjit_abstract_eval(*avals: core.ShapedArray, jaxpr: ClosedJaxpr, **_: Any
+                        ) -> list[core.ShapedArray]:
+    return list(jaxpr.out_avals)
+
+
+jit_p.def_impl(_pjit_call_impl)
+jit_p.def_abstract_eval(_pjit_abstract_eval)
+# --8<-- [end:jit_p]

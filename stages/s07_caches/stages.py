@@ -1,0 +1,129 @@
+"""The ahead-of-time stations of a jit call, each a plain object you can hold and question.
+
+JAX: jax/_src/stages.py. `jit(f).trace(x)` is a `Traced` (the jaxpr and what it returns);
+`.lower()` is a `Lowered` (the backend's program: its text, a cost estimate); `.compile()` is a
+`Compiled`, a callable that runs the executable for exactly the types it was compiled for. Each
+station goes through the same caches as a plain call: tracing, lowering and compiling the same
+thing twice does the work once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from stages.s01_pytrees import keystr, tree_flatten, tree_unflatten
+from stages.s02_tracing import core
+
+from .api_util import ShapeDtypeStruct
+from .explain import equality_errors_pytreedef
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """What a station knows about one argument leaf (JAX: stages.ArgInfo; a pytree leaf)."""
+
+    shape: tuple[int, ...]
+    dtype: Any
+    donated: bool
+
+
+def _out_info(out_tree: Any, out_avals: Any) -> Any:
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                     for a in out_avals])
+
+
+class Traced:
+    """A function traced for argument types: `.jaxpr`, `.out_info`, `.lower()`."""
+
+    def __init__(self, p: Any, lower: Callable[[dict], Any]):
+        self._p, self._lower = p, lower
+        self.jaxpr = p.params["jaxpr"]
+        self.fun_name = p.params["name"]
+        self.in_tree, self.out_tree = p.in_tree, p.out_tree
+        self.in_avals = p.in_avals
+
+    @property
+    def args_info(self) -> Any:
+        donated = self._p.params["donated_invars"][len(self._p.consts):]
+        infos = [ArgInfo(a.shape, a.dtype, d) for a, d in zip(self.in_avals, donated, strict=True)]
+        return tree_unflatten(self.in_tree, infos)
+
+    @property
+    def out_info(self) -> Any:
+        return _out_info(self.out_tree, self.jaxpr.out_avals)
+
+    @property
+    def out_avals(self) -> Any:
+        return tree_unflatten(self.out_tree, self.jaxpr.out_avals)
+
+    def lower(self) -> Lowered:
+        return Lowered(self._lower(self._p.params), self)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Evaluate the jaxpr (eagerly, no compilation)."""
+        leaves, _ = tree_flatten((args, kwargs))
+        outs = core.jaxpr_as_fun(self.jaxpr)(*self._p.consts, *leaves)
+        return tree_unflatten(self.out_tree, outs)
+
+
+class Lowered:
+    """A lowered program: `.as_text()`, `.cost_analysis()`, `.compile()`."""
+
+    def __init__(self, computation: Any, traced: Traced):
+        self._computation, self._traced = computation, traced
+        self.in_tree, self.out_tree = traced.in_tree, traced.out_tree
+        self.args_info, self.out_info = traced.args_info, traced.out_info
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        return self._computation.as_text(dialect, debug_info)
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The backend's program object (JAX: an MLIR module)."""
+        return self._computation.program
+
+    def cost_analysis(self) -> Any:
+        """An estimate from the program before compiling, or None if the backend has none."""
+        return self._computation.cost_analysis()
+
+    def compile(self) -> Compiled:
+        return Compiled(self._computation.compile(), self._traced)
+
+
+class Compiled:
+    """An executable for one signature: call it like the function, with the same types."""
+
+    def __init__(self, executable: Any, traced: Traced):
+        self._executable, self._traced = executable, traced
+        self.in_tree, self.out_tree = traced.in_tree, traced.out_tree
+        self.args_info, self.out_info = traced.args_info, traced.out_info
+
+    def as_text(self) -> str:
+        return self._executable.xla_executable.as_text()
+
+    def cost_analysis(self) -> Any:
+        return self._executable.xla_executable.cost_analysis()
+
+    def runtime_executable(self) -> Any:
+        return self._executable.xla_executable
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, in_tree = tree_flatten((args, kwargs))
+        if in_tree != self.in_tree:
+            errs = list(equality_errors_pytreedef(in_tree, self.in_tree))
+            msg = ["Function compiled with input pytree does not match the input pytree it was "
+                   f"called with. There are {len(errs)} mismatches, including:"]
+            for path, thing1, thing2, explanation in errs:
+                base, rest = ["args", "kwargs"][path[0].idx], tuple(path[1:])
+                msg.append(f"    * at {base}{keystr(rest)}, seen {thing2} but now given "
+                           f"{thing1}, so {explanation}")
+            raise TypeError("\n".join(msg))
+        for x in leaves:
+            if isinstance(x, core.Tracer):
+                raise TypeError(
+                    "Cannot apply JAX transformations to a function lowered and compiled for a "
+                    f"particular signature. Detected argument of Tracer type {type(x)}.")
+        outs = self._executable.call(*self._traced._p.consts, *leaves)
+        return tree_unflatten(self.out_tree, outs)
+

@@ -1,0 +1,60 @@
+"""`make_jaxpr` of programs with jit calls prints exactly as JAX's: the `jit[name=... jaxpr=...]`
+equation, the inner binders named like the outer ones, a twice-used jaxpr hoisted, and jit under
+jvp, vmap, grad, vjp and control flow.
+
+Reverse mode is compared with `jax_use_direct_linearize` off: JAX then splits a jit with jvp and
+partial eval, as the course does (stage 4); its default fuses the two into one linearize rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jax._src import config as jax_config
+
+pytestmark = pytest.mark.oracle
+
+X3 = np.linspace(-1, 1, 3).astype(np.float32)
+W = np.arange(3, dtype=np.float32)
+M23 = np.ones((2, 3), np.float32)
+
+CASES = {
+    "jit": (lambda ns: ns.jit(lambda x, y: ns.jnp.sin(x) * y + 1.0), (X3, 2.0)),
+    "same_jit_twice_is_hoisted": (lambda ns: (lambda g: lambda x: g(x, x) + g(x, x))(
+        ns.jit(lambda a, b: ns.jnp.sin(a) * b)), (X3,)),
+    "unused_output_prints_underscore_inside": (lambda ns: (lambda g: lambda x: g(x)[0])(
+        ns.jit(lambda a: (a * 2.0, ns.jnp.sin(a)))), (1.0,)),
+    "passthrough_and_literal_operand": (lambda ns: (lambda g: lambda x: g(x, 3.0))(
+        ns.jit(lambda a, b: (a, b * 2.0))), (1.0,)),
+    "closed_over_array_is_a_constvar_inside": (lambda ns: ns.jit(lambda x: x * W), (X3,)),
+    "donate_and_keep_unused_are_shown": (lambda ns: ns.jit(
+        lambda x, y: (x, x * 2.0), donate_argnums=0, keep_unused=True), (X3, 1.0)),
+    "static_argument_is_not_an_input": (lambda ns: (lambda g: lambda x: g(x, 3))(
+        ns.jit(lambda a, n: a * n, static_argnums=1)), (X3,)),
+    "jit_of_jit": (lambda ns: lambda x: ns.jit(ns.jit(ns.jnp.sin))(x), (1.0,)),
+    "jvp_of_jit": (lambda ns: lambda x: ns.jvp(ns.jit(lambda x: ns.jnp.sin(x) * x), (x,), (x,)),
+                   (1.0,)),
+    "vmap_of_jit": (lambda ns: ns.vmap(ns.jit(lambda x, y: x * y)), (X3, X3)),
+    "vmap_of_jit_other_axes": (lambda ns: ns.vmap(ns.jit(lambda x, y: x * y), in_axes=(1, None)),
+                               (M23, np.ones(2, np.float32))),
+    "grad_of_jit": (lambda ns: ns.grad(ns.jit(lambda x: ns.jnp.sin(x) * x)), (1.0,)),
+    "grad_of_a_jit_call": (lambda ns: ns.grad(
+        lambda x: ns.jit(lambda x, y: ns.jnp.sin(x) * y + 1.0)(x, 2.0).sum()), (X3,)),
+    "vjp_of_jit": (lambda ns: lambda x: ns.vjp(ns.jit(lambda x: ns.jnp.sin(x) * x), x)[1](x),
+                   (X3,)),
+    "jit_in_cond_branch": (lambda ns: lambda x: ns.cf.cond(
+        x > 0, ns.jit(ns.jnp.sin), lambda a: a, x), (1.0,)),
+    "jit_in_scan_body": (lambda ns: lambda x: ns.cf.scan(
+        lambda c, xi: (ns.jit(lambda a, b: a * b)(c, xi), c), 1.0, x), (X3,)),
+    "cond_in_jit": (lambda ns: ns.jit(lambda x: ns.cf.cond(x > 0, ns.jnp.sin, ns.jnp.cos, x)),
+                    (1.0,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_printed_jaxpr_equals_jaxs(name, ours, theirs):
+    build, args = CASES[name]
+    got = str(ours.make_jaxpr(build(ours))(*args))
+    with jax_config.use_direct_linearize(False):
+        want = str(theirs.make_jaxpr(build(theirs))(*args))
+    assert got == want

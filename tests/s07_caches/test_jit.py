@@ -1,0 +1,144 @@
+"""jit's semantics, walked as the explainer walks them, and its errors, each against JAX.
+
+A list the jitted function appends to plays the part of a `print` inside it: it grows once per
+real trace and never on a cache hit. Both libraries jit the same function, so the number of
+traces each scenario causes is compared with JAX's, not just asserted.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import stages.s07_caches as s07
+from shared.testing import RTOL_ELEMENTWISE
+
+pytestmark = pytest.mark.oracle
+
+
+def traced_counter():
+    """A function of (x, n) that records each time it is traced, and that list."""
+    traces = []
+
+    def f(x, n):
+        traces.append(type(x).__name__)
+        return x * n
+    return f, traces
+
+
+SCENARIO = [  # (what changes, args): each retraces or not, in both libraries
+    ("first call", (np.ones(3, np.float32), 2)),
+    ("new values, same types", (np.full(3, 5.0, np.float32), 2)),
+    ("new shape", (np.ones(4, np.float32), 2)),
+    ("new dtype", (np.ones(4, np.int32), 2)),
+    ("weak type", (1.0, 2)),
+    ("strong scalar", (np.float32(1.0), 2)),
+    ("pytree structure", ({"a": np.ones(3, np.float32)}, 2)),
+    ("static value", (np.ones(3, np.float32), 3)),
+    ("static type: 3.0 is not 3", (np.ones(3, np.float32), 3.0)),
+    ("back to the first signature", (np.ones(3, np.float32), 2)),
+]
+
+
+def test_a_print_fires_once_per_real_trace_as_in_jax():
+    def run(jit):
+        f, traces = traced_counter()
+        g = jit(lambda x, n: f(x["a"] if isinstance(x, dict) else x, n), static_argnums=1)
+        counts = []
+        for _, args in SCENARIO:
+            g(*args)
+            counts.append(len(traces))
+        return counts
+
+    ours, theirs = run(s07.jit), run(jax.jit)
+    assert ours == theirs == [1, 1, 2, 3, 4, 5, 6, 7, 8, 8]
+
+
+def test_values_equal_jaxs_and_keep_their_dtypes():
+    def f(x, y):
+        return {"s": x * y + 1.0, "i": (x > 0).astype(np.int32)}
+
+    x = np.linspace(-1, 1, 5).astype(np.float32)
+    for args in [(x, 2.0), (x, x), (np.float32(3.0), 2), (np.arange(5), 2)]:
+        got, want = s07.jit(f)(*args), jax.jit(f)(*args)
+        assert got.keys() == want.keys()
+        for k in got:
+            assert np.asarray(got[k]).dtype == want[k].dtype
+            np.testing.assert_allclose(got[k], want[k], rtol=RTOL_ELEMENTWISE)
+
+
+def test_static_argnames_keyword_arguments_and_negative_argnums():
+    def f(x, scale, *, shift=0.0):
+        return x * scale + shift
+
+    x = np.arange(3, dtype=np.float32)
+    for jit in (s07.jit, jax.jit):
+        g = jit(f, static_argnames=("scale", "shift"))
+        np.testing.assert_allclose(g(x, 2.0, shift=1.0), x * 2.0 + 1.0)
+        np.testing.assert_allclose(g(x, scale=3.0), x * 3.0)  # static by name, inferred
+        np.testing.assert_allclose(jit(f, static_argnums=-1)(x, 4.0), x * 4.0)
+
+
+def test_disable_jit_runs_python_on_values():
+    seen = []
+
+    def f(x):
+        seen.append(type(x))
+        return x + 1
+
+    with s07.disable_jit():
+        s07.jit(f)(np.ones(2, np.float32))
+    assert seen == [np.ndarray]  # no tracer: the function ran on the value itself
+    s07.jit(f)(np.ones(2, np.float32))
+    assert seen[1] is not np.ndarray
+
+
+def test_clear_cache_forgets_the_functions_traces():
+    f, traces = traced_counter()
+    g = s07.jit(f)
+    g(np.ones(2, np.float32), 2.0)
+    g(np.ones(2, np.float32), 2.0)
+    g.clear_cache()
+    g(np.ones(2, np.float32), 2.0)
+    assert len(traces) == 2
+
+
+def test_jit_decorates_methods_and_takes_options_as_a_decorator():
+    class Model:
+        scale = 3.0
+
+        @s07.jit(static_argnums=0)  # self is no array: static, hashed by identity
+        def apply(self, x):
+            return x * self.scale
+
+    np.testing.assert_allclose(Model().apply(np.ones(2, np.float32)), [3.0, 3.0])
+
+    @s07.jit(static_argnums=1)
+    def power(x, n):
+        return x ** n
+
+    np.testing.assert_allclose(power(np.full(2, 2.0, np.float32), 3), [8.0, 8.0])
+
+
+def _message(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("case", [
+    "not_callable", "static_and_donated", "unhashable_static", "non_array_argument"])
+def test_errors_equal_jaxs(case):
+    def f(x, y=1.0):
+        return x
+
+    def make(jit):
+        return {
+            "not_callable": lambda: jit(3),
+            "static_and_donated": lambda: jit(f, static_argnums=0, donate_argnums=0),
+            "unhashable_static": lambda: jit(f, static_argnums=0)(np.ones(3)),
+            "non_array_argument": lambda: jit(f)("a"),
+        }[case]
+
+    assert _message(make(s07.jit)) == _message(make(jax.jit))

@@ -1,0 +1,230 @@
+"""The persistent cache: another process hits it, the key moves with each ingredient and not with
+a dropped flag, and a corrupt, truncated or concurrently written entry never breaks a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stages.s02_tracing as s02
+import stages.s04_autodiff as s04
+import stages.s07_caches as s07
+from stages.s02_tracing import config
+from stages.s07_caches import cache_key, compilation_cache, compiler, xla_bridge
+
+WORKER = Path(__file__).with_name("cache_worker.py")
+X = np.linspace(-1.0, 1.0, 4, dtype=np.float32)
+jnp = s02.numpy
+
+
+def worker(*args: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.Popen([sys.executable, str(WORKER), *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def result(proc: subprocess.Popen) -> dict:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-3000:]
+    return json.loads(out.splitlines()[-1])
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*-cache"))
+
+
+# ------------------------------------------------------------------ across processes
+
+
+def test_a_second_process_reads_the_executable_instead_of_compiling(tmp_path):
+    cache = str(tmp_path / "cache")
+    first = result(worker("run", cache))
+    second = result(worker("run", cache))
+    assert first["compiles"] == 1 and first["persistent"] == [0, 1]
+    assert second["compiles"] == 0 and second["persistent"] == [1, 0]  # no compile at all
+    assert second["value"] == first["value"]
+    np.testing.assert_allclose(first["value"], np.sin(X) * 3.0 + 1.0, rtol=1e-6)
+
+
+def test_four_processes_writing_one_key_at_once_never_tear_an_entry(tmp_path):
+    cache = str(tmp_path / "cache")
+    procs = [worker("hammer", cache, "4", str(i)) for i in range(4)]
+    results = [result(p) for p in procs]
+    expected = (np.sin(X) * 3.0 + 1.0).tolist()
+    assert all(np.allclose(r["value"], expected) for r in results)
+    assert sum(r["whole"] for r in results) > 0  # readers saw whole entries, never a torn one
+    (entry,) = entries(Path(cache))
+    compilation_cache.extract_executable_and_time(entry.read_bytes())
+    assert not list(Path(cache).glob(".*.tmp"))  # no temporary file left behind
+
+
+# ------------------------------------------------------------------ the key
+
+
+def _key(fun, *args, **jit_options) -> str:
+    program = s07.jit(fun, **jit_options).lower(*args).compiler_ir()
+    backend = xla_bridge.get_backend()
+    options = compiler.get_compile_options(tuple(sorted(jit_options.get(
+        "compiler_options", {}).items())))
+    return cache_key.get(program, backend.devices(), options, backend)
+
+
+def f(x):
+    return jnp.sin(x) * 2.0
+
+
+def test_a_key_is_the_module_name_and_64_hex_digits():
+    key = _key(f, X)
+    name, digest = key.rsplit("-", 1)
+    assert name == "jit_f" and len(digest) == 64 and int(digest, 16) >= 0
+    assert _key(lambda x: x, X).startswith("jit__lambda-")  # as JAX names a lambda's module
+    assert _key(f, X) == key  # deterministic
+
+
+def test_the_same_body_defined_elsewhere_has_the_same_key_unless_metadata_is_hashed():
+    def f(x):  # same name and body as the module-level f, another line: other debug info
+        return jnp.sin(x) * 2.0
+
+    assert _key(f, X) == _key(globals()["f"], X)
+    with config.compilation_cache_include_metadata_in_key(True):
+        assert _key(f, X) != _key(globals()["f"], X)
+
+
+INGREDIENT_CHANGES = {
+    "computation": lambda mp: mp.setattr(sys.modules[__name__], "f",
+                                         lambda x: jnp.cos(x) * 2.0),
+    "jax_lib version": lambda mp: mp.setattr(cache_key, "library_version", lambda: "other"),
+    "backend version": lambda mp: mp.setattr(type(xla_bridge.get_backend()), "platform_version",
+                                             "numpy 0.0"),
+    "XLA flags": lambda mp: mp.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=true"),
+    "compile_options": None,  # below: jit(..., compiler_options=...)
+    "accelerator_config": lambda mp: mp.setattr(
+        type(xla_bridge.get_backend()), "devices",
+        lambda self: [xla_bridge.Device(0, "interpreter", "numpy interpreter")] * 2),
+    "compression": None,  # below: another compression algorithm
+    "custom_hook": lambda mp: mp.setattr(cache_key, "custom_hook", lambda: "my-cluster"),
+}
+
+
+@pytest.mark.parametrize("name", list(INGREDIENT_CHANGES))
+def test_changing_one_ingredient_changes_the_key(name, monkeypatch):
+    assert [n for n, _ in cache_key.entries(None, [], None, None)] == list(INGREDIENT_CHANGES)
+    before = _key(f, X)
+    if name == "compile_options":
+        after = _key(f, X, compiler_options={"xla_cpu_enable_fast_math": True})
+    elif name == "compression":
+        program = s07.jit(f).lower(X).compiler_ir()
+        backend = xla_bridge.get_backend()
+        after = cache_key.get(program, backend.devices(), compiler.get_compile_options(),
+                              backend, compression_algorithm="zstandard")
+    else:
+        INGREDIENT_CHANGES[name](monkeypatch)
+        after = _key(sys.modules[__name__].f, X)
+    assert after != before
+
+
+@pytest.mark.parametrize("flag", cache_key.xla_flags_to_exclude_from_cache_key)
+def test_a_dropped_flag_leaves_the_key_alone(flag, monkeypatch):
+    before = _key(f, X)
+    monkeypatch.setenv("XLA_FLAGS", f"{flag}=1")
+    assert _key(f, X) == before
+    assert _key(f, X, compiler_options={flag.lstrip("-"): "1"}) == before
+
+
+def test_the_dropped_flags_are_jaxs():
+    from jax._src import cache_key as jax_cache_key
+
+    assert cache_key.xla_flags_to_exclude_from_cache_key == \
+        jax_cache_key.xla_flags_to_exclude_from_cache_key
+
+
+# ------------------------------------------------------------------ writing and reading
+
+
+def test_a_fast_compile_is_not_written_below_the_time_threshold(cache_dir, caplog):
+    def g(x):
+        return x * 7.0
+
+    with config.persistent_cache_min_compile_time_secs(100.0), \
+            config.explain_cache_misses(True), caplog.at_level("WARNING"):
+        s07.jit(g)(X)
+    assert entries(cache_dir) == []
+    assert any("Not writing persistent cache entry for 'jit_g' because it took < 100.00 "
+               "seconds to compile" in r.getMessage() for r in caplog.records)
+
+
+def test_a_program_that_cannot_be_serialized_is_compiled_every_time(cache_dir):
+    @s04.custom_jvp
+    def h(x):
+        return jnp.sin(x)
+
+    h.defjvp(lambda p, t: (jnp.sin(p[0]), jnp.cos(p[0]) * t[0]))
+    np.testing.assert_allclose(s07.jit(h)(X), np.sin(X), rtol=1e-6)
+    assert entries(cache_dir) == []  # its jvp rule is a Python function: no file format for it
+
+
+def _corrupt_then_rerun(cache_dir: Path, damage) -> list[str]:
+    def g(x):
+        return jnp.cos(x) + 0.5
+
+    s07.jit(g)(X)
+    (entry,) = entries(cache_dir)
+    entry.write_bytes(damage(entry.read_bytes()))
+    s07.clear_caches()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = s07.jit(g)(X)
+    np.testing.assert_allclose(out, np.cos(X) + 0.5, rtol=1e-6)
+    compilation_cache.extract_executable_and_time(entries(cache_dir)[0].read_bytes())  # rewritten
+    return [str(w.message) for w in caught]
+
+
+def _flip(data: bytes) -> bytes:
+    return data[:60] + bytes([data[60] ^ 0xFF]) + data[61:]
+
+
+@pytest.mark.parametrize("damage,why", [
+    (_flip, "checksum mismatch"),
+    (lambda data: data[:20], "not an entry of this format (truncated, or another writer's)"),
+    (lambda data: data[: len(data) // 2], "checksum mismatch"),
+])
+def test_a_damaged_entry_is_warned_about_deleted_and_compiled_again(cache_dir, damage, why):
+    (message,) = _corrupt_then_rerun(cache_dir, damage)
+    assert message.startswith("Corrupt persistent compilation cache entry 'jit_g-")
+    assert message.endswith(f"({why}); deleting it and compiling again.")
+
+
+def test_the_same_damaged_key_is_warned_about_once(cache_dir):
+    assert len(_corrupt_then_rerun(cache_dir, _flip)) == 1
+    assert _corrupt_then_rerun(cache_dir, _flip) == []  # damaged again: repaired, quietly
+
+
+def test_past_the_size_cap_the_least_recently_used_entry_goes(cache_dir):
+    def make(k):
+        return s07.jit(lambda x: x * float(k) + jnp.sin(x))
+
+    make(1)(X)
+    size = entries(cache_dir)[0].stat().st_size
+    with config.compilation_cache_max_size(int(size * 2.5)):
+        a, b, c = make(1), make(2), make(3)
+        a(X)  # written before the cap: a hit now
+        b(X)
+        s07.clear_caches()
+        a(X)  # a is used again: b is now the least recently used
+        c(X)  # three do not fit: b goes
+        kept = {p.name.split("-")[0] for p in entries(cache_dir)}
+        assert len(entries(cache_dir)) == 2 and kept == {"jit__lambda"}
+        s07.clear_caches()
+        before = compiler.backend_compiles.misses
+        a(X)
+        c(X)
+        assert compiler.backend_compiles.misses == before  # both still on disk
+        b(X)
+        assert compiler.backend_compiles.misses == before + 1  # b was evicted
