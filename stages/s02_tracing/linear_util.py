@@ -221,13 +221,6 @@ def wrap_init(f: Callable, params: dict[str, Any] | None = None, *,
     return WrappedFun(f, partial(f, **params_dict), (), (), params_tuple, None, debug_info)
 
 
-def annotate(f: WrappedFun, in_type: Any) -> WrappedFun:
-    """The same WrappedFun with its input type recorded (part of its identity)."""
-    assert f.in_type is None
-    return WrappedFun(f.f, f.f_transformed, f.transforms, f.stores, f.params, in_type,
-                      f.debug_info)
-
-
 # --8<-- [start:cache]
 def cache(call: Callable) -> Callable:
     """Memoize `call(fun: WrappedFun, *args)` on fun's stack and args, weakly on fun.f.
@@ -252,14 +245,8 @@ def cache(call: Callable) -> Callable:
 
     memoized_fun.cache_clear = fun_caches.clear
     memoized_fun.evict_function = lambda f: fun_caches.pop(f, None)
-    memoized_fun.fun_caches = fun_caches  # for tests and the docs page
     return memoized_fun
 # --8<-- [end:cache]
-
-
-@transformation2
-def hashable_partial(f: Callable, *args: Any) -> Any:
-    return f(*args)
 
 
 def merge_linear_aux(aux1: Callable, aux2: Callable) -> tuple[bool, Any]:

@@ -452,7 +452,7 @@ def _custom_lin_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
     params = dict(eqn.params)
     del params["out_avals"]
     params["bwd"] = params["bwd"].__name__
-    return core._pp_eqn(eqn.replace(params=params), context, settings)
+    return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 
 
 core.pp_eqn_rules[custom_lin_p] = _custom_lin_pp_rule

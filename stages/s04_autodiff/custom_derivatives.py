@@ -239,7 +239,7 @@ def _custom_call_pp_rule(hidden: tuple[str, ...], renamed: dict[str, str], eqn, 
     names = sorted(params)
     params["name"] = eqn.params["call_jaxpr"].jaxpr.debug_info.func_name \
         if eqn.params["call_jaxpr"].jaxpr.debug_info else "fun"
-    return core._pp_eqn(eqn.replace(params=params), context, settings,
+    return core.default_pp_eqn(eqn.replace(params=params), context, settings,
                         params=["name", *names])
 
 

@@ -35,7 +35,6 @@ from stages.s02_tracing.lax import (
     sin,
     sub,
 )
-from stages.s02_tracing.lax_elementwise import log1p_p  # lax.py does not re-export it (yet)
 
 from . import ad_util
 from .ad import instantiate_zeros, primitive_jvps
@@ -190,7 +189,7 @@ defjvp2(lax.tan_p, _tan_jvp)
 defjvp2(lax.tanh_p, _tanh_jvp)
 defjvp2(lax.exp_p, _exp_jvp)
 defjvp(lax.log_p, _log_jvp)
-defjvp(log1p_p, _log1p_jvp)
+defjvp(lax.log1p_p, _log1p_jvp)
 defjvp2(lax.sqrt_p, _sqrt_jvp)
 defjvp2(lax.rsqrt_p, _rsqrt_jvp)
 defjvp2(lax.logistic_p, _logistic_jvp)

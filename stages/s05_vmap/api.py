@@ -250,7 +250,7 @@ def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -
         like = leaf if example is None else example
         if np.shape(part) != new_shape:
             part = lax.reshape(part, new_shape)
-        part = lax._convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
+        part = lax.convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
         parts.append(part)
         start = stop
     return tree_unflatten(treedef, parts)

@@ -19,7 +19,7 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.lax import broadcast_in_dim_p, expand_dims, reduce_sum, transpose
-from stages.s02_tracing.lax_utils import canonicalize_axis
+from stages.s02_tracing.lax.utils import canonicalize_axis
 
 not_mapped = None  # JAX: `not_mapped = None`; a batch_dim is an int or not_mapped
 BatchDim = int | None

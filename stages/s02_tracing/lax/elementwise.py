@@ -1,8 +1,8 @@
-"""Elementwise lax primitives: math, comparisons, bitwise ops, integer_pow, clamp.
+"""Elementwise arithmetic: the one-operand maths (sin, exp, ...), integer_pow, add, mul, ...
 
-JAX: the elementwise sections of jax/_src/lax/lax.py (erf is in lax/special.py). Re-exported by
-lax.py. Each primitive is `unop`/`naryop` of a dtype rule and a numpy impl; the shape rule is
-shared (same shape, or rank-0 operands broadcast).
+JAX: the elementwise sections of jax/_src/lax/lax.py (erf is in lax/special.py). Each primitive
+is `unop`/`naryop` of a dtype rule and a numpy impl; the shape rule is shared (same shape, or
+rank-0 operands broadcast). Bitwise ops and comparisons are in bitwise.py.
 """
 
 from __future__ import annotations
@@ -13,29 +13,34 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes
-from .lax_utils import (
-    _any,
-    _bool_or_int,
-    _complex,
-    _drop_params,
-    _first_dtype,
-    _fixed_dtype,
-    _float,
-    _identity,
-    _int,
-    _num,
-    _ordered,
-    _same_shape,
-    _signedint,
-    check_same_dtypes,
+from .. import core, dtypes
+from .utils import (
+    ANY,
+    COMPLEX,
+    FLOAT,
+    INT,
+    NUM,
+    SIGNED_INT,
+    drop_params,
+    first_dtype,
     naryop,
+    same_dtype,
+    same_shape,
     standard_primitive,
     unop,
     unop_dtype_rule,
 )
 
-# ------------------------------------------------------------------ elementwise, one operand
+__all__ = [
+    "RoundingMethod", "abs", "abs_p", "add", "add_p", "ceil", "ceil_p", "cos", "cos_p", "div",
+    "div_p", "erf", "erf_p", "exp", "exp_p", "floor", "floor_p", "integer_pow", "integer_pow_p",
+    "log", "log1p", "log1p_p", "log_p", "logistic", "logistic_p", "max", "max_p", "min", "min_p",
+    "mul", "mul_p", "neg", "neg_p", "pow", "pow_p", "rem", "rem_p", "round", "round_p", "rsqrt",
+    "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "sub", "sub_p", "tan", "tan_p",
+    "tanh", "tanh_p"
+]
+
+# ------------------------------------------------------------------ one operand
 
 
 class RoundingMethod(enum.IntEnum):
@@ -64,26 +69,25 @@ def _complex_basetype(dtype: np.dtype) -> np.dtype:
     return np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else dtype
 
 
-neg_p = unop(_identity, _num, "neg", np.negative)
-sign_p = unop(_identity, _num, "sign", np.sign)
-floor_p = unop(_identity, _float, "floor", np.floor)
-ceil_p = unop(_identity, _float, "ceil", np.ceil)
-round_p = unop(_identity, _float, "round", _round_impl)
-abs_p = unop(_complex_basetype, _signedint + _float + _complex, "abs", np.abs)
-erf_p = unop(_identity, _float, "erf", _erf)
-not_p = unop(_identity, _bool_or_int, "not", np.invert)
+neg_p = unop(same_dtype, NUM, "neg", np.negative)
+sign_p = unop(same_dtype, NUM, "sign", np.sign)
+floor_p = unop(same_dtype, FLOAT, "floor", np.floor)
+ceil_p = unop(same_dtype, FLOAT, "ceil", np.ceil)
+round_p = unop(same_dtype, FLOAT, "round", _round_impl)
+abs_p = unop(_complex_basetype, SIGNED_INT + FLOAT + COMPLEX, "abs", np.abs)
+erf_p = unop(same_dtype, FLOAT, "erf", _erf)
 # These carry JAX's `accuracy` param (an XLA precision hint) with its default None.
-exp_p = unop(_identity, _float + _complex, "exp", lambda x, accuracy: np.exp(x))
-log_p = unop(_identity, _float + _complex, "log", lambda x, accuracy: np.log(x))
-log1p_p = unop(_identity, _float + _complex, "log1p", lambda x, accuracy: np.log1p(x))
-sin_p = unop(_identity, _float + _complex, "sin", lambda x, accuracy: np.sin(x))
-cos_p = unop(_identity, _float + _complex, "cos", lambda x, accuracy: np.cos(x))
-tan_p = unop(_identity, _float + _complex, "tan", lambda x, accuracy: np.tan(x))
-tanh_p = unop(_identity, _float + _complex, "tanh", lambda x, accuracy: np.tanh(x))
-sqrt_p = unop(_identity, _float + _complex, "sqrt", lambda x, accuracy: np.sqrt(x))
-rsqrt_p = unop(_identity, _float + _complex, "rsqrt", lambda x, accuracy: 1 / np.sqrt(x))
+exp_p = unop(same_dtype, FLOAT + COMPLEX, "exp", lambda x, accuracy: np.exp(x))
+log_p = unop(same_dtype, FLOAT + COMPLEX, "log", lambda x, accuracy: np.log(x))
+log1p_p = unop(same_dtype, FLOAT + COMPLEX, "log1p", lambda x, accuracy: np.log1p(x))
+sin_p = unop(same_dtype, FLOAT + COMPLEX, "sin", lambda x, accuracy: np.sin(x))
+cos_p = unop(same_dtype, FLOAT + COMPLEX, "cos", lambda x, accuracy: np.cos(x))
+tan_p = unop(same_dtype, FLOAT + COMPLEX, "tan", lambda x, accuracy: np.tan(x))
+tanh_p = unop(same_dtype, FLOAT + COMPLEX, "tanh", lambda x, accuracy: np.tanh(x))
+sqrt_p = unop(same_dtype, FLOAT + COMPLEX, "sqrt", lambda x, accuracy: np.sqrt(x))
+rsqrt_p = unop(same_dtype, FLOAT + COMPLEX, "rsqrt", lambda x, accuracy: 1 / np.sqrt(x))
 logistic_p = unop(
-    _identity, _float + _complex, "logistic", lambda x, accuracy: _logistic_impl(x)
+    same_dtype, FLOAT + COMPLEX, "logistic", lambda x, accuracy: _logistic_impl(x)
 )
 
 
@@ -120,11 +124,6 @@ def abs(x: Any) -> Any:
 def erf(x: Any) -> Any:
     """Elementwise error function."""
     return erf_p.bind(x)
-
-
-def bitwise_not(x: Any) -> Any:
-    """Elementwise bitwise NOT (logical NOT for bool); the primitive is named `not`."""
-    return not_p.bind(x)
 
 
 def exp(x: Any, *, accuracy: Any = None) -> Any:
@@ -195,7 +194,7 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
 
 
 def _integer_pow_dtype_rule(x: core.ShapedArray, *, y: int) -> np.dtype:
-    dtype = unop_dtype_rule(_identity, _num, "integer_pow", x)
+    dtype = unop_dtype_rule(same_dtype, NUM, "integer_pow", x)
     if y < 0 and np.issubdtype(dtype, np.integer):
         raise TypeError(
             f"Integers cannot be raised to negative powers, got integer_pow({x}, {y})"
@@ -204,7 +203,7 @@ def _integer_pow_dtype_rule(x: core.ShapedArray, *, y: int) -> np.dtype:
 
 
 integer_pow_p = standard_primitive(
-    _same_shape, _integer_pow_dtype_rule, "integer_pow", _integer_pow_impl
+    same_shape, _integer_pow_dtype_rule, "integer_pow", _integer_pow_impl
 )
 
 
@@ -213,7 +212,7 @@ def integer_pow(x: Any, y: int) -> Any:
     return integer_pow_p.bind(x, y=y)
 
 
-# ------------------------------------------------------------------ elementwise, two operands
+# ------------------------------------------------------------------ two operands
 
 
 def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,55 +257,16 @@ def _mul_dtype(x: core.ShapedArray, y: core.ShapedArray, out_dtype: Any = None) 
     return x.dtype if out_dtype is None else dtypes.canonicalize_dtype(out_dtype)
 
 
-def _shift_impl(shift):
-    # XLA defines over-wide shifts (numpy does not): left/logical give 0, arithmetic the sign
-    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        bits = x.dtype.itemsize * 8
-        too_far = (y < 0) | (y >= bits)
-        safe_y = np.where(too_far, 0, y).astype(x.dtype)
-        out = shift(x, safe_y)
-        fill = np.where(x < 0, -1, 0) if shift is _arithmetic_right else 0
-        return np.where(too_far, fill, out)
-
-    return impl
-
-
-def _logical_right(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    unsigned = np.dtype(f"uint{x.dtype.itemsize * 8}")
-    return np.right_shift(x.view(unsigned), y.astype(unsigned)).view(x.dtype)
-
-
-def _arithmetic_right(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.right_shift(x, y)
-
-
-add_p = naryop(_first_dtype, [_num, _num], "add", np.add)
-sub_p = naryop(_first_dtype, [_num, _num], "sub", np.subtract)
-mul_p = naryop(_mul_dtype, [_num, _num], "mul", lambda x, y, out_dtype: np.multiply(x, y))
-div_p = naryop(_first_dtype, [_num, _num], "div", _div_impl)
-rem_p = naryop(_first_dtype, [_int + _float, _int + _float], "rem", _rem_impl)
+add_p = naryop(first_dtype, [NUM, NUM], "add", np.add)
+sub_p = naryop(first_dtype, [NUM, NUM], "sub", np.subtract)
+mul_p = naryop(_mul_dtype, [NUM, NUM], "mul", lambda x, y, out_dtype: np.multiply(x, y))
+div_p = naryop(first_dtype, [NUM, NUM], "div", _div_impl)
+rem_p = naryop(first_dtype, [INT + FLOAT, INT + FLOAT], "rem", _rem_impl)
 pow_p = naryop(
-    _pow_dtype_rule, [_float + _complex, _num], "pow", np.power, require_same_dtypes=False
+    _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", np.power, require_same_dtypes=False
 )
-max_p = naryop(_first_dtype, [_any, _any], "max", np.maximum)
-min_p = naryop(_first_dtype, [_any, _any], "min", np.minimum)
-and_p = naryop(_first_dtype, [_bool_or_int, _bool_or_int], "and", np.bitwise_and)
-or_p = naryop(_first_dtype, [_bool_or_int, _bool_or_int], "or", np.bitwise_or)
-xor_p = naryop(_first_dtype, [_bool_or_int, _bool_or_int], "xor", np.bitwise_xor)
-shift_left_p = naryop(_first_dtype, [_int, _int], "shift_left", _shift_impl(np.left_shift))
-shift_right_logical_p = naryop(
-    _first_dtype, [_int, _int], "shift_right_logical", _shift_impl(_logical_right)
-)
-shift_right_arithmetic_p = naryop(
-    _first_dtype, [_int, _int], "shift_right_arithmetic", _shift_impl(_arithmetic_right)
-)
-_bool_out = _fixed_dtype(np.bool_)
-eq_p = naryop(_bool_out, [_any, _any], "eq", np.equal)
-ne_p = naryop(_bool_out, [_any, _any], "ne", np.not_equal)
-lt_p = naryop(_bool_out, [_ordered, _ordered], "lt", np.less)
-le_p = naryop(_bool_out, [_ordered, _ordered], "le", np.less_equal)
-gt_p = naryop(_bool_out, [_ordered, _ordered], "gt", np.greater)
-ge_p = naryop(_bool_out, [_ordered, _ordered], "ge", np.greater_equal)
+max_p = naryop(first_dtype, [ANY, ANY], "max", np.maximum)
+min_p = naryop(first_dtype, [ANY, ANY], "min", np.minimum)
 
 
 def add(x: Any, y: Any) -> Any:
@@ -349,101 +309,7 @@ def min(x: Any, y: Any) -> Any:
     return min_p.bind(x, y)
 
 
-def bitwise_and(x: Any, y: Any) -> Any:
-    """Elementwise AND; the primitive is named `and`."""
-    return and_p.bind(x, y)
-
-
-def bitwise_or(x: Any, y: Any) -> Any:
-    """Elementwise OR; the primitive is named `or`."""
-    return or_p.bind(x, y)
-
-
-def bitwise_xor(x: Any, y: Any) -> Any:
-    """Elementwise XOR; the primitive is named `xor`."""
-    return xor_p.bind(x, y)
-
-
-def shift_left(x: Any, y: Any) -> Any:
-    """Elementwise x << y (0 once y reaches the bit width)."""
-    return shift_left_p.bind(x, y)
-
-
-def shift_right_logical(x: Any, y: Any) -> Any:
-    """Elementwise x >> y filling with zeros, whatever the sign of x."""
-    return shift_right_logical_p.bind(x, y)
-
-
-def shift_right_arithmetic(x: Any, y: Any) -> Any:
-    """Elementwise x >> y filling with the sign bit."""
-    return shift_right_arithmetic_p.bind(x, y)
-
-
-def eq(x: Any, y: Any) -> Any:
-    """Elementwise x == y, as bool."""
-    return eq_p.bind(x, y)
-
-
-def ne(x: Any, y: Any) -> Any:
-    """Elementwise x != y, as bool."""
-    return ne_p.bind(x, y)
-
-
-def lt(x: Any, y: Any) -> Any:
-    """Elementwise x < y, as bool."""
-    return lt_p.bind(x, y)
-
-
-def le(x: Any, y: Any) -> Any:
-    """Elementwise x <= y, as bool."""
-    return le_p.bind(x, y)
-
-
-def gt(x: Any, y: Any) -> Any:
-    """Elementwise x > y, as bool."""
-    return gt_p.bind(x, y)
-
-
-def ge(x: Any, y: Any) -> Any:
-    """Elementwise x >= y, as bool."""
-    return ge_p.bind(x, y)
-
-
 # JAX's printer hides these params at their defaults
 for _p in (exp_p, log_p, log1p_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, sqrt_p, rsqrt_p):
-    core.pp_eqn_rules[_p] = _drop_params("accuracy")
-core.pp_eqn_rules[mul_p] = _drop_params("out_dtype")
-
-
-# ------------------------------------------------------------------ clamp
-
-
-def _clamp_shape_rule(lo: core.ShapedArray, operand: core.ShapedArray,
-                      hi: core.ShapedArray) -> tuple:
-    if lo.shape and lo.shape != operand.shape:
-        raise TypeError("clamp requires min.shape == operand.shape or min.shape == (), got "
-                        f"min.shape={lo.shape}, operand.shape={operand.shape}.")
-    if hi.shape and hi.shape != operand.shape:
-        raise TypeError("clamp requires max.shape == operand.shape or max.shape == (), got "
-                        f"max.shape={hi.shape}, operand.shape={operand.shape}.")
-    return operand.shape
-
-
-def _clamp_dtype_rule(lo: core.ShapedArray, operand: core.ShapedArray,
-                      hi: core.ShapedArray) -> np.dtype:
-    check_same_dtypes("clamp", lo, operand, hi)
-    return operand.dtype
-
-
-def _clamp_impl(lo: np.ndarray, operand: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return np.minimum(np.maximum(operand, lo), hi)
-
-
-clamp_p = standard_primitive(_clamp_shape_rule, _clamp_dtype_rule, "clamp", _clamp_impl,
-                             weak_type_rule=lambda lo, operand, hi: operand.weak_type)
-
-
-# jax.lax.clamp's parameter names, which shadow lax.min and lax.max inside the body only
-def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: F811
-    """Elementwise min(max(x, min), max); `min` and `max` may be scalars of x's dtype."""
-    return clamp_p.bind(min, x, max)
+    core.pp_eqn_rules[_p] = drop_params("accuracy")
+core.pp_eqn_rules[mul_p] = drop_params("out_dtype")
