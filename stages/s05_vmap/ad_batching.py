@@ -27,7 +27,7 @@ from .batching import (
     BatchTrace,
     BatchTracer,
     TraceTag,
-    batch_jaxpr,
+    batch_jaxpr_axes,
     batch_subtrace,
     broadcast,
     defvectorized,
@@ -183,7 +183,8 @@ def _remat_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[B
                       jaxpr: core.Jaxpr, **params: Any) -> tuple[list[Any], list[BatchDim]]:
     """checkpoint under vmap: one remat2 of the batched inner jaxpr."""
     # JAX: remat_vmap in ad_checkpoint.py
-    batched, out_batched = batch_jaxpr(core.ClosedJaxpr(jaxpr, []), axis_data, dims, False)
+    batched, out_batched = batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, []), axis_data, dims,
+                                            False)
     outs = ad_checkpoint.remat_p.bind(*batched.consts, *vals,
                                       jaxpr=convert_constvars_jaxpr(batched.jaxpr), **params)
     return outs, [0 if b else not_mapped for b in out_batched]

@@ -16,6 +16,7 @@ import numpy as np
 from stages.s02_tracing import core, lax
 from stages.s02_tracing.core import Primitive
 
+from . import _jax_compat
 from .batching import (
     AxisData,
     BatchDim,
@@ -164,7 +165,7 @@ def _broadcast_in_dim_batch_rule(axis_data, vals, dims, *, shape, broadcast_dime
         return out, not_mapped
     operand = moveaxis(operand, bdim, 0)
     # the batch axis becomes output axis 0; every other axis moves one to the right
-    new_dims = (0, *np.add(1, broadcast_dimensions))
+    new_dims = (0, *_jax_compat.numpy_ints(d + 1 for d in broadcast_dimensions))
     new_shape = (np.shape(operand)[0], *shape)
     out = lax.broadcast_in_dim_p.bind(operand, shape=new_shape, sharding=sharding,
                                       broadcast_dimensions=new_dims)

@@ -227,13 +227,6 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1: Callable, f
 # ------------------------------------------------------------------ batching
 
 
-def _batch_jaxpr(jaxpr: ClosedJaxpr, axis_data: AxisData, in_batched: Sequence[bool],
-                 instantiate: bool | Sequence[bool]) -> tuple[ClosedJaxpr, list[bool]]:
-    """Stage 5's batch_jaxpr with batched inputs on axis 0 (JAX: batching.batch_jaxpr)."""
-    return batch_jaxpr(jaxpr, axis_data, [0 if b else not_mapped for b in in_batched],
-                       instantiate)
-
-
 def _bcast_select_n(which: Any, *cases: Any) -> Any:
     """select_n with a batch of scalars `which` spread over the cases' trailing axes."""
     if np.ndim(which) != np.ndim(cases[0]):
@@ -256,7 +249,7 @@ def _cond_batching_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence
         out_batched = [True] * len(branches[0].out_avals)
         branch_outs = []
         for i, branch in enumerate(branches):
-            batched, _ = _batch_jaxpr(branch, axis_data, in_batched, out_batched)
+            batched, _ = batch_jaxpr(branch, axis_data, in_batched, out_batched)
             # the examples that do not take branch i see its operands under stop_gradient, so
             # a nan or inf in a branch they never take cannot reach their gradient
             predicate = lax.eq(index, np.int32(i))
@@ -269,9 +262,9 @@ def _cond_batching_rule(axis_data: AxisData, args: Sequence[Any], dims: Sequence
     ops = [moveaxis(x, d, 0) if b else x for x, d, b in zip(ops, op_dims, ops_batched,
                                                              strict=True)]
     # an output batched in any branch must be batched in all of them
-    outs_batched = [_batch_jaxpr(b, axis_data, ops_batched, False)[1] for b in branches]
+    outs_batched = [batch_jaxpr(b, axis_data, ops_batched, False)[1] for b in branches]
     out_batched = [any(bs) for bs in zip(*outs_batched, strict=True)]
-    new_branches = tuple(_batch_jaxpr(b, axis_data, ops_batched, out_batched)[0]
+    new_branches = tuple(batch_jaxpr(b, axis_data, ops_batched, out_batched)[0]
                          for b in branches)
     out = cond_p.bind(index, *ops, branches=new_branches)
     return out, [0 if b else not_mapped for b in out_batched]

@@ -21,6 +21,7 @@ from stages.s05_vmap.batching import (
     AxisData,
     BatchDim,
     batch_jaxpr,
+    batch_jaxpr_axes,
     broadcast,
     moveaxis,
     not_mapped,
@@ -28,7 +29,6 @@ from stages.s05_vmap.batching import (
 )
 
 from .common import split_list
-from .conditionals import _batch_jaxpr
 from .loops import scan_p, while_p
 
 
@@ -38,7 +38,7 @@ def _carry_fixpoint(jaxpr: ClosedJaxpr, axis_data: AxisData, consts_batched: lis
     """Batch the body until the batched carries going in are those coming out."""
     for _ in range(1 + len(carry_batched)):
         batched = [*consts_batched, *carry_batched, *xs_batched]
-        jaxpr_batched, out_batched = _batch_jaxpr(
+        jaxpr_batched, out_batched = batch_jaxpr(
             jaxpr, axis_data, batched, instantiate=carry_batched + [False] * num_ys)
         carry_out, ys_batched = split_list(out_batched, [len(carry_batched)])
         if carry_out == carry_batched:
@@ -54,7 +54,7 @@ def _batch_jaxpr_at(jaxpr: ClosedJaxpr, axis_data: AxisData, consts_batched: lis
 
     JAX needs no such helper: its batched predicate is always reduced to a scalar."""
     in_dims = [0 if b else not_mapped for b in consts_batched] + carry_dims
-    batched, _ = batch_jaxpr(jaxpr, axis_data, in_dims, out_batched)
+    batched, _ = batch_jaxpr_axes(jaxpr, axis_data, in_dims, out_batched)
     if axis == 0:
         return batched
 
@@ -104,7 +104,7 @@ def _while_loop_batching_rule(axis_data: AxisData, args: Sequence[Any],
     batched = [d is not not_mapped for d in dims]
     cconsts_b, bconsts_b, init_b = split_list(batched, [cond_nconsts, body_nconsts])
     _, carry_b, _ = _carry_fixpoint(body_jaxpr, axis_data, bconsts_b, init_b, [], 0)
-    _, (pred_b,) = _batch_jaxpr(cond_jaxpr, axis_data, cconsts_b + carry_b, instantiate=False)
+    _, (pred_b,) = batch_jaxpr(cond_jaxpr, axis_data, cconsts_b + carry_b, instantiate=False)
     if pred_b:
         # the examples stop at different times: every carry must be per example
         carry_b = [True] * len(carry_b)
