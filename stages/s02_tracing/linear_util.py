@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any, NamedTuple
 
+from . import _jax_compat
+
 
 class StoreException(Exception):
     pass
@@ -92,10 +94,6 @@ class DebugInfo(NamedTuple):
         return self.func_src_info.split(" ")[0]
 
 
-def _fun_name(f: Any) -> str:
-    return getattr(f, "__name__", "<unnamed function>")
-
-
 # --8<-- [start:wrapped_fun]
 class WrappedFun:
     """`f` with `transforms` to apply around it; `f_transformed` is the composed callable."""
@@ -137,11 +135,7 @@ class WrappedFun:
             if self_store is not None:
                 self_store.store(other_store.val)
 
-    def __repr__(self) -> str:
-        # JAX prints each transformation's name and, oddly, "<unnamed function>" for its args.
-        lines = [f"{i}   : {_fun_name(gen)}   {_fun_name(args)}"
-                 for i, (gen, args) in enumerate(self.transforms)]
-        return "Wrapped function:\n" + "\n".join(lines) + f"\nCore: {_fun_name(self.f)}\n"
+    __repr__ = _jax_compat.wrapped_fun_repr  # the stack, one transformation a line, as JAX's
 
     # Identity is the transformation stack, never the stores (they are outputs, not inputs).
     def __hash__(self) -> int:
