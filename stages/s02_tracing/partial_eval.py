@@ -129,10 +129,10 @@ class DynamicJaxprTrace(core.Trace):
     lift = new_const  # JAX: `pure = lift = new_const`
 
     def process_primitive(self, primitive, tracers, params):
-        fold = const_fold_rules.get(primitive)
-        if fold is not None:
+        if primitive in const_fold_rules:
             # the rule sees the constant operands (None for a tracer) and may compute now
-            folded = fold([None if isinstance(x, core.Tracer) else x for x in tracers], params)
+            consts = [None if isinstance(x, core.Tracer) else x for x in tracers]
+            folded = const_fold_rules[primitive](consts, params)
             if folded is not None:
                 return folded if primitive.multiple_results else folded[0]
         tracers = [self.to_jaxpr_tracer(x) for x in tracers]
