@@ -1,25 +1,34 @@
 """Stage 1: pytrees. Flatten any nest of containers into leaves plus a treedef, and back.
 
+Reading path (the lesson, in order):
+  1. pytree.py        the registry and flatten: a walk that collects leaves and node records
+  2. treedef.py       PyTreeDef: unflatten, flatten_up_to, equality and printing
+  3. tree_util.py     the public API: tree_flatten, tree_map, key paths, prefix errors
+  4. keys.py          the keys of a key path: SequenceKey, DictKey, GetAttrKey, ...
+  5. registration.py  how a type becomes a node: register_pytree_node, register_dataclass
+
 JAX: jax.tree_util (jax/_src/tree_util.py over jaxlib's C++ pytree.cc).
 """
 
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 from .pytree import PyTreeRegistry
-from .tree_util import (
-    all_leaves,
-    broadcast_prefix,
+from .registration import (
     default_registry,
-    flatten_one_level,
-    flatten_one_level_with_keys,
-    keystr,
     none_leaf_registry,
-    prefix_errors,
     register_dataclass,
     register_pytree_node,
     register_pytree_node_class,
     register_pytree_with_keys,
     register_pytree_with_keys_class,
     register_static,
+)
+from .tree_util import (
+    all_leaves,
+    broadcast_prefix,
+    flatten_one_level,
+    flatten_one_level_with_keys,
+    keystr,
+    prefix_errors,
     tree_all,
     tree_flatten,
     tree_flatten_with_path,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
-from .treedef import _LEAF, PyTreeDef, PyTreeKind, _Node
+from .treedef import LEAF, Node, PyTreeDef, PyTreeKind
 
 
 # eq=False: a treedef compares registrations by identity, like the C++ `custom` pointer.
@@ -164,7 +164,7 @@ class PyTreeRegistry:
                 ) -> tuple[list, PyTreeDef]:
         """The leaves of `tree`, left to right, and the treedef that puts them back."""
         leaves: list = []
-        traversal: list[_Node] = []
+        traversal: list[Node] = []
         self._flatten(tree, leaf_predicate, leaves, traversal, None)
         return leaves, PyTreeDef(self, tuple(traversal))
 
@@ -172,13 +172,13 @@ class PyTreeRegistry:
                           ) -> tuple[list, PyTreeDef]:
         """Like flatten, but each leaf comes as `(key_path, leaf)`; is_leaf takes (path, x)."""
         leaves: list = []
-        traversal: list[_Node] = []
+        traversal: list[Node] = []
         self._flatten(tree, leaf_predicate, leaves, traversal, ())
         return leaves, PyTreeDef(self, tuple(traversal))
 
     # --8<-- [start:flatten]
     def _flatten(self, x: Any, leaf_predicate: Callable | None, leaves: list,
-                 traversal: list[_Node], path: tuple | None) -> None:
+                 traversal: list[Node], path: tuple | None) -> None:
         """Append the leaves of `x` to `leaves` and its nodes, children first, to `traversal`.
 
         `path` is None when key paths are not wanted; otherwise it is the key path of `x`, and
@@ -192,7 +192,7 @@ class PyTreeRegistry:
             registration = self.lookup(x)
         if registration is None:
             leaves.append(x if path is None else (path, x))
-            traversal.append(_LEAF)
+            traversal.append(LEAF)
             return
         start_leaves, start_nodes = len(leaves), len(traversal)
         arity = 0
@@ -206,7 +206,7 @@ class PyTreeRegistry:
             for key, child in keyed_children:
                 self._flatten(child, leaf_predicate, leaves, traversal, (*path, key))
                 arity += 1
-        traversal.append(_Node(registration.kind, arity, node_data, registration,
+        traversal.append(Node(registration.kind, arity, node_data, registration,
                                len(leaves) - start_leaves, len(traversal) - start_nodes + 1))
         # END EXERCISE
     # --8<-- [end:flatten]
@@ -224,12 +224,12 @@ class PyTreeRegistry:
 
 def tuple_treedef(registry: PyTreeRegistry, treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
     """The treedef of a tuple whose children have `treedefs`. JAX: pytree.tuple."""
-    traversal: list[_Node] = []
+    traversal: list[Node] = []
     num_leaves = arity = 0
     for treedef in treedefs:
         traversal.extend(treedef._traversal)
         num_leaves += treedef.num_leaves
         arity += 1
-    traversal.append(_Node(PyTreeKind.TUPLE, arity, None, _TUPLE, num_leaves,
+    traversal.append(Node(PyTreeKind.TUPLE, arity, None, _TUPLE, num_leaves,
                            len(traversal) + 1))
     return PyTreeDef(registry, tuple(traversal))

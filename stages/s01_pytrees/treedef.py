@@ -38,7 +38,7 @@ class PyTreeKind(enum.Enum):
     DATACLASS = "dataclass"
 
 
-class _Node(NamedTuple):
+class Node(NamedTuple):
     """One entry of a treedef's traversal. JAX: PyTreeDef::Node in pytree.h."""
 
     kind: PyTreeKind
@@ -49,7 +49,7 @@ class _Node(NamedTuple):
     num_nodes: int  # nodes in the subtree rooted here, itself included
 
 
-_LEAF = _Node(PyTreeKind.LEAF, 0, None, None, 1, 1)
+LEAF = Node(PyTreeKind.LEAF, 0, None, None, 1, 1)
 
 
 class PyTreeDef:
@@ -57,7 +57,7 @@ class PyTreeDef:
 
     __slots__ = ("_registry", "_traversal", "_hash")
 
-    def __init__(self, registry: PyTreeRegistry, traversal: tuple[_Node, ...]) -> None:
+    def __init__(self, registry: PyTreeRegistry, traversal: tuple[Node, ...]) -> None:
         object.__setattr__(self, "_registry", registry)
         object.__setattr__(self, "_traversal", traversal)
         object.__setattr__(self, "_hash", None)
@@ -123,7 +123,7 @@ class PyTreeDef:
         return leaves
     # --8<-- [end:flatten-up-to]
 
-    def _children_up_to(self, node: _Node, obj: Any) -> list:
+    def _children_up_to(self, node: Node, obj: Any) -> list:
         """The children of `obj`, checked against `node`, with the C++ error texts."""
         kind = node.kind
         if kind is PyTreeKind.NONE:
@@ -196,7 +196,7 @@ class PyTreeDef:
 
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """This structure with the `inner` structure in place of every leaf."""
-        traversal: list[_Node] = []
+        traversal: list[Node] = []
         for node in self._traversal:
             if node.kind is PyTreeKind.LEAF:
                 traversal.extend(inner._traversal)
@@ -235,7 +235,7 @@ class PyTreeDef:
     __repr__ = __str__
 
 
-def _node_str(node: _Node, children: list[str]) -> str:
+def _node_str(node: Node, children: list[str]) -> str:
     """One node printed as pytree.cc prints it, given its children already printed."""
     kind = node.kind
     joined = ", ".join(children)

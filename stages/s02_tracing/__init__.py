@@ -1,8 +1,24 @@
 """Stage 2: tracing to jaxprs. Primitives, the trace context, make_jaxpr, eval_jaxpr, lax, numpy.
 
+Reading path (the lesson, in order):
+  1. core.py          abstract values, primitives, traces and tracers, the tracing context
+  2. jaxpr.py         the jaxpr IR (vars, literals, equations) and eval_jaxpr
+  3. partial_eval.py  DynamicJaxprTrace: run a function on tracers, record a jaxpr
+  4. api.py           make_jaxpr
+  5. linear_util.py   WrappedFun, transformations, and the cache of traced calls
+
+Beside it (read when a step needs it):
+  api_util.py       flatten_fun and the other transformations every API function uses
+  pretty_printer.py the jaxpr printer, in JAX's format
+  dtypes.py         canonical dtypes, weak types, the promotion lattice
+  errors.py         the errors a tracer raises when Python asks it for a value
+  lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
+  numpy/            a small jax.numpy over lax, and the tracer operators
+  _jax_compat.py    what exists only to print exactly as JAX does
+
 JAX: jax/_src/core.py (our core.py, jaxpr.py, pretty_printer.py), interpreters/partial_eval.py,
-linear_util.py, api_util.py, lax/lax.py, numpy/. Importing the stage imports `numpy`, which
-installs the tracer operators.
+linear_util.py, api_util.py, lax/, numpy/. Importing the stage imports `numpy`, which installs
+the tracer operators.
 """
 
 from . import core, lax, linear_util, numpy, partial_eval

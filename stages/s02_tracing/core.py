@@ -3,8 +3,7 @@
 JAX: jax/_src/core.py. Tracing is "stackless" as in JAX 0.10.2: `Primitive.bind` hands the
 operation to the trace held in the tracing context (`trace_ctx.trace`); each tracer knows its
 own trace; there are no integer levels. JAX's core.py also holds the jaxpr IR and its printer;
-ours live in jaxpr.py and pretty_printer.py, and are re-exported here, so `core.Jaxpr`,
-`core.eval_jaxpr` and `core.pp_eqn_rules` work as in JAX.
+ours are in jaxpr.py and pretty_printer.py, re-exported here (`core.Jaxpr`, `core.pp_eqn_rules`).
 """
 
 from __future__ import annotations
@@ -20,9 +19,6 @@ from . import dtypes
 from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them too)
     ConcretizationTypeError,
     TracerArrayConversionError,
-    TracerBoolConversionError,
-    TracerIntegerConversionError,
-    UnexpectedTracerError,
     check_bool_conversion,
     check_integer_conversion,
     check_scalar_conversion,
@@ -48,7 +44,7 @@ from .jaxpr import (  # noqa: F401
 from .pretty_printer import (  # noqa: F401
     JaxprPpContext,
     JaxprPpSettings,
-    _pp_eqn,
+    default_pp_eqn,
     pp_eqn,
     pp_eqn_rules,
 )
@@ -121,8 +117,8 @@ class ShapedArray:
     _hex = concretization_function_error(hex)
     _oct = concretization_function_error(oct)
     _index = concretization_function_error(operator.index)
-    # array_methods.py installs the array methods: _add, _radd, ..., _getitem, _T, _reshape, ...
-    # and lax.py installs _iter
+    # numpy/array_methods.py installs the array methods: _add, _radd, ..., _getitem, _T, ...
+    # and lax/slicing.py installs _iter
 # --8<-- [end:shaped_array]
 
 
@@ -307,30 +303,7 @@ class take_current_trace:
     def __exit__(self, *exc_info) -> None:
         trace_ctx.set_trace(self.prev)
 
-
-def find_cur_trace() -> Trace:
-    return trace_ctx.trace
 # --8<-- [end:trace]
-
-
-def _forward_to_aval(name: str) -> Callable:
-    """Tracer.__add__ is `self.aval._add(self, other)`: array_methods.py installs `_add`."""
-
-    def method(self, *args, **kwargs):
-        aval_method = getattr(self.aval, name, None)
-        if aval_method is None:
-            raise TypeError(
-                f"{type(self).__name__} does not support `{name.lstrip('_')}`: "
-                f"{type(self.aval).__name__}.{name} is not installed (see array_methods.py)"
-            )
-        return aval_method(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
-
-
-def _forward_property(name: str) -> property:
-    return property(lambda self: _forward_to_aval(name)(self))
 
 
 # --8<-- [start:tracer]
@@ -354,7 +327,7 @@ class Tracer:
         return self.aval._len(self)
 
     def __iter__(self):
-        # iterating a traced array slices it along axis 0: lax.py installs aval._iter
+        # iterating a traced array slices it along axis 0: lax/slicing.py installs aval._iter
         if not hasattr(self.aval, "_iter"):
             raise TypeError(f"Value of type {type(self)} is not iterable.")
         return iter(self.aval._iter(self))
@@ -411,22 +384,8 @@ class Tracer:
     def __repr__(self) -> str:
         return self._short_repr()
 
-
-# Operators forward to the aval, exactly as JAX's Tracer does: `x + y` -> aval._add(x, y).
-_TRACER_OPERATORS = (
-    "neg pos abs invert eq ne lt le gt ge add radd sub rsub mul rmul truediv rtruediv "
-    "floordiv rfloordiv mod rmod divmod rdivmod pow rpow matmul rmatmul and rand or ror "
-    "xor rxor lshift rlshift rshift rrshift getitem"
-).split()
-for _op in _TRACER_OPERATORS:
-    setattr(Tracer, f"__{_op}__", _forward_to_aval(f"_{_op}"))
-# Array methods and properties, also forwarded to the aval (installed by array_methods.py).
-for _method in (
-    "reshape transpose sum mean max min prod argmax argmin cumsum astype squeeze ravel "
-    "flatten dot clip any all swapaxes"
-).split():
-    setattr(Tracer, _method, _forward_to_aval(f"_{_method}"))
-Tracer.T = _forward_property("_T")
+    # The operators (`x + y`, `x[1:]`) and array methods (`x.sum()`) forward to the aval, as
+    # in JAX: `x + y` is `x.aval._add(x, y)`. numpy/array_methods.py installs both sides.
 # --8<-- [end:tracer]
 
 

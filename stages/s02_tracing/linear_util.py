@@ -16,6 +16,8 @@ from collections.abc import Callable, Hashable
 from functools import partial
 from typing import Any, NamedTuple
 
+from . import _jax_compat
+
 
 class StoreException(Exception):
     pass
@@ -92,10 +94,6 @@ class DebugInfo(NamedTuple):
         return self.func_src_info.split(" ")[0]
 
 
-def _fun_name(f: Any) -> str:
-    return getattr(f, "__name__", "<unnamed function>")
-
-
 # --8<-- [start:wrapped_fun]
 class WrappedFun:
     """`f` with `transforms` to apply around it; `f_transformed` is the composed callable."""
@@ -137,11 +135,7 @@ class WrappedFun:
             if self_store is not None:
                 self_store.store(other_store.val)
 
-    def __repr__(self) -> str:
-        # JAX prints each transformation's name and, oddly, "<unnamed function>" for its args.
-        lines = [f"{i}   : {_fun_name(gen)}   {_fun_name(args)}"
-                 for i, (gen, args) in enumerate(self.transforms)]
-        return "Wrapped function:\n" + "\n".join(lines) + f"\nCore: {_fun_name(self.f)}\n"
+    __repr__ = _jax_compat.wrapped_fun_repr  # the stack, one transformation a line, as JAX's
 
     # Identity is the transformation stack, never the stores (they are outputs, not inputs).
     def __hash__(self) -> int:
@@ -221,13 +215,6 @@ def wrap_init(f: Callable, params: dict[str, Any] | None = None, *,
     return WrappedFun(f, partial(f, **params_dict), (), (), params_tuple, None, debug_info)
 
 
-def annotate(f: WrappedFun, in_type: Any) -> WrappedFun:
-    """The same WrappedFun with its input type recorded (part of its identity)."""
-    assert f.in_type is None
-    return WrappedFun(f.f, f.f_transformed, f.transforms, f.stores, f.params, in_type,
-                      f.debug_info)
-
-
 # --8<-- [start:cache]
 def cache(call: Callable) -> Callable:
     """Memoize `call(fun: WrappedFun, *args)` on fun's stack and args, weakly on fun.f.
@@ -252,14 +239,8 @@ def cache(call: Callable) -> Callable:
 
     memoized_fun.cache_clear = fun_caches.clear
     memoized_fun.evict_function = lambda f: fun_caches.pop(f, None)
-    memoized_fun.fun_caches = fun_caches  # for tests and the docs page
     return memoized_fun
 # --8<-- [end:cache]
-
-
-@transformation2
-def hashable_partial(f: Callable, *args: Any) -> Any:
-    return f(*args)
 
 
 def merge_linear_aux(aux1: Callable, aux2: Callable) -> tuple[bool, Any]:

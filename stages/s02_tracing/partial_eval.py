@@ -11,11 +11,18 @@ from typing import Any
 
 from stages.s01_pytrees import PyTreeDef, tree_flatten
 
-from . import core
+from . import _jax_compat, core
 from . import linear_util as lu
 from .api_util import argnums_partial, flatten_fun
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
+
+# Rules that compute an equation while staging, when its operands are constants, instead of
+# recording it: rule(consts, params) -> the outputs, or None to record the equation after all.
+# A const is None where the operand is a tracer. JAX: pe.const_fold_rules (its rules also get
+# the output avals, and return constants the trace wraps as tracers; ours return the values).
+ConstFoldRule = Callable[[list[Any], dict[str, Any]], list[Any] | None]
+const_fold_rules: dict[core.Primitive, ConstFoldRule] = {}
 
 
 class JaxprStackFrame:
@@ -64,9 +71,7 @@ class DynamicJaxprTracer(core.Tracer):
         super().__init__(trace, aval)
         self.val = val  # the Var or Literal this tracer stands for in the jaxpr
 
-    def _short_repr(self) -> str:
-        # JAX's make_jaxpr traces through jit, so its tracers print as JitTracer too.
-        return f"JitTracer({self.aval})"
+    _short_repr = _jax_compat.jit_tracer_repr  # printed as JAX's are: JitTracer(f32[3])
 
     def _origin_msg(self) -> str:
         dbg = self._trace.frame.debug_info
@@ -124,6 +129,12 @@ class DynamicJaxprTrace(core.Trace):
     lift = new_const  # JAX: `pure = lift = new_const`
 
     def process_primitive(self, primitive, tracers, params):
+        if primitive in const_fold_rules:
+            # the rule sees the constant operands (None for a tracer) and may compute now
+            consts = [None if isinstance(x, core.Tracer) else x for x in tracers]
+            folded = const_fold_rules[primitive](consts, params)
+            if folded is not None:
+                return folded if primitive.multiple_results else folded[0]
         tracers = [self.to_jaxpr_tracer(x) for x in tracers]
         return self.default_process_primitive(primitive, tracers, params)
 

@@ -169,7 +169,7 @@ class JaxprPpSettings(NamedTuple):
 # rule(eqn, context, settings) -> Doc; most drop params JAX hides, e.g.
 #   def _dot_general_pp_rule(eqn, context, settings):
 #       params = {k: v for k, v in eqn.params.items() if v is not None}
-#       return core._pp_eqn(eqn.replace(params=params), context, settings)
+#       return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 pp_eqn_rules: dict[Primitive, Callable] = {}
 
 
@@ -261,9 +261,12 @@ def pp_kv_pairs(kv_pairs: Sequence[tuple[str, Any]], context: JaxprPpContext,
 
 
 # --8<-- [start:pp_eqn]
-def _pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
-            params: Sequence[str] | None = None) -> Doc:
-    """`c:f32[3] = mul b 2.0:f32[]`: binders with avals, primitive, [params], operands."""
+def default_pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
+                   params: Sequence[str] | None = None) -> Doc:
+    """`c:f32[3] = mul b 2.0:f32[]`: binders with avals, primitive, [params], operands.
+
+    The printing rule of every primitive without its own; custom rules call it after changing
+    the params (JAX: core._pp_eqn)."""
     # EXERCISE 2.5 (printer): binders with avals, " = ", the name, [params], the operands
     if params is None:
         params = sorted(eqn.params)
@@ -282,7 +285,7 @@ def _pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings,
 
 def pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSettings) -> Doc:
     """One equation, through the primitive's custom rule if it has one (pp_eqn_rules)."""
-    rule = pp_eqn_rules.get(eqn.primitive, _pp_eqn)
+    rule = pp_eqn_rules.get(eqn.primitive, default_pp_eqn)
     return rule(eqn, context, settings)
 
 

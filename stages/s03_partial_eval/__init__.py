@@ -1,5 +1,13 @@
 """Stage 3: partial evaluation. Known/unknown split, residuals, DCE, remat policies.
 
+Reading path (the lesson, in order):
+  1. partial_eval.py         PartialVal, JaxprTrace: known work runs, unknown work is recorded
+  2. dce.py                  dce_jaxpr: keep what a used output depends on
+  3. partial_eval_custom.py  the equation-level split a remat policy steers
+  4. ad_checkpoint.py        the remat policies: which known values to save
+
+Beside it: _jax_compat.py, what exists only so our jaxprs match JAX's literal/residual choice.
+
 JAX: jax/_src/interpreters/partial_eval.py (the JaxprTrace half) and jax/_src/ad_checkpoint.py.
 """
 

@@ -19,12 +19,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr_dynamic
+
+from . import _jax_compat
 
 # JAX keeps these in partial_eval.py too; ours are split out by concept and re-exported here.
 from .dce import dce_jaxpr, dce_rules, has_effects  # noqa: F401
@@ -133,9 +133,7 @@ class JaxprTrace(core.Trace):
         super().__init__()
         self.parent_trace = parent_trace  # eager evaluation, or the trace of the known jaxpr
         self.counter = itertools.count()
-        # Arrays known work computed eagerly, by id. JAX's are jax.Arrays, which it never
-        # inlines as literals, even 0-d; ours are numpy arrays, which stage 2 would inline.
-        self.computed: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+        self.known_results = _jax_compat.KnownResults()  # crossed as residuals, as in JAX
 
     def to_jaxpr_tracer(self, x: Any) -> JaxprTracer:
         """Our tracers pass through; any other value is a known constant."""
@@ -167,8 +165,7 @@ class JaxprTrace(core.Trace):
         const = tracer.pval.get_known()
         if const is None:
             return tracer
-        # a 0-d array that known work computed is not a constant of the program: it crosses
-        if core.is_literalable(const) and self.computed.get(id(const)) is not const:
+        if core.is_literalable(const) and const not in self.known_results:
             return self.new_instantiated_literal(const)
         return self.new_instantiated_const(const)
 
@@ -180,9 +177,7 @@ class JaxprTrace(core.Trace):
                 out = rule(self, *[self.to_jaxpr_tracer(t) for t in tracers], **params)
             else:
                 out = self.default_process_primitive(primitive, tracers, params)
-        for x in out if primitive.multiple_results else [out]:
-            if isinstance(x, np.ndarray):
-                self.computed[id(x)] = x
+        self.known_results.record(out if primitive.multiple_results else [out])
         return out
 
     def default_process_primitive(self, primitive: core.Primitive, tracers: Sequence[Any],

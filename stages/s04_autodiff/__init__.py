@@ -1,10 +1,31 @@
 """Stage 4: autodiff. jvp, linearize, transpose, vjp, grad, custom rules, checkpoint.
 
+Reading path (the lesson, in order):
+  1. ad_util.py  tangent values: symbolic Zero, add_jaxvals (`add_any`), float0
+  2. ad.py       JVPTrace and jvp; linearize = jvp + partial eval; backward_pass
+  3. api.py      jvp, linearize, vjp, grad, value_and_grad over pytrees, with JAX's checks
+
+Beside it:
+  jvp_rules.py           defjvp and a jvp rule for every stage-2 primitive (read `_mul_jvp`)
+  transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
+  custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
+  custom_calls.py        their two primitives, and one rule per trace type in two tables
+  ad_checkpoint.py       checkpoint (remat2) and its rules; the remat policies
+
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
-ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py).
+ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
+custom_calls.py).
 """
 
-from . import ad, ad_checkpoint, ad_util, custom_derivatives, jvp_rules, transpose_rules
+from . import (
+    ad,
+    ad_checkpoint,
+    ad_util,
+    custom_calls,
+    custom_derivatives,
+    jvp_rules,
+    transpose_rules,
+)
 from .ad_checkpoint import checkpoint, checkpoint_name, remat
 from .ad_util import stop_gradient
 from .api import grad, jvp, linear_transpose, linearize, value_and_grad, vjp
@@ -16,6 +37,7 @@ __all__ = [
     "ad_util",
     "checkpoint",
     "checkpoint_name",
+    "custom_calls",
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",

@@ -108,48 +108,6 @@ class JVPTrace(core.Trace):
         # END EXERCISE
 # --8<-- [end:jvp_trace]
 
-    def process_custom_jvp_call(self, primitive: core.Primitive, fun: lu.WrappedFun,
-                                jvp: lu.WrappedFun, tracers: Sequence[Any], *,
-                                symbolic_zeros: bool) -> list[Any]:
-        """A custom_jvp function: its own rule replaces differentiating its body."""
-        primals_in, tangents_in = zip(*map(self.to_primal_tangent_pair, tracers), strict=True)
-        if all(type(t) is Zero for t in tangents_in):
-            params = dict(subfuns=(fun, jvp), symbolic_zeros=symbolic_zeros)
-            return primitive.bind_with_trace(self.parent_trace, primals_in, params)
-        with core.set_current_trace(self.parent_trace):
-            tangents_in = [instantiate_zeros(t) for t in tangents_in]
-            outs = jvp.call_wrapped(*primals_in, *tangents_in)
-        primals_out, tangents_out = outs[: len(outs) // 2], outs[len(outs) // 2 :]
-        return [maybe_jvp_tracer(self, p, t)
-                for p, t in zip(primals_out, tangents_out, strict=True)]
-
-    def process_custom_vjp_call(self, primitive: core.Primitive, fun: lu.WrappedFun,
-                                fwd: lu.WrappedFun, bwd: lu.WrappedFun, tracers: Sequence[Any],
-                                *, out_trees: Callable, symbolic_zeros: bool) -> list[Any]:
-        """A custom_vjp function: run fwd for outputs and residuals; the tangents are one
-        `custom_lin` equation whose transpose is bwd."""
-        primals_in, tangents_in = zip(*map(self.to_primal_tangent_pair, tracers), strict=True)
-        if all(type(t) is Zero for t in tangents_in):
-            params = dict(subfuns=(fun, fwd, bwd), out_trees=out_trees,
-                          symbolic_zeros=symbolic_zeros)
-            return primitive.bind_with_trace(self.parent_trace, primals_in, params)
-        # EXERCISE 4.6 (custom-vjp): run fwd, then bind custom_lin on the residuals and tangents
-        with core.set_current_trace(self.parent_trace):
-            res_and_primals_out = fwd.call_wrapped(*primals_in)
-        _, res_tree = out_trees()
-        res, primals_out = (res_and_primals_out[: res_tree.num_leaves],
-                            res_and_primals_out[res_tree.num_leaves :])
-        in_zeros = [type(t) is Zero for t in tangents_in]
-        nz_tangents = [t for t in tangents_in if type(t) is not Zero]
-        out_avals = [tangent_aval(core.get_aval(p)) for p in primals_out]
-        with core.set_current_trace(self.parent_trace):
-            tangents_out = custom_lin_p.bind(
-                *res, *nz_tangents, num_res=len(res), bwd=bwd, out_avals=out_avals,
-                symbolic_zeros=symbolic_zeros, in_zeros=in_zeros)
-        # END EXERCISE
-        return [maybe_jvp_tracer(self, p, t)
-                for p, t in zip(primals_out, tangents_out, strict=True)]
-
 
 # --8<-- [start:jvp_transform]
 def jvp(fun: lu.WrappedFun, has_aux: bool = False, instantiate: bool | Sequence[bool] = True
@@ -324,23 +282,6 @@ def get_primitive_transpose(p: core.Primitive) -> Callable:
         ) from err
 
 
-# Set by `record_accumulations` (the docs page turns it on to print the reverse walk).
-_accumulation_log: list[tuple[Any, Var, Any, Any]] | None = None
-
-
-class record_accumulations:
-    """Context manager: collect (primitive, var, cotangent, running total) per accumulation."""
-
-    def __enter__(self) -> list[tuple[Any, Var, Any, Any]]:
-        global _accumulation_log
-        self.prev, _accumulation_log = _accumulation_log, []
-        return _accumulation_log
-
-    def __exit__(self, *exc_info: Any) -> None:
-        global _accumulation_log
-        _accumulation_log = self.prev
-
-
 class ValAccum:
     """Where the cotangents of one linear value are summed, in any order, as they arrive."""
 
@@ -360,9 +301,14 @@ class ValAccum:
 
 # --8<-- [start:backward_pass]
 def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any],
-                  cotangents_in: Sequence[Any]) -> list[Any]:
+                  cotangents_in: Sequence[Any], on_accumulate: Callable | None = None
+                  ) -> list[Any]:
     """Transpose `jaxpr` in its UndefinedPrimal inputs: output cotangents in, one cotangent per
-    input out (a symbolic Zero where none arrived)."""
+    input out (a symbolic Zero where none arrived).
+
+    `on_accumulate(primitive, var, ct, total)`, if given, sees every cotangent as it is summed
+    into a variable, with the running total there (the stage's page prints the walk with it).
+    """
     # JAX: ad.backward_pass3 (it writes into the caller's accumulators instead of returning)
     primal_env: dict[Var, Any] = {}
 
@@ -396,8 +342,8 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any]
                              f"{np.shape(ct)} for a value of shape {v.aval.shape}")
         acc = ct_env.setdefault(v, ValAccum(tangent_aval(v.aval)))
         acc.accum(ct)
-        if _accumulation_log is not None:
-            _accumulation_log.append((prim, v, ct, acc.val))
+        if on_accumulate is not None:
+            on_accumulate(prim, v, ct, acc.val)
 
     def read_cotangent(v: Var) -> Any:
         acc = ct_env.pop(v, None)
@@ -419,40 +365,3 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any]
     return [read_cotangent(v) for v in jaxpr.invars]
     # END EXERCISE
 # --8<-- [end:backward_pass]
-
-
-# ------------------------------------------------------------------ custom_lin
-
-
-def raise_custom_vjp_error_on_jvp(*args: Any, **params: Any) -> Any:
-    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
-
-
-# The tangent half of a custom_vjp function under differentiation: it can only be transposed
-# (into the user's bwd), never evaluated, so forward mode through a custom_vjp fails.
-custom_lin_p = core.Primitive("custom_lin")
-custom_lin_p.multiple_results = True
-custom_lin_p.def_impl(raise_custom_vjp_error_on_jvp)
-custom_lin_p.def_abstract_eval(lambda *avals, out_avals, **params: list(out_avals))
-
-
-def _custom_lin_transpose(cts_out: list[Any], *invals: Any, num_res: int, bwd: lu.WrappedFun,
-                          out_avals: Any, symbolic_zeros: bool, in_zeros: Sequence[bool]
-                          ) -> list[Any]:
-    res = invals[:num_res]
-    cts_in = bwd.call_wrapped(*res, *[instantiate(ct) for ct in cts_out])
-    nonzero_cts_in = [ct for ct, zero in zip(cts_in, in_zeros, strict=True) if not zero]
-    return [None] * num_res + nonzero_cts_in
-
-
-primitive_transposes[custom_lin_p] = _custom_lin_transpose
-
-
-def _custom_lin_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
-    params = dict(eqn.params)
-    del params["out_avals"]
-    params["bwd"] = params["bwd"].__name__
-    return core._pp_eqn(eqn.replace(params=params), context, settings)
-
-
-core.pp_eqn_rules[custom_lin_p] = _custom_lin_pp_rule

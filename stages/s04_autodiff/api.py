@@ -225,7 +225,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
 # ------------------------------------------------------------------ grad
 
 
-def _check_input_dtype_revderiv(name: str, allow_int: bool, x: Any) -> None:
+def check_input_dtype_revderiv(name: str, allow_int: bool, x: Any) -> None:
     """A reverse-mode input must be a float (an int or bool one only with allow_int)."""
     dtype = core.get_aval(x).dtype
     if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
@@ -239,7 +239,7 @@ def _check_input_dtype_revderiv(name: str, allow_int: bool, x: Any) -> None:
                         f"sub-dtype of np.bool_ or np.number), but got {dtype.name}.")
 
 
-_check_input_dtype_grad = functools.partial(_check_input_dtype_revderiv, "grad")
+_check_input_dtype_grad = functools.partial(check_input_dtype_revderiv, "grad")
 
 
 def _check_scalar(x: Any) -> None:
@@ -252,7 +252,7 @@ def _check_scalar(x: Any) -> None:
         raise TypeError(msg(f"had shape: {aval.shape}"))
 
 
-def _check_output_dtype_revderiv(name: str, x: Any) -> None:
+def check_output_dtype_revderiv(name: str, x: Any) -> None:
     """A reverse-mode output must be a real float: the cotangent 1.0 is seeded in its dtype."""
     dtype = core.get_aval(x).dtype
     if np.issubdtype(dtype, np.complexfloating):
@@ -268,7 +268,7 @@ def _check_output_dtype_revderiv(name: str, x: Any) -> None:
             "integer outputs, use jax.vjp directly.")
 
 
-_check_output_dtype_grad = functools.partial(_check_output_dtype_revderiv, "grad")
+_check_output_dtype_grad = functools.partial(check_output_dtype_revderiv, "grad")
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

@@ -1,11 +1,10 @@
 """custom_jvp and custom_vjp: a function with its own derivative rule, as a call primitive.
 
-JAX: jax/_src/custom_derivatives.py. Calling a decorated function binds one primitive,
-`custom_jvp_call` or `custom_vjp_call`, carrying the function *and* its rule as `subfuns`.
-Each trace decides what that means, through its `process_custom_jvp_call` /
-`process_custom_vjp_call` method: the eval trace just calls the function, the jaxpr trace stages
-one equation holding the function's jaxpr and the rule, and JVPTrace (ad.py) uses the rule
-instead of differentiating the body. A later trace (vmap, jit) adds its own method.
+JAX: jax/_src/custom_derivatives.py. Calling a decorated function flattens its arguments and
+the user's rules, then binds one primitive, `custom_jvp_call` or `custom_vjp_call`, carrying
+the function *and* its rule as `subfuns`. What each trace does with it is custom_calls.py: one
+rule per trace type, in the tables `custom_jvp_call_rules` and `custom_vjp_call_rules` (a
+later trace, vmap's or jit's, registers its own there).
 """
 
 from __future__ import annotations
@@ -27,240 +26,15 @@ from stages.s01_pytrees import (
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info
-from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
-from stages.s02_tracing.partial_eval import (
-    DynamicJaxprTrace,
-    convert_constvars_jaxpr,
-    trace_to_closed_jaxpr,
-    trace_to_jaxpr_dynamic,
-)
-from stages.s03_partial_eval import partial_eval as pe
+from stages.s02_tracing.core import ShapedArray
 
-from . import ad
 from .ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
-
-# ------------------------------------------------------------------ how each trace handles them
-
-
-def _inline(trace: core.Trace, primitive: core.Primitive, fun: lu.WrappedFun, *rest: Any,
-            **params: Any) -> list[Any]:
-    """The default: call the function itself under `trace`; the custom rule is not needed."""
-    # JAX: EvalTrace.process_custom_jvp_call (and JaxprTrace's, for unknown inputs)
-    tracers = rest[-1]
-    with core.set_current_trace(trace):
-        return fun.call_wrapped(*tracers)
-
-
-def _stage_custom_call(trace: DynamicJaxprTrace, primitive: core.Primitive,
-                       fun: lu.WrappedFun, tracers: Sequence[Any], params: dict) -> list[Any]:
-    """One equation holding fun's jaxpr (its constants become leading operands)."""
-    tracers = [trace.to_jaxpr_tracer(t) for t in tracers]
-    fun_jaxpr, _, consts = trace_to_jaxpr_dynamic(fun, [t.aval for t in tracers])
-    call_jaxpr = ClosedJaxpr(convert_constvars_jaxpr(fun_jaxpr), [])
-    params = dict(params, call_jaxpr=call_jaxpr, num_consts=len(consts))
-    const_tracers = [trace.to_jaxpr_tracer(c) for c in consts]
-    return trace.default_process_primitive(primitive, [*const_tracers, *tracers], params)
-
-
-def _dynamic_process_custom_jvp_call(trace, primitive, fun, jvp, tracers, *, symbolic_zeros):
-    # JAX: DynamicJaxprTrace.process_custom_jvp_call in interpreters/partial_eval.py
-    in_avals = [core.get_aval(t) for t in tracers]
-    jvp_avals = [*in_avals, *[tangent_aval(a) for a in in_avals]]
-    jvp_jaxpr_fun = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(jvp, jvp_avals)),
-                                 debug_info=jvp.debug_info)
-    params = dict(jvp_jaxpr_fun=jvp_jaxpr_fun, symbolic_zeros=symbolic_zeros)
-    return _stage_custom_call(trace, primitive, fun, tracers, params)
-
-
-def _dynamic_process_custom_vjp_call(trace, primitive, fun, fwd, bwd, tracers, *, out_trees,
-                                     symbolic_zeros):
-    # JAX: DynamicJaxprTrace.process_custom_vjp_call in interpreters/partial_eval.py
-    in_avals = [core.get_aval(t) for t in tracers]
-    fwd_jaxpr_thunk = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(fwd, in_avals)),
-                                   debug_info=fwd.debug_info)
-    params = dict(fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd, out_trees=out_trees,
-                  symbolic_zeros=symbolic_zeros)
-    return _stage_custom_call(trace, primitive, fun, tracers, params)
-
-
-def _jaxpr_trace_process_custom_jvp_call(trace, primitive, fun, jvp, tracers, *,
-                                         symbolic_zeros):
-    # JAX: JaxprTrace.process_custom_jvp_call in interpreters/partial_eval.py
-    tracers = [trace.to_jaxpr_tracer(t) for t in tracers]
-    if all(t.is_known() for t in tracers):
-        vals = [t.pval.get_known() for t in tracers]
-        with core.set_current_trace(trace.parent_trace):
-            return primitive.bind(*vals, subfuns=(fun, jvp), symbolic_zeros=symbolic_zeros)
-    # partial eval with unknown inputs builds a linear function: the rule is not needed there
-    with core.set_current_trace(trace):
-        return fun.call_wrapped(*tracers)
-
-
-def _jaxpr_trace_process_custom_vjp_call(trace, primitive, fun, fwd, bwd, tracers, *,
-                                         out_trees, symbolic_zeros):
-    # JAX: JaxprTrace.process_custom_vjp_call (which also stages the unknown case whole)
-    tracers = [trace.to_jaxpr_tracer(t) for t in tracers]
-    if all(t.is_known() for t in tracers):
-        vals = [t.pval.get_known() for t in tracers]
-        with core.set_current_trace(trace.parent_trace):
-            return primitive.bind(*vals, subfuns=(fun, fwd, bwd), out_trees=out_trees,
-                                  symbolic_zeros=symbolic_zeros)
-    with core.set_current_trace(trace):
-        return fun.call_wrapped(*tracers)
-
-
-# Stage 2's and 3's traces predate custom derivatives, so their methods live here, keyed by
-# trace type (JAX: methods of EvalTrace, DynamicJaxprTrace and JaxprTrace). A trace class of a
-# later stage defines the method itself; a trace with neither just calls the function.
-custom_jvp_call_rules: dict[type, Callable] = {
-    DynamicJaxprTrace: _dynamic_process_custom_jvp_call,
-    pe.JaxprTrace: _jaxpr_trace_process_custom_jvp_call,
-}
-custom_vjp_call_rules: dict[type, Callable] = {
-    DynamicJaxprTrace: _dynamic_process_custom_vjp_call,
-    pe.JaxprTrace: _jaxpr_trace_process_custom_vjp_call,
-}
-
-
-def _trace_rule(trace: core.Trace, method: str, table: dict[type, Callable]) -> Callable:
-    own = getattr(trace, method, None)
-    if own is not None:
-        return own
-    for cls in type(trace).__mro__:
-        if cls in table:
-            return functools.partial(table[cls], trace)
-    return functools.partial(_inline, trace)
-
-
-def _memoize(thunk: Callable[[], Any]) -> Callable[[], Any]:
-    cell: list[Any] = []
-
-    def memoized() -> Any:
-        if not cell:
-            cell.append(thunk())
-        return cell[0]
-
-    return memoized
-
-
-# ------------------------------------------------------------------ the two call primitives
-
-
-class CustomJVPCallPrimitive(core.Primitive):
-    """Bound as `custom_jvp_call_p.bind(*args, subfuns=(fun, jvp), symbolic_zeros=...)`."""
-
-    multiple_results = True
-
-    def bind_with_trace(self, trace, args, params):
-        params = dict(params)
-        fun, jvp = params.pop("subfuns")
-        rule = _trace_rule(trace, "process_custom_jvp_call", custom_jvp_call_rules)
-        return rule(self, fun, jvp, args, **params)
-
-    def abstract_eval(self, *avals, call_jaxpr, **params):
-        return call_jaxpr.out_avals
-
-    def get_bind_params(self, params):
-        """A staged equation's params back to `subfuns`, for eval_jaxpr to bind again."""
-        new_params = dict(params)
-        call_jaxpr = new_params.pop("call_jaxpr")
-        num_consts = new_params.pop("num_consts")
-        jvp_jaxpr_fun = new_params.pop("jvp_jaxpr_fun")
-        fun = lu.wrap_init(core.jaxpr_as_fun(call_jaxpr))
-        new_params["subfuns"] = (fun, lift_jvp(num_consts, jvp_jaxpr_fun))
-        return new_params
-
-
-def lift_jvp(num_consts: int, jvp_jaxpr_fun: lu.WrappedFun) -> lu.WrappedFun:
-    """The staged jvp rule as a function of (consts, primals, consts' tangents, tangents)."""
-    def jvp(*xs: Any) -> list[Any]:
-        n = len(xs) // 2
-        primals, tangents = xs[num_consts:n], xs[n + num_consts:]
-        closed = jvp_jaxpr_fun.call_wrapped()
-        return core.eval_jaxpr(closed.jaxpr, closed.consts, *primals, *tangents)
-
-    return lu.wrap_init(jvp, debug_info=jvp_jaxpr_fun.debug_info)
-
-
-class CustomVJPCallPrimitive(core.Primitive):
-    """Bound as `custom_vjp_call_p.bind(*args, subfuns=(fun, fwd, bwd), out_trees=..., ...)`."""
-
-    multiple_results = True
-
-    def bind_with_trace(self, trace, args, params):
-        params = dict(params)
-        fun, fwd, bwd = params.pop("subfuns")
-        rule = _trace_rule(trace, "process_custom_vjp_call", custom_vjp_call_rules)
-        return rule(self, fun, fwd, bwd, args, **params)
-
-    def abstract_eval(self, *avals, call_jaxpr, **params):
-        return call_jaxpr.out_avals
-
-    def get_bind_params(self, params):
-        new_params = dict(params)
-        call_jaxpr = new_params.pop("call_jaxpr")
-        num_consts = new_params.pop("num_consts")
-        fwd_jaxpr_thunk = new_params.pop("fwd_jaxpr_thunk")
-        const_avals = call_jaxpr.in_avals[:num_consts]
-        fun = lu.wrap_init(core.jaxpr_as_fun(call_jaxpr))
-        fwd = lift_fwd(num_consts, fwd_jaxpr_thunk)
-        bwd = _handle_consts_in_bwd(new_params.pop("bwd"), tuple(const_avals))
-        new_params["subfuns"] = (fun, fwd, bwd)
-        return new_params
-
-
-def lift_fwd(num_consts: int, fwd_jaxpr_thunk: lu.WrappedFun) -> lu.WrappedFun:
-    def fwd(*args: Any) -> list[Any]:
-        closed = fwd_jaxpr_thunk.call_wrapped()
-        return core.eval_jaxpr(closed.jaxpr, closed.consts, *args[num_consts:])
-
-    return lu.wrap_init(fwd, debug_info=fwd_jaxpr_thunk.debug_info)
-
-
-@lu.transformation2
-def _handle_consts_in_bwd(f: Callable, const_avals: tuple, *args: Any) -> list[Any]:
-    # constants of the primal function get no cotangent (JAX raises if they needed one)
-    return [Zero(tangent_aval(a)) for a in const_avals] + list(f(*args))
-
-
-custom_jvp_call_p = CustomJVPCallPrimitive("custom_jvp_call")
-custom_vjp_call_p = CustomVJPCallPrimitive("custom_vjp_call")
-
-
-def _custom_call_pp_rule(hidden: tuple[str, ...], renamed: dict[str, str], eqn, context,
-                         settings):
-    """`custom_jvp_call[name=f call_jaxpr={...} jvp=f_jvp symbolic_zeros=False]`, as JAX."""
-    params = {k: v for k, v in eqn.params.items() if k not in hidden}
-    if not params["num_consts"]:
-        del params["num_consts"]
-    for old, new in renamed.items():
-        fun = params.pop(old)
-        params[new] = fun.debug_info.func_name if fun.debug_info else fun.__name__
-    names = sorted(params)
-    params["name"] = eqn.params["call_jaxpr"].jaxpr.debug_info.func_name \
-        if eqn.params["call_jaxpr"].jaxpr.debug_info else "fun"
-    return core._pp_eqn(eqn.replace(params=params), context, settings,
-                        params=["name", *names])
-
-
-def _custom_jvp_call_transpose(cts: list[Any], *args: Any, call_jaxpr: ClosedJaxpr,
-                               num_consts: int, jvp_jaxpr_fun: lu.WrappedFun,
-                               symbolic_zeros: bool) -> list[Any]:
-    """A custom_jvp function in a linear jaxpr (under linear_transpose): transpose its body.
-
-    The custom rule says how to go forward; going backwards needs only the body, linear here.
-    """
-    # JAX: _custom_jvp_call_transpose_fancy (in ad.fancy_transposes; ours is an ordinary rule)
-    return ad.backward_pass(call_jaxpr.jaxpr, call_jaxpr.consts, args, cts)
-
-
-ad.primitive_transposes[custom_jvp_call_p] = _custom_jvp_call_transpose
-
-
-core.pp_eqn_rules[custom_jvp_call_p] = functools.partial(
-    _custom_call_pp_rule, (), {"jvp_jaxpr_fun": "jvp"})
-core.pp_eqn_rules[custom_vjp_call_p] = functools.partial(
-    _custom_call_pp_rule, ("out_trees",), {"fwd_jaxpr_thunk": "fwd", "bwd": "bwd"})
+from .custom_calls import (  # noqa: F401  (re-exported: JAX has them in custom_derivatives)
+    custom_jvp_call_p,
+    custom_jvp_call_rules,
+    custom_vjp_call_p,
+    custom_vjp_call_rules,
+)
 
 # ------------------------------------------------------------------ flattening the rules
 

@@ -15,27 +15,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core, dtypes, lax
-from stages.s02_tracing.lax import (
-    abs,
-    add,
-    cos,
-    div,
-    dot_general_p,
-    eq,
-    exp,
-    floor,
-    ge,
-    integer_pow,
-    log,
-    mul,
-    neg,
-    pow,
-    select,
-    sign,
-    sin,
-    sub,
-)
-from stages.s02_tracing.lax_elementwise import log1p_p  # lax.py does not re-export it (yet)
+from stages.s02_tracing.lax import add, div, eq, mul, neg, select, sub
 
 from . import ad_util
 from .ad import instantiate_zeros, primitive_jvps
@@ -45,11 +25,14 @@ from .ad_util import Zero, add_jaxvals
 
 
 # --8<-- [start:defjvp]
-def standard_jvp(rules: tuple, primitive: core.Primitive, primals: Any, tangents: Any,
-                 **params: Any) -> tuple[Any, Any]:
-    """The primal output, and the sum of each nonzero input tangent's contribution."""
+def standard_jvp(rules: tuple, primitive: core.Primitive, pass_ans: bool, primals: Any,
+                 tangents: Any, **params: Any) -> tuple[Any, Any]:
+    """The primal output, and the sum of each nonzero input tangent's contribution: each rule
+    is rule(g, *primals) or, with pass_ans, rule(g, primal_out, *primals)."""
+    # JAX: standard_jvp and standard_jvp2, one for each form
     primal_out = primitive.bind(*primals, **params)
-    contributions = [rule(g, *primals, **params)
+    args = (primal_out, *primals) if pass_ans else primals
+    contributions = [rule(g, *args, **params)
                      for rule, g in zip(rules, tangents, strict=True)
                      if rule is not None and type(g) is not Zero]
     return primal_out, functools.reduce(add_jaxvals, contributions,
@@ -58,23 +41,13 @@ def standard_jvp(rules: tuple, primitive: core.Primitive, primals: Any, tangents
 
 def defjvp(primitive: core.Primitive, *rules: Callable | None) -> None:
     """One rule per input, rule(g, *primals, **params); None for an input with no tangent."""
-    primitive_jvps[primitive] = functools.partial(standard_jvp, rules, primitive)
+    primitive_jvps[primitive] = functools.partial(standard_jvp, rules, primitive, False)
 # --8<-- [end:defjvp]
-
-
-def standard_jvp2(rules: tuple, primitive: core.Primitive, primals: Any, tangents: Any,
-                  **params: Any) -> tuple[Any, Any]:
-    primal_out = primitive.bind(*primals, **params)
-    contributions = [rule(g, primal_out, *primals, **params)
-                     for rule, g in zip(rules, tangents, strict=True)
-                     if rule is not None and type(g) is not Zero]
-    return primal_out, functools.reduce(add_jaxvals, contributions,
-                                        Zero.from_primal_value(primal_out))
 
 
 def defjvp2(primitive: core.Primitive, *rules: Callable | None) -> None:
     """Like defjvp, but each rule also gets the primal output: rule(g, ans, *primals)."""
-    primitive_jvps[primitive] = functools.partial(standard_jvp2, rules, primitive)
+    primitive_jvps[primitive] = functools.partial(standard_jvp, rules, primitive, True)
 
 
 def zero_jvp(primitive: core.Primitive, primals: Any, tangents: Any, **params: Any):
@@ -124,11 +97,11 @@ def _broadcast_shape(*xs: Any) -> tuple[int, ...]:
 
 # --8<-- [start:sin_cos_jvp]
 def _sin_jvp(g, x, *, accuracy):
-    return mul(g, cos(x))
+    return mul(g, lax.cos(x))
 
 
 def _cos_jvp(g, x, *, accuracy):
-    return neg(mul(g, sin(x)))
+    return neg(mul(g, lax.sin(x)))
 # --8<-- [end:sin_cos_jvp]
 
 
@@ -166,12 +139,12 @@ def _logistic_jvp(g, ans, x, *, accuracy):
 
 
 def _erf_jvp(g, x):
-    return mul(_const(x, 2.0 / np.sqrt(np.pi)), mul(g, exp(neg(mul(x, x)))))
+    return mul(_const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
 
 
 def _abs_jvp(g, ans, x):
     # d|x| = g where x >= 0, -g elsewhere (so +1 at 0, like JAX)
-    return select(ge(x, _const(x, 0)), g, neg(g))
+    return select(lax.ge(x, _const(x, 0)), g, neg(g))
 
 
 def _integer_pow_jvp(g, x, *, y):
@@ -181,7 +154,7 @@ def _integer_pow_jvp(g, x, *, y):
         return g
     if y == 2:
         return mul(g, mul(_const(x, 2), x))
-    return mul(g, mul(_const(x, y), integer_pow(x, y - 1)))
+    return mul(g, mul(_const(x, y), lax.integer_pow(x, y - 1)))
 
 
 defjvp(lax.sin_p, _sin_jvp)
@@ -190,7 +163,7 @@ defjvp2(lax.tan_p, _tan_jvp)
 defjvp2(lax.tanh_p, _tanh_jvp)
 defjvp2(lax.exp_p, _exp_jvp)
 defjvp(lax.log_p, _log_jvp)
-defjvp(log1p_p, _log1p_jvp)
+defjvp(lax.log1p_p, _log1p_jvp)
 defjvp2(lax.sqrt_p, _sqrt_jvp)
 defjvp2(lax.rsqrt_p, _rsqrt_jvp)
 defjvp2(lax.logistic_p, _logistic_jvp)
@@ -204,26 +177,16 @@ for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p):
 # ------------------------------------------------------------------ elementwise, two operands
 
 
-def _add_jvp(primals, tangents):
+def _add_or_sub_jvp(op: Callable, primals, tangents):
+    """op (add or sub) of the tangents; a Zero tangent drops out (a Zero x's: -ydot for sub)."""
     x, y = primals
     xdot, ydot = tangents
-    out = add(x, y)
+    out = op(x, y)
     if type(xdot) is Zero:
-        return out, _maybe_broadcast(np.shape(out), ydot)
+        return out, _maybe_broadcast(np.shape(out), ydot if op is add else neg(ydot))
     if type(ydot) is Zero:
         return out, _maybe_broadcast(np.shape(out), xdot)
-    return out, add(xdot, ydot)
-
-
-def _sub_jvp(primals, tangents):
-    x, y = primals
-    xdot, ydot = tangents
-    out = sub(x, y)
-    if type(xdot) is Zero:
-        return out, _maybe_broadcast(np.shape(out), neg(ydot))
-    if type(ydot) is Zero:
-        return out, _maybe_broadcast(np.shape(out), xdot)
-    return out, sub(xdot, ydot)
+    return out, op(xdot, ydot)
 
 
 # --8<-- [start:mul_jvp]
@@ -248,7 +211,7 @@ def _div_jvp_lhs(g, x, y):
 
 
 def _div_jvp_rhs(g, x, y):
-    return mul(mul(neg(g), x), integer_pow(y, -2))
+    return mul(mul(neg(g), x), lax.integer_pow(y, -2))
 
 
 def _rem_jvp_lhs(g, x, y):
@@ -257,7 +220,7 @@ def _rem_jvp_lhs(g, x, y):
 
 def _rem_jvp_rhs(g, x, y):
     # rem(x, y) = x - y * trunc(x / y)
-    return mul(neg(g), mul(sign(div(x, y)), floor(abs(div(x, y)))))
+    return mul(neg(g), mul(lax.sign(div(x, y)), lax.floor(lax.abs(div(x, y)))))
 
 
 def _replace_zero(x):
@@ -271,14 +234,14 @@ def _pow_jvp_lhs(g, ans, x, y):
         y_x = lax.convert_element_type(y, dtypes.dtype(x))
         y_is_zero = _maybe_broadcast(shape, eq(y, _const(y, 0)))
         jac = select(y_is_zero, lax.full(shape, 0, dtypes.dtype(x)),
-                     mul(y_x, pow(x, sub(y, _const(y, 1)))))
+                     mul(y_x, lax.pow(x, sub(y, _const(y, 1)))))
     else:
-        jac = mul(y, pow(x, sub(y, _const(y, 1))))
+        jac = mul(y, lax.pow(x, sub(y, _const(y, 1))))
     return mul(g, jac)
 
 
 def _pow_jvp_rhs(g, ans, x, y):
-    return mul(g, mul(log(_replace_zero(x)), ans))
+    return mul(g, mul(lax.log(_replace_zero(x)), ans))
 
 
 def _balanced_eq(x, z, y):
@@ -295,8 +258,8 @@ def _max_jvp_rhs(g, ans, x, y):
     return mul(g, _balanced_eq(y, ans, x))
 
 
-primitive_jvps[lax.add_p] = _add_jvp
-primitive_jvps[lax.sub_p] = _sub_jvp
+primitive_jvps[lax.add_p] = functools.partial(_add_or_sub_jvp, add)
+primitive_jvps[lax.sub_p] = functools.partial(_add_or_sub_jvp, sub)
 primitive_jvps[lax.mul_p] = _mul_jvp
 defjvp(lax.div_p, _div_jvp_lhs, _div_jvp_rhs)
 defjvp(lax.rem_p, _rem_jvp_lhs, _rem_jvp_rhs)
@@ -349,11 +312,11 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
 
 
 def _dot_general_jvp_lhs(g, x, y, **params):
-    return dot_general_p.bind(g, y, **params)
+    return lax.dot_general_p.bind(g, y, **params)
 
 
 def _dot_general_jvp_rhs(g, x, y, **params):
-    return dot_general_p.bind(x, g, **params)
+    return lax.dot_general_p.bind(x, g, **params)
 
 
 def _clamp_jvp(primals, tangents):
@@ -385,7 +348,7 @@ def _clamp_jvp(primals, tangents):
 primitive_jvps[lax.select_n_p] = _select_n_jvp
 primitive_jvps[lax.clamp_p] = _clamp_jvp
 primitive_jvps[lax.convert_element_type_p] = _convert_element_type_jvp
-defjvp(dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
+defjvp(lax.dot_general_p, _dot_general_jvp_lhs, _dot_general_jvp_rhs)
 
 # ------------------------------------------------------------------ reductions
 

@@ -19,16 +19,6 @@ from stages.s02_tracing.core import ShapedArray
 from . import ad_util
 from .ad import is_undefined_primal, primitive_transposes
 
-# The linear primitives: each is linear in some of its inputs (mul and dot_general in one
-# operand at a time, select_n in its cases, pad in operand and padding value, dynamic_slice
-# in its operand) and has a transpose rule below. A linear jaxpr holds nothing else.
-LINEAR_PRIMITIVES = frozenset({
-    lax.neg_p, lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, ad_util.add_jaxvals_p,
-    lax.convert_element_type_p, lax.reduce_sum_p, lax.cumsum_p, lax.broadcast_in_dim_p,
-    lax.reshape_p, lax.transpose_p, lax.squeeze_p, lax.select_n_p, lax.slice_p, lax.pad_p,
-    lax.dynamic_slice_p, lax.dynamic_update_slice_p, lax.concatenate_p, lax.dot_general_p,
-})
-
 
 def _nonlinear(name: str) -> ValueError:
     # JAX fails here with a bare AssertionError; we say what went wrong.

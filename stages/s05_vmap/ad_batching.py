@@ -5,8 +5,9 @@ JAX: `add_batched` in jax/_src/interpreters/batching.py (the rule of `add_any`, 
 cotangents in a backward pass), `BatchTrace.process_custom_jvp_call` /
 `process_custom_vjp_call` with `batch_custom_jvp_subtrace` and `batch_custom_vjp_bwd` in the
 same file, `remat_vmap` in jax/_src/ad_checkpoint.py, and `_stop_gradient_batch_rule` in
-jax/_src/lax/lax.py. Stage 4 dispatches custom calls through a table keyed by trace type
-(`custom_jvp_call_rules`), so ours register there rather than as methods of BatchTrace.
+jax/_src/lax/lax.py. Stage 4 dispatches custom calls through tables keyed by trace type
+(custom_calls.py: `custom_jvp_call_rules`, `custom_vjp_call_rules`), so BatchTrace's rules are
+registered there rather than written as its methods.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
-from stages.s04_autodiff import ad, ad_checkpoint, custom_derivatives
+from stages.s04_autodiff import ad_checkpoint, custom_calls
 from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p, stop_gradient_p
 
 from .batching import (
@@ -26,7 +27,7 @@ from .batching import (
     BatchTrace,
     BatchTracer,
     TraceTag,
-    batch_jaxpr,
+    batch_jaxpr_axes,
     batch_subtrace,
     broadcast,
     defvectorized,
@@ -162,17 +163,17 @@ def _matchaxis_zeros(axis_data: AxisData, src: BatchDim, dst: BatchDim, x: Any) 
     return Zero(unmapped_aval(axis_data.size, dst, x.aval))
 
 
-custom_derivatives.custom_jvp_call_rules[BatchTrace] = process_custom_jvp_call
-custom_derivatives.custom_vjp_call_rules[BatchTrace] = process_custom_vjp_call
+custom_calls.custom_jvp_call_rules[BatchTrace] = process_custom_jvp_call
+custom_calls.custom_vjp_call_rules[BatchTrace] = process_custom_vjp_call
 
 
 def _custom_lin_batch_rule(axis_data, vals, dims, **params):
     # custom_lin only exists to be transposed; evaluating it is forward mode through a
     # custom_vjp function, batched or not: the same error as its impl
-    return ad.raise_custom_vjp_error_on_jvp(*vals, **params)
+    return custom_calls.raise_custom_vjp_error_on_jvp(*vals, **params)
 
 
-primitive_batchers[ad.custom_lin_p] = _custom_lin_batch_rule
+primitive_batchers[custom_calls.custom_lin_p] = _custom_lin_batch_rule
 
 
 # ------------------------------------------------------------------------ checkpoint
@@ -182,7 +183,8 @@ def _remat_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[B
                       jaxpr: core.Jaxpr, **params: Any) -> tuple[list[Any], list[BatchDim]]:
     """checkpoint under vmap: one remat2 of the batched inner jaxpr."""
     # JAX: remat_vmap in ad_checkpoint.py
-    batched, out_batched = batch_jaxpr(core.ClosedJaxpr(jaxpr, []), axis_data, dims, False)
+    batched, out_batched = batch_jaxpr_axes(core.ClosedJaxpr(jaxpr, []), axis_data, dims,
+                                            False)
     outs = ad_checkpoint.remat_p.bind(*batched.consts, *vals,
                                       jaxpr=convert_constvars_jaxpr(batched.jaxpr), **params)
     return outs, [0 if b else not_mapped for b in out_batched]

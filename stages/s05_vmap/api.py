@@ -33,7 +33,7 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun
 from stages.s04_autodiff import jvp, vjp
-from stages.s04_autodiff.api import _check_input_dtype_revderiv, _check_output_dtype_revderiv
+from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
 
 from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
 from .batching import AxisData, SpecMatchError, batch
@@ -223,8 +223,8 @@ def _check_input_dtype_jacfwd(x: Any) -> None:
 
 
 # the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
-_check_input_dtype_jacrev = functools.partial(_check_input_dtype_revderiv, "jacrev", False)
-_check_output_dtype_jacrev = functools.partial(_check_output_dtype_revderiv, "jacrev")
+_check_input_dtype_jacrev = functools.partial(check_input_dtype_revderiv, "jacrev", False)
+_check_output_dtype_jacrev = functools.partial(check_output_dtype_revderiv, "jacrev")
 
 
 def _std_basis(pytree: Any) -> Any:
@@ -250,7 +250,7 @@ def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -
         like = leaf if example is None else example
         if np.shape(part) != new_shape:
             part = lax.reshape(part, new_shape)
-        part = lax._convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
+        part = lax.convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
         parts.append(part)
         start = stop
     return tree_unflatten(treedef, parts)

@@ -19,7 +19,9 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.lax import broadcast_in_dim_p, expand_dims, reduce_sum, transpose
-from stages.s02_tracing.lax_utils import canonicalize_axis
+from stages.s02_tracing.lax.utils import canonicalize_axis
+
+from . import _jax_compat
 
 not_mapped = None  # JAX: `not_mapped = None`; a batch_dim is an int or not_mapped
 BatchDim = int | None
@@ -75,8 +77,7 @@ class BatchTracer(core.Tracer):
         self.val = val
         self.batch_dim = batch_dim
 
-    def _short_repr(self) -> str:
-        return f"VmapTracer(aval={self.aval}, batched={core.get_aval(self.val)})"
+    _short_repr = _jax_compat.vmap_tracer_repr  # printed as JAX's are: VmapTracer(...)
 # --8<-- [end:tracer]
 
 
@@ -149,10 +150,9 @@ def broadcast(x: Any, size: int, axis: int) -> Any:
     """Insert a new axis of `size` at `axis`: an unbatched value made batched."""
     shape = list(np.shape(x))
     shape.insert(axis, size)
-    # numpy ints, as JAX's np.delete makes them: the jaxpr prints `np.int64(1)` like JAX's
-    dims = tuple(np.delete(np.arange(len(shape)), axis))
-    return broadcast_in_dim_p.bind(x, shape=tuple(shape), broadcast_dimensions=dims,
-                                   sharding=None)
+    dims = [d for d in range(len(shape)) if d != axis]  # every old axis, past the new one
+    return broadcast_in_dim_p.bind(x, shape=tuple(shape), sharding=None,
+                                   broadcast_dimensions=_jax_compat.numpy_ints(dims))
 
 
 def bdim_at_front(x: Any, bdim: BatchDim, size: int) -> Any:
@@ -255,12 +255,12 @@ def reducer_batcher(prim: core.Primitive, axis_data: AxisData, vals: Sequence[An
     if bdim is not_mapped:
         return prim.bind(operand, axes=axes, **params), not_mapped
     # EXERCISE 5.2 (reducer): renumber the axes around the batch axis; find it in the output
-    # per-example axis a is batched axis a + 1 from the batch axis on (numpy ints, as JAX's)
-    new_axes = tuple(np.where(np.less(axes, bdim), axes, np.add(axes, 1)))
+    # per-example axis a is batched axis a + 1 from the batch axis on
+    new_axes = tuple(a if a < bdim else a + 1 for a in axes)
     kept = [d for d in range(np.ndim(operand)) if d not in new_axes]
     out_dim = kept.index(bdim)
-    return prim.bind(operand, axes=new_axes, **params), out_dim
     # END EXERCISE
+    return prim.bind(operand, axes=_jax_compat.numpy_ints(new_axes), **params), out_dim
 # --8<-- [end:reducer_batcher]
 
 
@@ -338,14 +338,23 @@ def batch_subtrace(f: Callable, store: lu.Store, tag: TraceTag, axis_data: AxisD
 
 
 def batch_jaxpr(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData,
-                in_dims: Sequence[BatchDim], instantiate: bool | Sequence[bool]
+                in_batched: Sequence[bool], instantiate: bool | Sequence[bool]
                 ) -> tuple[core.ClosedJaxpr, list[bool]]:
+    """batch_jaxpr_axes with each input batched along axis 0 or not at all (JAX's form for the
+    rules of primitives that carry a jaxpr: cond, scan, while)."""
+    in_dims = [0 if b else not_mapped for b in in_batched]
+    return batch_jaxpr_axes(closed_jaxpr, axis_data, in_dims, instantiate)
+
+
+def batch_jaxpr_axes(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData,
+                     in_dims: Sequence[BatchDim], instantiate: bool | Sequence[bool]
+                     ) -> tuple[core.ClosedJaxpr, list[bool]]:
     """The jaxpr taking each input batched along `in_dims`, and which of its outputs are batched.
 
     Batched outputs come out with the batch axis first; an output listed in `instantiate` is
     batched even if it did not depend on a batched input. Rules for primitives that carry a
     jaxpr (checkpoint's remat2, ...) use it: batch the inner program, bind the primitive once.
-    JAX: batching.batch_jaxpr_axes (and batch_jaxpr, for in_dims of 0 or None).
+    JAX: batching.batch_jaxpr_axes (which takes the outputs' destination axes instead).
     """
     n_out = len(closed_jaxpr.jaxpr.outvars)
     if isinstance(instantiate, bool):

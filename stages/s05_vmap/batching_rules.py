@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core, lax
-from stages.s02_tracing import lax_elementwise as ew
 from stages.s02_tracing.core import Primitive
 
+from . import _jax_compat
 from .batching import (
     AxisData,
     BatchDim,
@@ -30,15 +30,17 @@ from .batching import (
 )
 
 # elementwise, one operand (and convert_element_type, integer_pow: params, no new operands)
-for _p in (ew.neg_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.abs_p, ew.erf_p,
-           ew.not_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
-           ew.sqrt_p, ew.rsqrt_p, ew.logistic_p, ew.integer_pow_p, lax.convert_element_type_p):
+for _p in (lax.neg_p, lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.abs_p, lax.erf_p,
+           lax.not_p, lax.exp_p, lax.log_p, lax.log1p_p, lax.sin_p, lax.cos_p, lax.tan_p,
+           lax.tanh_p, lax.sqrt_p, lax.rsqrt_p, lax.logistic_p, lax.integer_pow_p,
+           lax.convert_element_type_p):
     defvectorized(_p)
 
 # elementwise, several operands
-for _p in (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.pow_p, ew.max_p, ew.min_p,
-           ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_logical_p,
-           ew.shift_right_arithmetic_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p):
+for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax.max_p,
+           lax.min_p, lax.and_p, lax.or_p, lax.xor_p, lax.shift_left_p, lax.shift_right_logical_p,
+           lax.shift_right_arithmetic_p, lax.eq_p, lax.ne_p, lax.lt_p, lax.le_p, lax.gt_p,
+           lax.ge_p):
     defbroadcasting(_p)
 
 # reductions over `axes`
@@ -163,7 +165,7 @@ def _broadcast_in_dim_batch_rule(axis_data, vals, dims, *, shape, broadcast_dime
         return out, not_mapped
     operand = moveaxis(operand, bdim, 0)
     # the batch axis becomes output axis 0; every other axis moves one to the right
-    new_dims = (0, *np.add(1, broadcast_dimensions))
+    new_dims = (0, *_jax_compat.numpy_ints(d + 1 for d in broadcast_dimensions))
     new_shape = (np.shape(operand)[0], *shape)
     out = lax.broadcast_in_dim_p.bind(operand, shape=new_shape, sharding=sharding,
                                       broadcast_dimensions=new_dims)

@@ -1,49 +1,47 @@
 """Stage 6: control flow as primitives. cond, switch, while_loop, fori_loop, scan, map.
 
-JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Each construct traces
-its bodies once into closed jaxprs hung on one equation; importing the stage registers the
-rules of cond, while and scan in the tables of stages 3-5.
+Reading path (the lesson, in order):
+  1. conditionals.py  cond and switch: trace every branch once, bind one cond equation
+  2. cond_rules.py    cond_p and its rule in every table: impl, jvp, transpose, partial eval,
+                      DCE, batching
+  3. loops.py         scan, while_loop, fori_loop, map: trace the body once, check the carry
+  4. scan_rules.py    scan_p and its rule in every table; the carry fixed points, residual
+                      stacking, the transpose that runs backwards
 
-Where things live:
-  conditionals.py     cond, switch, cond_p: impl, abstract eval, branch checks, batching rule
-  loops.py            scan, while_loop, fori_loop, map; scan_p and while_p: impl, abstract eval
-  loops_batching.py   batching rules of scan and while
-  conditionals_pe.py  cond's partial eval, partial_eval_jaxpr_custom and DCE rules
-  loops_pe.py         the same three rules for scan and while
-  ad_rules.py         jvp rules of cond, scan, while; transpose rules of cond and scan (and
-                      while's refusal)
-  common.py           body tracing, const hoisting, the carry-type check, list helpers
+Beside it:
+  while_rules.py  while_p and its rules: scan's ideas without a trip count
+  common.py       what the three share: body tracing, const hoisting, the carry check and
+                  weak-type promotion, the fixed point, jaxpr surgery
+  util.py         list helpers, type matching, pytree structure differences
+  _jax_compat.py  what exists only so error messages match JAX's
 
-switch uses lax.clamp (stage 2) and cond's batching rule uses stop_gradient (stage 4's ad_util).
+JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Importing the stage
+registers the rules of cond, while and scan in the tables of stages 3-5. switch uses lax.clamp
+(stage 2) and cond's batching rule uses stop_gradient (stage 4's ad_util).
 """
 
-from . import (
-    ad_rules,
-    common,
-    conditionals,
-    conditionals_pe,
-    loops,
-    loops_batching,
-    loops_pe,
-)
-from .conditionals import cond, cond_p, switch
-from .loops import fori_loop, map, scan, scan_p, while_loop, while_p
+from . import common, cond_rules, conditionals, loops, scan_rules, util, while_rules
+from .cond_rules import cond_p
+from .conditionals import cond, switch
+from .loops import fori_loop, map, scan, while_loop
+from .scan_rules import scan_p
+from .while_rules import while_p
 
 __all__ = [
-    "ad_rules",
     "common",
     "cond",
     "cond_p",
+    "cond_rules",
     "conditionals",
-    "conditionals_pe",
     "fori_loop",
     "loops",
-    "loops_batching",
-    "loops_pe",
     "map",
     "scan",
     "scan_p",
+    "scan_rules",
     "switch",
+    "util",
     "while_loop",
     "while_p",
+    "while_rules",
 ]

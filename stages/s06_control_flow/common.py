@@ -1,104 +1,46 @@
-"""What cond, while_loop and scan share: trace a body once, hoist its constants, check its types.
+"""What cond, while and scan share: trace a body once, hoist its constants, reshape jaxprs,
+check and promote a carry, and the fixed point their rules iterate to.
 
 JAX: tracing a body is `pe.trace_to_jaxpr` + `pe.separate_consts`, called in loops.py and
 conditionals.py; jax/_src/lax/control_flow/common.py holds `_merge_common_consts`; the carry
-check is in loops.py (`_check_carry_type`, `_promote_weak_typed_input`); then `core.typematch`,
-`tree_util.equality_errors`, and the list helpers of jax/_src/util.py.
+check and weak-type promotion are in loops.py (`_check_carry_type`,
+`_promote_weak_typed_inputs`); `move_binders_to_front` and friends are pe's; the jvp helpers
+are ad's (`rearrange_binders`). JAX writes each fixed point inline, in every rule.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import (
-    PyTreeDef,
-    flatten_one_level_with_keys,
-    keystr,
-    tree_structure,
-    tree_unflatten,
-)
+from stages.s01_pytrees import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal
+from stages.s03_partial_eval.partial_eval import new_eqn_recipe
+from stages.s04_autodiff.ad_util import Zero
 
-# ------------------------------------------------------------------ list helpers (JAX: util.py)
-
-
-def split_list(xs: Sequence[Any], sizes: Sequence[int]) -> list[list[Any]]:
-    """`xs` cut into pieces of `sizes`, then the rest: split_list(x, [1, 2]) gives 3 lists."""
-    xs = list(xs)
-    out = []
-    for n in sizes:
-        out.append(xs[:n])
-        xs = xs[n:]
-    out.append(xs)
-    return out
-
-
-def partition_list(which: Sequence[bool], xs: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-    """(the xs where `which` is False, the xs where it is True)."""
-    falses = [x for w, x in zip(which, xs, strict=True) if not w]
-    trues = [x for w, x in zip(which, xs, strict=True) if w]
-    return falses, trues
-
-
-def merge_lists(which: Sequence[bool], falses: Sequence[Any], trues: Sequence[Any]) -> list[Any]:
-    """The inverse of partition_list."""
-    f_iter, t_iter = iter(falses), iter(trues)
-    out = [next(t_iter) if w else next(f_iter) for w in which]
-    assert next(f_iter, None) is None and next(t_iter, None) is None
-    return out
-
-
-# ------------------------------------------------------------------ types
-
-
-def typematch(a: ShapedArray, b: ShapedArray) -> bool:
-    """Same shape and dtype; weak types are ignored (JAX: core.typematch)."""
-    return a.shape == b.shape and a.dtype == b.dtype
-
-
-def aval_mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
-    """`, so the dtypes do not match` and friends (JAX: core.aval_mismatch_extra)."""
-    mismatches = []
-    if a.dtype != b.dtype:
-        mismatches.append("the dtypes do not match")
-    if a.shape != b.shape:
-        mismatches.append("the shapes do not match")
-    if not mismatches:
-        return ""
-    if len(mismatches) == 1:
-        return ", so " + mismatches[0]
-    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
-
-
-def _as_numpy(x: Any, aval: ShapedArray) -> np.ndarray:
-    """A body output as an array of its aval's dtype (a literal output is a Python scalar)."""
-    return np.asarray(x, dtype=aval.dtype)
-
-
-def unmapped_leading_aval(length: int, aval: ShapedArray) -> ShapedArray:
-    """`aval` with a leading axis of `length`: one y per iteration, stacked."""
-    return aval.update(shape=(length, *aval.shape))
-
-
-def mapped_leading_aval(aval: ShapedArray) -> ShapedArray:
-    """`aval` without its leading axis: what one iteration sees of an xs."""
-    return aval.update(shape=aval.shape[1:])
-
+from .util import (
+    aval_mismatch_extra,
+    bulleted,
+    equality_errors,
+    partition_list,
+    split_list,
+    typematch,
+)
 
 # ------------------------------------------------------------------ tracing a body once
 
 
 # --8<-- [start:trace_body]
-def _initial_style_jaxpr(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
-                         debug_info: lu.DebugInfo) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
+def initial_style_jaxpr(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[ShapedArray],
+                        debug_info: lu.DebugInfo) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
     """Trace `fun` ONCE on abstract inputs; return (closed jaxpr, consts, output treedef).
 
     Whatever the body closes over (an array, a tracer of an enclosing transformation) became a
@@ -114,33 +56,8 @@ def _initial_style_jaxpr(fun: Callable, in_tree: PyTreeDef, in_avals: Sequence[S
 # --8<-- [end:trace_body]
 
 
-def _move_binders_to_front(jaxpr: ClosedJaxpr, to_move: Sequence[bool]) -> ClosedJaxpr:
-    """The program with the invars marked in `to_move` first (JAX: pe.move_binders_to_front)."""
-    stay, move = partition_list(to_move, jaxpr.jaxpr.invars)
-    return ClosedJaxpr(jaxpr.jaxpr.replace(invars=[*move, *stay]), jaxpr.consts)
-
-
-def _move_binders_to_back(jaxpr: ClosedJaxpr, to_move: Sequence[bool]) -> ClosedJaxpr:
-    """The program with the invars marked in `to_move` last (JAX: pe.move_binders_to_back)."""
-    stay, move = partition_list(to_move, jaxpr.jaxpr.invars)
-    return ClosedJaxpr(jaxpr.jaxpr.replace(invars=[*stay, *move]), jaxpr.consts)
-
-
-def _prune_outputs(jaxpr: ClosedJaxpr, keep: Sequence[bool]) -> ClosedJaxpr:
-    """Drop the outputs not in `keep` (JAX: pe.prune_closed_jaxpr_outputs; we do not DCE)."""
-    outvars = [v for v, k in zip(jaxpr.jaxpr.outvars, keep, strict=True) if k]
-    return ClosedJaxpr(jaxpr.jaxpr.replace(outvars=outvars), jaxpr.consts)
-
-
-def _jaxpr_forwarding(jaxpr: core.Jaxpr) -> list[int | None]:
-    """For each output, the index of the invar it simply returns, else None."""
-    # JAX: pe._jaxpr_forwarding
-    index = {id(v): i for i, v in enumerate(jaxpr.invars)}
-    return [index.get(id(v)) if isinstance(v, core.Var) else None for v in jaxpr.outvars]
-
-
-def _merge_common_consts(jaxprs: Sequence[ClosedJaxpr], all_consts: Sequence[Sequence[Any]]
-                         ) -> tuple[list[ClosedJaxpr], list[Any]]:
+def merge_common_consts(jaxprs: Sequence[ClosedJaxpr], all_consts: Sequence[Sequence[Any]]
+                        ) -> tuple[list[ClosedJaxpr], list[Any]]:
     """Give every branch every branch's consts (the equation has one operand list).
 
     Branch i's jaxpr gets dummy binders for the other branches' consts; a value closed over by
@@ -177,65 +94,51 @@ def _substitute(jaxpr: ClosedJaxpr, n_own: int, binders: list[core.Var],
                        jaxpr.consts)
 
 
-# ------------------------------------------------------------------ structure differences
+def as_numpy(x: Any, aval: ShapedArray) -> np.ndarray:
+    """A body output as an array of its aval's dtype (a literal output is a Python scalar)."""
+    return np.asarray(x, dtype=aval.dtype)
 
 
-def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
-                    ) -> Iterator[tuple[tuple, str, str, str]]:
-    """Where two pytrees differ: (key path, what tree1 has, what tree2 has, why they differ).
-
-    JAX: tree_util.equality_errors. Leaves that are both leaves never differ here: this is
-    about structure only.
-    """
-    def is_leaf(t: Any) -> bool:
-        treedef = tree_structure(t)
-        return treedef.num_nodes == 1 and treedef.num_leaves == 1
-
-    if is_leaf(tree1) and is_leaf(tree2):
-        return
-    if type(tree1) is not type(tree2):
-        yield path, str(type(tree1)), str(type(tree2)), "their Python types differ"
-        return
-    if isinstance(tree1, (list, tuple)) and len(tree1) != len(tree2):
-        yield (path, f"{type(tree1).__name__} of length {len(tree1)}",
-               f"{type(tree2).__name__} of length {len(tree2)}", "the lengths do not match")
-        return
-    kids1, meta1 = flatten_one_level_with_keys(tree1)
-    kids2, meta2 = flatten_one_level_with_keys(tree2)
-    kids1, kids2 = list(kids1), list(kids2)
-    if len(kids1) != len(kids2):
-        diff = " ".join(repr(getattr(k, "key", k)) for k in
-                        {k for k, _ in kids1} ^ {k for k, _ in kids2})
-
-        def children(t: Any, n: int) -> str:
-            return f"{type(t)} with {n} child{'ren' if n > 1 else ''}"
-
-        why = "the numbers of children do not match"
-        if diff:
-            why += f", with the symmetric difference of key sets: {{{diff}}}"
-        yield path, children(tree1, len(kids1)), children(tree2, len(kids2)), why
-        return
-    if meta1 != meta2:
-        yield (path, f"{type(tree1)} with pytree metadata {meta1}",
-               f"{type(tree2)} with pytree metadata {meta2}",
-               "the pytree node metadata does not match")
-        return
-    for (key, c1), (_, c2) in zip(kids1, kids2, strict=True):
-        yield from equality_errors(c1, c2, (*path, key))
+def unmapped_leading_aval(length: int, aval: ShapedArray) -> ShapedArray:
+    """`aval` with a leading axis of `length`: one y per iteration, stacked."""
+    return aval.update(shape=(length, *aval.shape))
 
 
-def _capitalize(s: str) -> str:
-    return s[0].upper() + s[1:]
+def mapped_leading_aval(aval: ShapedArray) -> ShapedArray:
+    """`aval` without its leading axis: what one iteration sees of an xs."""
+    return aval.update(shape=aval.shape[1:])
 
 
-def _bulleted(diffs: Sequence[str]) -> str:
-    """One difference as a sentence; several as a bulleted list (JAX's layout)."""
-    if len(diffs) == 1:
-        return f"{_capitalize(diffs[0])}.\n"
-    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+# ------------------------------------------------------------------ reshaping a jaxpr
 
 
-# ------------------------------------------------------------------ the carry-type check
+def move_binders_to_front(jaxpr: ClosedJaxpr, to_move: Sequence[bool]) -> ClosedJaxpr:
+    """The program with the invars marked in `to_move` first (JAX: pe.move_binders_to_front)."""
+    stay, move = partition_list(to_move, jaxpr.jaxpr.invars)
+    return ClosedJaxpr(jaxpr.jaxpr.replace(invars=[*move, *stay]), jaxpr.consts)
+
+
+def move_binders_to_back(jaxpr: ClosedJaxpr, to_move: Sequence[bool]) -> ClosedJaxpr:
+    """The program with the invars marked in `to_move` last (JAX: pe.move_binders_to_back)."""
+    stay, move = partition_list(to_move, jaxpr.jaxpr.invars)
+    return ClosedJaxpr(jaxpr.jaxpr.replace(invars=[*stay, *move]), jaxpr.consts)
+
+
+def prune_closed_jaxpr_outputs(jaxpr: ClosedJaxpr, keep: Sequence[bool]) -> ClosedJaxpr:
+    """Drop the outputs not in `keep` (JAX: pe.prune_closed_jaxpr_outputs; we do not DCE)."""
+    outvars = [v for v, k in zip(jaxpr.jaxpr.outvars, keep, strict=True) if k]
+    return ClosedJaxpr(jaxpr.jaxpr.replace(outvars=outvars), jaxpr.consts)
+
+
+def jaxpr_forwarding(jaxpr: core.Jaxpr) -> list[int | None]:
+    """For each output, the index of the invar it simply returns, else None (JAX:
+    pe._jaxpr_forwarding). The API functions use it to keep what a body only passes through
+    out of the equation."""
+    index = {id(v): i for i, v in enumerate(jaxpr.invars)}
+    return [index.get(id(v)) if isinstance(v, core.Var) else None for v in jaxpr.outvars]
+
+
+# ------------------------------------------------------------------ the carry of a loop
 
 
 def _carry_component(body_fun: Callable) -> Callable[[tuple], str]:
@@ -251,9 +154,9 @@ def _carry_component(body_fun: Callable) -> Callable[[tuple], str]:
 
 
 # --8<-- [start:check_carry_type]
-def _check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
-                      in_avals: Sequence[ShapedArray], out_tree: PyTreeDef,
-                      out_avals: Sequence[ShapedArray]) -> None:
+def check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
+                     in_avals: Sequence[ShapedArray], out_tree: PyTreeDef,
+                     out_avals: Sequence[ShapedArray]) -> None:
     """The carry must come out as it went in: same pytree structure, shapes and dtypes.
 
     Weak types are ignored here (a weak init has already been promoted). `name` is
@@ -269,10 +172,10 @@ def _check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
                      tree_unflatten(in_tree, in_avals), tree_unflatten(out_tree, out_avals))]
         raise TypeError(
             f"{name} function carry input and carry output must have the same pytree "
-            f"structure, but they differ:\n\n{_bulleted(diffs)}\n"
+            f"structure, but they differ:\n\n{bulleted(diffs)}\n"
             "Revise the function so that the carry output has the same pytree structure as "
             "the carry input.")
-    paths = [path for path, _ in _leaf_paths(tree_unflatten(in_tree, in_avals))]
+    paths = [path for path, _ in tree_flatten_with_path(tree_unflatten(in_tree, in_avals))[0]]
     diffs = [f"{component(path)} has type {a.str_short()} but the corresponding output carry "
              f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
              for path, a, b in zip(paths, in_avals, out_avals, strict=True)
@@ -280,28 +183,120 @@ def _check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
     if diffs:
         raise TypeError(
             f"{name} function carry input and carry output must have equal types, but they "
-            f"differ:\n\n{_bulleted(diffs)}\n"
+            f"differ:\n\n{bulleted(diffs)}\n"
             "Revise the function so that all output types match the corresponding input types.")
     # END EXERCISE
 # --8<-- [end:check_carry_type]
 
 
-def _leaf_paths(tree: Any) -> list[tuple[tuple, Any]]:
-    from stages.s01_pytrees import tree_flatten_with_path
-
-    return tree_flatten_with_path(tree)[0]
-
-
 # --8<-- [start:promote_weak]
-def _promote_weak_typed_input(in_val: Any, in_aval: ShapedArray, out_aval: ShapedArray
-                              ) -> tuple[Any, bool]:
+def promote_weak_typed_inputs(in_vals: Sequence[Any], in_avals: Sequence[ShapedArray],
+                              out_avals: Sequence[ShapedArray]) -> tuple[list[Any], bool]:
     """A weakly typed init (a Python scalar) whose body output differs is promoted, not refused.
 
     `scan(lambda c, x: (c + x, x), 0, xs_f32)`: the carry starts as a weak int32 and comes
     back float32; JAX converts the init to float32 and traces the body a second time.
+    Returns the inits and whether any changed.
     """
-    if in_aval.weak_type and not typematch(in_aval, out_aval):
-        new_dtype = dtypes.result_type(in_val, out_aval.dtype)
-        return lax.convert_element_type(in_val, new_dtype), True
-    return in_val, False
+    new_vals, changed = [], False
+    for val, in_aval, out_aval in zip(in_vals, in_avals, out_avals, strict=True):
+        if in_aval.weak_type and not typematch(in_aval, out_aval):
+            val = lax.convert_element_type(val, dtypes.result_type(val, out_aval.dtype))
+            changed = True
+        new_vals.append(val)
+    return new_vals, changed
 # --8<-- [end:promote_weak]
+
+
+def trace_loop_body(name: str, body_fun: Callable, init_vals: list[Any], init_tree: PyTreeDef,
+                    trace: Callable[[list[ShapedArray]], tuple[Any, PyTreeDef, list]]
+                    ) -> tuple[list[Any], Any]:
+    """Trace a loop body whose carry must keep its type: once on the inits; again if a weakly
+    typed init was promoted; then the carry check. `trace(init_avals)` returns (what it
+    traced, the carry-out treedef, the carry-out avals). Returns the inits and what it traced.
+    """
+    init_avals = [core.get_aval(x) for x in init_vals]
+    traced, carry_tree, carry_out_avals = trace(init_avals)
+    if len(carry_out_avals) != len(init_avals):  # promoting needs one output per input
+        check_carry_type(name, body_fun, init_tree, init_avals, carry_tree, carry_out_avals)
+    init_vals, changed = promote_weak_typed_inputs(init_vals, init_avals, carry_out_avals)
+    if changed:
+        init_avals = [core.get_aval(x) for x in init_vals]
+        traced, carry_tree, carry_out_avals = trace(init_avals)
+    check_carry_type(name, body_fun, init_tree, init_avals, carry_tree, carry_out_avals)
+    return init_vals, traced
+
+
+# --8<-- [start:fixpoint]
+def fixpoint(step: Callable[[list[bool]], tuple[list[bool], Any]], flags: list[bool]
+             ) -> tuple[list[bool], Any]:
+    """Grow a set of carry flags until one more trip round the loop adds none.
+
+    The flags say which carries are unknown (partial eval), batched (vmap), nonzero (jvp) or
+    used (DCE). A carry without the property going in may have it coming out (an unknown x
+    reaches it), and then it has it on every trip. `step(flags)` processes the body with
+    these flags in and returns (the flags coming out, whatever else the caller needs); the
+    fixed point is where they agree. Flags only grow, one at least per round, so it is
+    reached within len(flags) + 1 rounds. Returns the flags and the last step's result.
+    """
+    for _ in range(1 + len(flags)):
+        flags_out, result = step(flags)
+        grown = [a or b for a, b in zip(flags, flags_out, strict=True)]
+        if grown == flags:
+            return flags, result
+        flags = grown
+    raise AssertionError("Fixpoint not reached")
+# --8<-- [end:fixpoint]
+
+
+# ------------------------------------------------------------------ partial eval and jvp
+
+
+def bind_known(primitive: core.Primitive, tracers: Sequence[JaxprTracer], params: dict) -> Any:
+    """Every operand known: the equation simply runs (on the parent trace)."""
+    return primitive.bind(*[t.pval.get_known() for t in tracers], **params)
+
+
+def stage_unknown_eqn(trace: JaxprTrace, in_tracers: list[JaxprTracer],
+                      out_avals: Sequence[ShapedArray], primitive: core.Primitive,
+                      params: dict) -> list[JaxprTracer]:
+    """Record `primitive` on the unknown side; return its (unknown) output tracers."""
+    out_tracers = [JaxprTracer(trace, PartialVal.unknown(a), None) for a in out_avals]
+    recipe = new_eqn_recipe(trace, in_tracers, out_tracers, primitive, params)
+    for t in out_tracers:
+        t.recipe = recipe
+    return out_tracers
+
+
+def nonzero(tangents: Sequence[Any]) -> list[bool]:
+    return [type(t) is not Zero for t in tangents]
+
+
+def prune_zeros(tangents: Sequence[Any]) -> list[Any]:
+    return [t for t in tangents if type(t) is not Zero]
+
+
+def fill_zeros(primals: Sequence[Any], nonzeros: Sequence[bool], tangents: Sequence[Any]
+               ) -> list[Any]:
+    """The nonzero tangents back in place, a symbolic Zero everywhere else."""
+    it = iter(tangents)
+    return [next(it) if nz else Zero.from_primal_value(p)
+            for p, nz in zip(primals, nonzeros, strict=True)]
+
+
+def rearrange_binders(jaxpr: ClosedJaxpr, primals_in: list[int], tangents_in: list[int],
+                      primals_out: list[int], tangents_out: list[int]) -> ClosedJaxpr:
+    """[p1, p2, t1, t2] -> [p1, t1, p2, t2], for invars and outvars (JAX: ad.rearrange_binders).
+
+    jvp_jaxpr puts all primals before all tangents; scan wants consts, carries and xs each
+    with their tangents beside them.
+    """
+    def interleave(xs: list[Any], p_sizes: list[int], t_sizes: list[int]) -> list[Any]:
+        ps, ts = split_list(xs, [sum(p_sizes)])
+        p_groups, t_groups = split_list(ps, p_sizes[:-1]), split_list(ts, t_sizes[:-1])
+        return [x for pg, tg in zip(p_groups, t_groups, strict=True) for x in (*pg, *tg)]
+
+    new = jaxpr.jaxpr.replace(
+        invars=interleave(jaxpr.jaxpr.invars, primals_in, tangents_in),
+        outvars=interleave(jaxpr.jaxpr.outvars, primals_out, tangents_out))
+    return ClosedJaxpr(new, jaxpr.consts)

@@ -3,9 +3,8 @@
 JAX: jax/_src/lax/control_flow/loops.py. The body is traced ONCE into a closed jaxpr that hangs
 on a single `scan` or `while` equation as a parameter; what it closes over is hoisted into
 explicit operands (`num_consts` / `cond_nconsts`, `body_nconsts`). The price is the carry rule:
-what goes round the loop must keep its pytree structure, shapes and dtypes (common.py).
-The rules for partial eval, autodiff and vmap are in loops_pe.py, ad_rules.py and
-loops_batching.py.
+what goes round the loop must keep its pytree structure, shapes and dtypes (common.py). The
+primitives and their rules, in every table, are scan_rules.py and while_rules.py.
 """
 
 from __future__ import annotations
@@ -32,25 +31,18 @@ from stages.s03_partial_eval import dce_jaxpr
 from stages.s05_vmap import vmap
 
 from .common import (
-    _as_numpy,
-    _check_carry_type,
-    _initial_style_jaxpr,
-    _jaxpr_forwarding,
-    _move_binders_to_front,
-    _promote_weak_typed_input,
-    _prune_outputs,
+    initial_style_jaxpr,
+    jaxpr_forwarding,
     mapped_leading_aval,
-    merge_lists,
-    partition_list,
-    split_list,
-    typematch,
-    unmapped_leading_aval,
+    move_binders_to_front,
+    prune_closed_jaxpr_outputs,
+    trace_loop_body,
 )
+from .scan_rules import scan_p
+from .util import merge_lists, partition_list, split_list
+from .while_rules import while_p
 
 # ================================================================== scan
-
-scan_p = core.Primitive("scan")
-scan_p.multiple_results = True
 
 
 def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
@@ -61,53 +53,6 @@ def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
     if unroll != 1 and num_trips == 1 and remainder == 0:
         return 0, length  # one trip of everything is no loop at all
     return num_trips, remainder
-
-
-# --8<-- [start:scan_impl]
-def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carry: int,
-               jaxpr: ClosedJaxpr, unroll: int) -> list[Any]:
-    """Interpret the body `length` times on numpy values, stacking the per-iteration ys.
-
-    `unroll` is ignored here: it only says how a compiler lays out the loop (scan_trip_count),
-    and one step at a time on numpy gives the same numbers whatever the layout.
-    """
-    consts, carry, xs = split_list(args, [num_consts, num_carry])
-    carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
-    # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
-    ys: list[list[Any]] = [[] for _ in y_avals]
-    for step in range(length):
-        i = length - 1 - step if reverse else step
-        outs = core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *consts, *carry, *[x[i] for x in xs])
-        new_carry, y = split_list(outs, [num_carry])
-        carry = [_as_numpy(c, a) for c, a in zip(new_carry, carry_avals, strict=True)]
-        for stack, value, aval in zip(ys, y, y_avals, strict=True):
-            stack.append(_as_numpy(value, aval))
-    if reverse:
-        ys = [stack[::-1] for stack in ys]
-    stacked = [np.stack(stack) if stack else np.zeros((0, *a.shape), a.dtype)
-               for stack, a in zip(ys, y_avals, strict=True)]
-    # END EXERCISE
-    return [*carry, *stacked]
-# --8<-- [end:scan_impl]
-
-
-def _scan_abstract_eval(*avals: ShapedArray, reverse: bool, length: int, num_consts: int,
-                        num_carry: int, jaxpr: ClosedJaxpr, unroll: int) -> list[ShapedArray]:
-    """The carry's avals, and each y's aval with a leading axis of `length`."""
-    if len(avals) != len(jaxpr.in_avals):
-        raise core.JaxprTypeError("scan number of arguments doesn't match the number of jaxpr "
-                                  f"arguments: {len(avals)} vs {len(jaxpr.in_avals)}")
-    consts, carry, xs = split_list(avals, [num_consts, num_carry])
-    expected = [*consts, *carry, *[mapped_leading_aval(x) for x in xs]]
-    if not all(typematch(a, b) for a, b in zip(expected, jaxpr.in_avals, strict=True)):
-        raise core.JaxprTypeError(f"scan body takes {[str(a) for a in jaxpr.in_avals]} but "
-                                  f"is given {[str(a) for a in expected]}")
-    carry_out, ys = split_list(jaxpr.out_avals, [num_carry])
-    return [*carry_out, *[unmapped_leading_aval(length, y) for y in ys]]
-
-
-scan_p.def_impl(_scan_impl)
-scan_p.def_abstract_eval(_scan_abstract_eval)
 
 
 def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
@@ -151,28 +96,18 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     x_avals = [mapped_leading_aval(core.get_aval(x)) for x in xs_flat]
     dbg = debug_info("scan", f, (init, xs), {})
 
-    def _create_jaxpr(carry_avals: list[ShapedArray]) -> tuple:
-        jaxpr, consts, out_tree = _initial_style_jaxpr(f, in_tree, [*carry_avals, *x_avals], dbg)
+    def trace_body(carry_avals: list[ShapedArray]) -> tuple:
+        jaxpr, consts, out_tree = initial_style_jaxpr(f, in_tree, [*carry_avals, *x_avals], dbg)
         root, children = out_tree.node_data(), treedef_children(out_tree)
         if root is None or root[0] not in (tuple, list) or len(children) != 2:
             outs = tree_unflatten(out_tree, jaxpr.out_avals)
             raise TypeError(f"scan body output must be a pair, got {outs}.")
-        return jaxpr, consts, out_tree, children[0]
+        carry_tree = children[0]
+        return (jaxpr, consts, out_tree), carry_tree, jaxpr.out_avals[:carry_tree.num_leaves]
 
-    init_avals = [core.get_aval(x) for x in init_flat]
-    jaxpr, consts, out_tree, carry_tree = _create_jaxpr(init_avals)
-    carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
-    if len(carry_out_avals) != len(init_avals):
-        _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
-    # a weakly typed init (a Python scalar) takes the body's output type: trace again
-    promoted = [_promote_weak_typed_input(x, a, b)
-                for x, a, b in zip(init_flat, init_avals, carry_out_avals, strict=True)]
-    init_flat = [x for x, _ in promoted]
-    if any(changed for _, changed in promoted):
-        init_avals = [core.get_aval(x) for x in init_flat]
-        jaxpr, consts, out_tree, carry_tree = _create_jaxpr(init_avals)
-        carry_out_avals = jaxpr.out_avals[:carry_tree.num_leaves]
-    _check_carry_type("scan body", f, init_tree, init_avals, carry_tree, carry_out_avals)
+    # a weakly typed init (a Python scalar) takes the body's output type: traced again
+    init_flat, (jaxpr, consts, out_tree) = trace_loop_body("scan body", f, init_flat, init_tree,
+                                                           trace_body)
 
     unroll = core.concrete_or_error(
         None, unroll, "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.")
@@ -190,17 +125,20 @@ def _bind_scan(consts: list[Any], init: list[Any], xs: list[Any], jaxpr: ClosedJ
                length: int, reverse: bool, unroll: int) -> list[Any]:
     """Bind scan_p, first taking out what the body merely passes through (as JAX does)."""
     num_carry, num_ys = len(init), len(jaxpr.out_avals) - len(init)
-    fwd = _jaxpr_forwarding(jaxpr.jaxpr)
-    # a carry the body returns unchanged is a constant of the loop
+    fwd = jaxpr_forwarding(jaxpr.jaxpr)
+    # Forwarding, 1: a carry the body returns unchanged is the same on every trip, a constant
+    # of the loop; it becomes a const operand (under vmap or jvp, a const is cheaper: it is not
+    # batched or differentiated per trip) and comes out as the init it was.
     to_const = [f == len(consts) + i for i, f in enumerate(fwd[:num_carry])]
-    jaxpr = _prune_outputs(jaxpr, [not m for m in to_const] + [True] * num_ys)
-    jaxpr = _move_binders_to_front(jaxpr, [False] * len(consts) + to_const + [False] * len(xs))
+    jaxpr = prune_closed_jaxpr_outputs(jaxpr, [not m for m in to_const] + [True] * num_ys)
+    jaxpr = move_binders_to_front(jaxpr, [False] * len(consts) + to_const + [False] * len(xs))
     init, new_consts = partition_list(to_const, init)
-    # a y that is just an x needs no loop to be computed
+    # Forwarding, 2: a y that is just its iteration's x stacks up to xs itself: it needs no
+    # loop, so it is dropped from the body and taken from xs
     first_x = len(consts) + num_carry
     y_is_x = [f - first_x if f is not None and f >= first_x else None
               for f in fwd[num_carry:]]
-    jaxpr = _prune_outputs(jaxpr, [True] * len(init) + [f is None for f in y_is_x])
+    jaxpr = prune_closed_jaxpr_outputs(jaxpr, [True] * len(init) + [f is None for f in y_is_x])
     out = scan_p.bind(*new_consts, *consts, *init, *xs, reverse=reverse, length=length,
                       jaxpr=jaxpr, num_consts=len(new_consts) + len(consts),
                       num_carry=len(init), unroll=unroll)
@@ -211,58 +149,6 @@ def _bind_scan(consts: list[Any], init: list[Any], xs: list[Any], jaxpr: ClosedJ
 
 
 # ================================================================== while_loop
-
-while_p = core.Primitive("while")
-while_p.multiple_results = True
-
-
-# --8<-- [start:while_impl]
-def _while_loop_impl(*args: Any, cond_nconsts: int, cond_jaxpr: ClosedJaxpr, body_nconsts: int,
-                     body_jaxpr: ClosedJaxpr) -> list[Any]:
-    """Run the body while the predicate holds.
-
-    Under vmap the predicate may be a batch of bools (one per example, leading the carries'
-    shapes): the loop then runs until every example is done, and an example that is done
-    keeps its carry while the others go round again.
-    """
-    cond_consts, body_consts, carry = split_list(args, [cond_nconsts, body_nconsts])
-    avals = body_jaxpr.out_avals
-
-    def predicate(carry: list[Any]) -> np.ndarray:
-        (pred,) = core.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cond_consts, *carry)
-        return np.asarray(pred, dtype=bool)
-
-    pred = predicate(carry)
-    # EXERCISE 6.3 (batched-predicate): loop while any example's predicate holds; update only those
-    while pred.any():
-        new = core.eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *body_consts, *carry)
-        new = [_as_numpy(x, a) for x, a in zip(new, avals, strict=True)]
-        if pred.ndim:
-            # the examples whose predicate is False keep their value
-            carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)
-                     for n, c in zip(new, carry, strict=True)]
-        else:
-            carry = new
-        pred = predicate(carry)
-    # END EXERCISE
-    return [_as_numpy(x, a) for x, a in zip(carry, avals, strict=True)]
-# --8<-- [end:while_impl]
-
-
-def _while_loop_abstract_eval(*avals: ShapedArray, cond_nconsts: int, cond_jaxpr: ClosedJaxpr,
-                              body_nconsts: int, body_jaxpr: ClosedJaxpr) -> list[ShapedArray]:
-    """The carry's avals: the body's outputs."""
-    num_carry = len(avals) - cond_nconsts - body_nconsts
-    for name, jaxpr, nconsts in (("cond", cond_jaxpr, cond_nconsts),
-                                 ("body", body_jaxpr, body_nconsts)):
-        if len(jaxpr.in_avals) != nconsts + num_carry:
-            raise core.JaxprTypeError(f"while_loop len({name}_jaxpr.in_avals)="
-                                      f"{len(jaxpr.in_avals)} but {nconsts + num_carry=}")
-    return list(body_jaxpr.out_avals)
-
-
-while_p.def_impl(_while_loop_impl)
-while_p.def_abstract_eval(_while_loop_abstract_eval)
 
 
 # --8<-- [start:while_loop]
@@ -275,51 +161,45 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     cond_dbg = debug_info("while_cond", cond_fun, (init_val,), {})
     body_dbg = debug_info("while_body", body_fun, (init_val,), {})
 
-    def _create_jaxpr(init_avals: list[ShapedArray]) -> tuple:
-        cond_jaxpr, cond_consts, cond_tree = _initial_style_jaxpr(cond_fun, in_tree, init_avals,
-                                                                  cond_dbg)
-        body_jaxpr, body_consts, body_tree = _initial_style_jaxpr(body_fun, in_tree, init_avals,
-                                                                  body_dbg)
+    def trace_cond_and_body(init_avals: list[ShapedArray]) -> tuple:
+        cond_jaxpr, cond_consts, cond_tree = initial_style_jaxpr(cond_fun, in_tree, init_avals,
+                                                                 cond_dbg)
+        body_jaxpr, body_consts, body_tree = initial_style_jaxpr(body_fun, in_tree, init_avals,
+                                                                 body_dbg)
         if not treedef_is_leaf(cond_tree) or len(cond_jaxpr.out_avals) != 1:
             raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {cond_tree}.")
         pred = cond_jaxpr.out_avals[0]
         if pred.shape != () or pred.dtype != np.bool_:
             raise TypeError("cond_fun must return a boolean scalar, but got output type(s) "
                             f"{cond_jaxpr.out_avals}.")
-        return cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree
+        traced = (cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree)
+        return traced, body_tree, body_jaxpr.out_avals
 
-    init_avals = [core.get_aval(x) for x in init_vals]
-    cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = _create_jaxpr(init_avals)
-    body_out_avals = body_jaxpr.out_avals
-    if len(body_out_avals) != len(init_avals):
-        _check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
-                          body_out_avals)
-    promoted = [_promote_weak_typed_input(x, a, b)
-                for x, a, b in zip(init_vals, init_avals, body_out_avals, strict=True)]
-    init_vals = [x for x, _ in promoted]
-    if any(changed for _, changed in promoted):
-        init_avals = [core.get_aval(x) for x in init_vals]
-        cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = _create_jaxpr(init_avals)
-    _check_carry_type("while_loop body", body_fun, init_tree, init_avals, body_tree,
-                      body_jaxpr.out_avals)
+    init_vals, traced = trace_loop_body("while_loop body", body_fun, init_vals, init_tree,
+                                        trace_cond_and_body)
+    cond_jaxpr, cond_consts, body_jaxpr, body_consts, body_tree = traced
     outs = _bind_while(cond_jaxpr, cond_consts, body_jaxpr, body_consts, init_vals)
     return tree_unflatten(body_tree, outs)
 # --8<-- [end:while_loop]
+
+
 
 
 def _bind_while(cond_jaxpr: ClosedJaxpr, cond_consts: list[Any], body_jaxpr: ClosedJaxpr,
                 body_consts: list[Any], init_vals: list[Any]) -> list[Any]:
     """Bind while_p; a carry the body passes through and the predicate never reads is made a
     body constant first (as JAX does: under vmap, constants need not be batched)."""
-    fwd = _jaxpr_forwarding(body_jaxpr.jaxpr)
+    # Forwarding: such a carry is the same on every trip and after the loop; the predicate
+    # must not read it, or dropping it from the carry would change the cond jaxpr's inputs
+    fwd = jaxpr_forwarding(body_jaxpr.jaxpr)
     carry_nofwd = [f != len(body_consts) + i for i, f in enumerate(fwd)]
     cond_pruned, keep = dce_jaxpr(cond_jaxpr.jaxpr, [True],
                                   [True] * len(cond_consts) + carry_nofwd)
     to_const = [not k for k in keep[len(cond_consts):]]
     if any(to_const):
         cond_jaxpr = ClosedJaxpr(cond_pruned, cond_jaxpr.consts)
-        body_jaxpr = _prune_outputs(body_jaxpr, [not m for m in to_const])
-        body_jaxpr = _move_binders_to_front(body_jaxpr, [False] * len(body_consts) + to_const)
+        body_jaxpr = prune_closed_jaxpr_outputs(body_jaxpr, [not m for m in to_const])
+        body_jaxpr = move_binders_to_front(body_jaxpr, [False] * len(body_consts) + to_const)
     init_vals, new_consts = partition_list(to_const, init_vals)
     body_consts = [*new_consts, *body_consts]
     outs = while_p.bind(*cond_consts, *body_consts, *init_vals,

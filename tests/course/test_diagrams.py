@@ -110,8 +110,10 @@ def test_the_two_programs_of_a_split_are_drawn_with_their_residuals():
 
 def test_transposed_edges_carry_the_cotangents_of_the_reverse_walk():
     y, f_vjp = vjp(f, np.float32(0.5))
-    with ad.record_accumulations() as log:
-        (ct,) = f_vjp(np.float32(1.0))
+    linear, log = f_vjp.jaxpr, []
+    undefined = [ad.UndefinedPrimal(v.aval) for v in linear.jaxpr.invars]
+    (ct,) = ad.backward_pass(linear.jaxpr, linear.consts, undefined, [np.float32(1.0)],
+                             on_accumulate=lambda *entry: log.append(entry))
     labels = cotangent_edges(f_vjp.jaxpr, log, fmt="{:.6f}")
     x = f_vjp.jaxpr.jaxpr.invars[0]
     into_x = [float(v) for (var, _), v in labels.items() if var == id(x)]

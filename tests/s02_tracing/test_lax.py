@@ -7,7 +7,7 @@ import pytest
 from jax import lax as jlax
 
 from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
-from stages.s02_tracing import lax
+from stages.s02_tracing import core, lax
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((3, 4)).astype(np.float32)
@@ -262,9 +262,9 @@ def test_full_and_full_like_match_jax():
 
 def test_impl_and_abstract_eval_can_be_called_directly():
     aval = lax.add_p.abstract_eval(
-        lax.core.ShapedArray((3,), np.float32), lax.core.ShapedArray((), np.float32, True)
+        core.ShapedArray((3,), np.float32), core.ShapedArray((), np.float32, True)
     )
-    assert aval == lax.core.ShapedArray((3,), np.float32)
+    assert aval == core.ShapedArray((3,), np.float32)
     out = lax.integer_pow_p.impl(np.array([2.0, 3.0], np.float32), y=3)
     np.testing.assert_array_equal(out, [8.0, 27.0])
     assert out.dtype == np.float32

@@ -90,7 +90,7 @@ def test_custom_printing_rules_are_looked_up_by_primitive():
 
     def rule(eqn, context, settings):
         params = {k: v for k, v in eqn.params.items() if v is not None}
-        return core._pp_eqn(eqn.replace(params=params), context, settings)
+        return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 
     core.pp_eqn_rules[p] = rule
     try:

@@ -27,7 +27,7 @@ PRINTED_PARAMS = {
 }
 # JAX's jit rule also prints `name` before `jaxpr`: a primitive only these tests use, with a rule.
 JIT_P = core.Primitive("jit")
-core.pp_eqn_rules[JIT_P] = lambda eqn, context, settings: pp._pp_eqn(
+core.pp_eqn_rules[JIT_P] = lambda eqn, context, settings: pp.default_pp_eqn(
     eqn, context, settings, params=["name", "jaxpr"])
 
 

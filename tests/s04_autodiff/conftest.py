@@ -17,7 +17,8 @@ import stages.s04_autodiff as s04
 from shared.corpus_s02 import CASES, Case
 from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s02_tracing import core
+from stages.s02_tracing import core, lax
+from stages.s04_autodiff import ad_util
 
 FLOAT0 = jax.dtypes.float0
 
@@ -100,6 +101,22 @@ def dynamic(case: Case, lax: Any, jnp_: Any) -> tuple[Any, tuple]:
         return fn(*full)
 
     return f, tuple(case.args[i] for i in dyn)
+
+
+# The linear primitives: each is linear in some of its inputs (mul and dot_general in one
+# operand at a time, select_n in its cases, pad in operand and padding value, dynamic_slice in
+# its operand) and has a transpose rule. A linear jaxpr holds nothing else.
+LINEAR_PRIMITIVES = frozenset({
+    lax.neg_p, lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, ad_util.add_jaxvals_p,
+    lax.convert_element_type_p, lax.reduce_sum_p, lax.cumsum_p, lax.broadcast_in_dim_p,
+    lax.reshape_p, lax.transpose_p, lax.squeeze_p, lax.select_n_p, lax.slice_p, lax.pad_p,
+    lax.dynamic_slice_p, lax.dynamic_update_slice_p, lax.concatenate_p, lax.dot_general_p,
+})
+
+
+@pytest.fixture(scope="session")
+def linear_primitives() -> frozenset:
+    return LINEAR_PRIMITIVES
 
 
 @pytest.fixture(scope="session")

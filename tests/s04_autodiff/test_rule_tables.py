@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import pytest
+
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 from stages.s02_tracing import core
 from stages.s03_partial_eval import partial_eval as pe
-from stages.s04_autodiff import ad, ad_checkpoint, ad_util, custom_derivatives
-from stages.s04_autodiff.transpose_rules import LINEAR_PRIMITIVES
+from stages.s04_autodiff import ad, ad_checkpoint, ad_util, custom_calls, custom_derivatives
 
 
 def _primitives_of(package) -> set[core.Primitive]:
@@ -49,18 +50,18 @@ def test_every_stage4_primitive_has_a_jvp_rule():
         assert p in ad.primitive_jvps, p
 
 
-def test_every_linear_primitive_has_a_transpose_rule():
-    linear = LINEAR_PRIMITIVES | {ad.custom_lin_p, ad_checkpoint.remat_p}
+def test_every_linear_primitive_has_a_transpose_rule(linear_primitives):
+    linear = linear_primitives | {custom_calls.custom_lin_p, ad_checkpoint.remat_p}
     missing = sorted(p.name for p in linear if p not in ad.primitive_transposes)
     assert missing == []
 
 
-def test_only_linear_primitives_have_transpose_rules():
+def test_only_linear_primitives_have_transpose_rules(linear_primitives):
     # Only primitives of stages 2-4: later stages (cond, scan, ...) add transpose rules too.
     # remat2 and custom_jvp_call hold a jaxpr, which is linear when they reach a linear jaxpr.
     ours = _primitives_of(s02) | _primitives_of(s04)
-    extra = ours & set(ad.primitive_transposes) - LINEAR_PRIMITIVES - {
-        ad.custom_lin_p, ad_checkpoint.remat_p, custom_derivatives.custom_jvp_call_p}
+    extra = ours & set(ad.primitive_transposes) - linear_primitives - {
+        custom_calls.custom_lin_p, ad_checkpoint.remat_p, custom_derivatives.custom_jvp_call_p}
     assert extra == set()
 
 
@@ -88,10 +89,10 @@ HAS_RULE = {
     # holds a jaxpr: splits by the policy, prunes inside, differentiates and transposes it
     "remat2": {"custom_partial_eval_rules", "partial_eval_jaxpr_custom_rules", "dce_rules",
                "primitive_jvps", "primitive_transposes"},
-    # differentiated and partially evaluated by trace methods (JVPTrace.process_custom_jvp_call
-    # and custom_derivatives.custom_jvp_call_rules), not by the tables; transposed by its body
+    # differentiated and partially evaluated by its rules per trace type (custom_calls'
+    # custom_jvp_call_rules), not by these tables; transposed by its body
     "custom_jvp_call": {"primitive_transposes"},
-    # the same trace methods; its transpose is custom_lin's (the user's bwd)
+    # the same, custom_vjp_call_rules; its transpose is custom_lin's (the user's bwd)
     "custom_vjp_call": set(),
 }
 
@@ -111,12 +112,32 @@ def test_every_stage4_primitive_has_a_decision_for_every_table():
         assert got == HAS_RULE[name], name
 
 
-def test_custom_calls_are_handled_by_every_trace_of_stages_3_and_4():
-    for table in (custom_derivatives.custom_jvp_call_rules,
-                  custom_derivatives.custom_vjp_call_rules):
-        assert pe.JaxprTrace in table
-    assert callable(ad.JVPTrace.process_custom_jvp_call)
-    assert callable(ad.JVPTrace.process_custom_vjp_call)
+def _trace_types(package) -> set[type]:
+    found = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found |= {v for v in vars(module).values()
+                  if isinstance(v, type) and issubclass(v, core.Trace) and v is not core.Trace}
+    return found
+
+
+def test_custom_calls_have_a_rule_for_every_trace_of_stages_2_to_4():
+    # one mechanism: each trace type's rule is in the table; nothing else is consulted
+    traces = _trace_types(s02) | _trace_types(s04) | {pe.JaxprTrace}
+    assert {core.EvalTrace, ad.JVPTrace, pe.JaxprTrace} <= traces
+    for table in (custom_calls.custom_jvp_call_rules, custom_calls.custom_vjp_call_rules):
+        assert traces <= set(table), traces - set(table)
+    assert custom_derivatives.custom_jvp_call_rules is custom_calls.custom_jvp_call_rules
+    assert not hasattr(ad.JVPTrace, "process_custom_jvp_call")  # no second mechanism
+
+
+def test_a_trace_with_no_custom_call_rule_names_the_table():
+    class NewTrace(core.Trace):
+        pass
+
+    with pytest.raises(NotImplementedError,
+                       match="'custom_jvp_call' has no rule for NewTrace in custom_jvp_call_rules"):
+        custom_calls.custom_jvp_call_p.bind_with_trace(NewTrace(), [], dict(subfuns=(None, None)))
 
 
 def test_the_decisions_agree_with_jaxs_tables():
@@ -145,8 +166,8 @@ def test_the_decisions_agree_with_jaxs_tables():
         assert HAS_RULE[name] <= jax_has, name
 
 
-def test_the_linear_set_is_the_issue_list():
-    names = {p.name for p in LINEAR_PRIMITIVES}
+def test_the_linear_set_is_the_issue_list(linear_primitives):
+    names = {p.name for p in linear_primitives}
     issue = {"add", "sub", "neg", "mul", "dot_general", "broadcast_in_dim", "reshape",
              "transpose", "reduce_sum", "convert_element_type", "select_n", "slice", "pad",
              "dynamic_slice", "dynamic_update_slice", "concatenate", "cumsum"}

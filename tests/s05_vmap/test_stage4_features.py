@@ -181,7 +181,7 @@ def test_every_stage4_primitive_can_be_batched():
         module = importlib.import_module(f"stages.s04_autodiff.{info.name}")
         found.update({v.name: v for v in vars(module).values() if isinstance(v, core.Primitive)})
     assert {"add_any", "custom_jvp_call", "custom_vjp_call", "remat2"} <= set(found)
-    # custom calls go through a per-trace method (stage 4's table of them), the rest the rules
+    # custom calls go through a rule per trace type (stage 4's tables of them), the rest the rules
     by_trace = {custom_derivatives.custom_jvp_call_p.name:
                 custom_derivatives.custom_jvp_call_rules,
                 custom_derivatives.custom_vjp_call_p.name:

@@ -1,9 +1,7 @@
-"""A small jax.numpy: NumPy's API spelled in lax primitives, with JAX's promotion and weak types.
+"""Creating arrays, products (dot, matmul) and shapes (reshape, transpose, stack, ...).
 
-JAX: jax/_src/numpy/ (lax_numpy.py, ufuncs.py, reductions.py, tensor_contractions.py). Every
-function promotes its arguments (numpy_promotion.py) and then calls lax, so a jaxpr shows the
-`convert_element_type` and `broadcast_in_dim` equations jnp inserts. Importing this module also
-installs the tracer operators (array_methods.py). Where we differ from jnp, the docstring says so.
+JAX: jax/_src/numpy/lax_numpy.py and tensor_contractions.py. Where we differ from jnp, the
+docstring says so.
 """
 
 from __future__ import annotations
@@ -15,70 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes, lax
-from .lax_utils import canonicalize_axis
-from .numpy_promotion import (
-    broadcast_shapes,  # noqa: F401  (re-exported, as jnp has it)
-    broadcast_to,
-    check_arraylike,
-    promote_dtypes,
-)
-from .numpy_reductions import (  # noqa: F401
-    amax,
-    amin,
-    argmax,
-    argmin,
-    cumsum,
-    max,
-    mean,
-    min,
-    sum,
-)
-from .numpy_ufuncs import (  # noqa: F401  (re-exported: jnp has them)
-    abs,
-    absolute,
-    add,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    clip,
-    cos,
-    divide,
-    equal,
-    exp,
-    floor,
-    floor_divide,
-    greater,
-    greater_equal,
-    invert,
-    left_shift,
-    less,
-    less_equal,
-    log,
-    log1p,
-    maximum,
-    minimum,
-    mod,
-    multiply,
-    negative,
-    not_equal,
-    positive,
-    power,
-    reciprocal,
-    remainder,
-    right_shift,
-    sign,
-    sin,
-    sqrt,
-    square,
-    subtract,
-    tan,
-    tanh,
-    true_divide,
-    where,
-)
+from .. import core, dtypes, lax
+from ..lax.utils import canonicalize_axis
+from .util import broadcast_to, check_arraylike, promote_dtypes
+
+__all__ = [
+    "arange", "array", "asarray", "astype", "bool_", "complex64", "concatenate", "dot",
+    "expand_dims", "float16", "float32", "full", "full_like", "int8", "int16", "int32", "matmul",
+    "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape", "result_type", "shape",
+    "size", "squeeze", "stack", "swapaxes", "transpose", "uint8", "uint16", "uint32", "zeros",
+    "zeros_like",
+]
 
 # dtype names, as jnp.float32 etc. (numpy's scalar types; jnp's are its own classes)
 bool_, int8, int16, int32, uint8, uint16, uint32 = (
@@ -185,7 +130,7 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
     else:
         contract = ((a_ndim - 1,), (0 if b_ndim == 1 else b_ndim - 2,))
     out = lax.dot_general(a, b, (contract, ((), ())), precision, out_dtype)
-    return lax._convert_element_type(out, out_dtype, out_weak)
+    return lax.convert_element_type(out, out_dtype, out_weak)
 
 
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None):
@@ -245,7 +190,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     out = lax.transpose(out, perm)
     if both_squeeze:
         out = lax.expand_dims(out, tuple(both_squeeze))
-    return lax._convert_element_type(out, out_dtype, out_weak)
+    return lax.convert_element_type(out, out_dtype, out_weak)
 
 
 # ------------------------------------------------------------------ shapes
@@ -343,6 +288,3 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 def astype(x: Any, dtype: Any) -> Any:
     """x converted to `dtype` (no equation when it already is)."""
     return lax.convert_element_type(x, dtype)
-
-
-from . import array_methods  # noqa: E402, F401  (installs the tracer operators)

@@ -2,7 +2,6 @@
 
 JAX: jax/_src/numpy/reductions.py. Negative axes are normalized here (lax takes only
 non-negative ones); narrow ints and float16 are widened for the accumulation as jnp does.
-Re-exported by numpy.py.
 """
 
 from __future__ import annotations
@@ -12,9 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, lax
-from .lax_utils import canonicalize_axis
-from .numpy_promotion import check_arraylike, promote_dtypes_numeric
+from .. import dtypes, lax
+from ..lax.utils import canonicalize_axis
+from .util import check_arraylike, promote_dtypes_numeric
+
+__all__ = ["amax", "amin", "argmax", "argmin", "cumsum", "max", "mean", "min", "sum"]
 
 
 def _ravel(a: Any) -> Any:

@@ -1,10 +1,8 @@
-"""lax: the primitives every jaxpr is made of, each with a numpy impl and an abstract-eval rule.
+"""select_n, convert_element_type, full, dot_general and clamp: the primitives that are not
+simply elementwise, structural, reductions or slices.
 
-JAX: jax/_src/lax/lax.py (here: select_n, convert_element_type, full, dot_general). The
-other primitives live by concept and are re-exported here, so `lax.add` and `lax.reshape` work as in
-`jax.lax`: lax_elementwise.py, lax_structural.py, lax_reductions.py and slicing.py (JAX:
-lax/slicing.py), all built with lax_utils.py. Wrappers keep jax.lax's signatures and defaults;
-lax never promotes dtypes. This module also installs `ShapedArray._iter` (`for row in tracer`).
+JAX: jax/_src/lax/lax.py. convert_element_type of a constant scalar is folded while a jaxpr is
+staged, through the `const_fold_rules` table of partial_eval.py, as in JAX.
 """
 
 from __future__ import annotations
@@ -14,144 +12,22 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes
-from .lax_elementwise import (  # noqa: F401
-    RoundingMethod,
-    abs,
-    abs_p,
-    add,
-    add_p,
-    and_p,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    ceil,
-    ceil_p,
-    clamp,
-    clamp_p,
-    cos,
-    cos_p,
-    div,
-    div_p,
-    eq,
-    eq_p,
-    erf,
-    erf_p,
-    exp,
-    exp_p,
-    floor,
-    floor_p,
-    ge,
-    ge_p,
-    gt,
-    gt_p,
-    integer_pow,
-    integer_pow_p,
-    le,
-    le_p,
-    log,
-    log1p,
-    log_p,
-    logistic,
-    logistic_p,
-    lt,
-    lt_p,
-    max,
-    max_p,
-    min,
-    min_p,
-    mul,
-    mul_p,
-    ne,
-    ne_p,
-    neg,
-    neg_p,
-    not_p,
-    or_p,
-    pow,
-    pow_p,
-    rem,
-    rem_p,
-    round,
-    round_p,
-    rsqrt,
-    rsqrt_p,
-    shift_left,
-    shift_left_p,
-    shift_right_arithmetic,
-    shift_right_arithmetic_p,
-    shift_right_logical,
-    shift_right_logical_p,
-    sign,
-    sign_p,
-    sin,
-    sin_p,
-    sqrt,
-    sqrt_p,
-    sub,
-    sub_p,
-    tan,
-    tan_p,
-    tanh,
-    tanh_p,
-    xor_p,
-)
-from .lax_reductions import (  # noqa: F401  (re-exported: jax.lax has them)
-    argmax,
-    argmax_p,
-    argmin,
-    argmin_p,
-    cumsum,
-    cumsum_p,
-    reduce_max,
-    reduce_max_p,
-    reduce_min,
-    reduce_min_p,
-    reduce_sum,
-    reduce_sum_p,
-)
-from .lax_structural import (  # noqa: F401
-    broadcast,
-    broadcast_in_dim,
-    broadcast_in_dim_p,
-    broadcasted_iota,
-    concatenate,
-    concatenate_p,
-    expand_dims,
-    iota,
-    iota_p,
-    pad,
-    pad_p,
-    reshape,
-    reshape_p,
-    squeeze,
-    squeeze_p,
-    transpose,
-    transpose_p,
-)
-from .lax_utils import (  # noqa: F401  (Precision: re-exported, as jax.lax has it)
-    Precision,
-    _drop_params,
-    _same_shape,
+from .. import core, dtypes
+from .. import partial_eval as pe
+from .structural import broadcast
+from .utils import (
     canonicalize_precision,
     check_same_dtypes,
+    drop_params,
+    same_shape,
     standard_primitive,
 )
-from .partial_eval import DynamicJaxprTrace
-from .slicing import (  # noqa: F401
-    dynamic_index_in_dim,
-    dynamic_slice,
-    dynamic_slice_in_dim,
-    dynamic_slice_p,
-    dynamic_update_slice,
-    dynamic_update_slice_in_dim,
-    dynamic_update_slice_p,
-    index_in_dim,
-    slice,
-    slice_in_dim,
-    slice_p,
-)
+
+__all__ = [
+    "clamp", "clamp_p", "convert_element_type", "convert_element_type_p", "dot", "dot_general",
+    "dot_general_p", "full", "full_like", "select", "select_n", "select_n_p", "zeros_like_array",
+]
+
 
 # ------------------------------------------------------------------ select_n, convert_element_type
 
@@ -226,38 +102,37 @@ def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding)
     return x.astype(new_dtype)
 
 
-class ConvertElementTypePrimitive(core.Primitive):
-    """convert_element_type, folded when a jaxpr being staged receives a constant scalar."""
+def _convert_element_type_fold(consts: list[Any], params: dict) -> list[Any] | None:
+    """Staged with a constant scalar operand, the conversion happens now: no equation."""
+    # JAX: _convert_elt_type_folding_rule, which returns a typed literal; ours returns a 0-d
+    # numpy array (a strong literal) or, for a weak result, a Python scalar (2 -> 2.0:f32[]).
+    (operand,) = consts
+    if not isinstance(operand, (bool, int, float, complex, np.generic)):
+        return None  # a tracer (None here) or an array: stage the equation
+    folded = _convert_element_type_impl(np.asarray(operand), **params)
+    if not params["weak_type"]:
+        return [folded]
+    if core.get_aval(folded.item()).dtype == folded.dtype:
+        return [folded.item()]
+    return None
 
-    # JAX: pe.const_fold_rules[convert_element_type_p], which DynamicJaxprTrace consults. So
-    # the fold happens only where a jaxpr is staged: under JaxprTrace or JVPTrace the
-    # conversion of a known value stays a real application (eager: a computed value).
-    def bind_with_trace(self, trace: core.Trace, args: Sequence[Any], params: dict) -> Any:
-        (operand,) = args
-        if isinstance(trace, DynamicJaxprTrace) and isinstance(operand, _SCALAR_TYPES):
-            folded = _convert_element_type_impl(np.asarray(operand), **params)
-            if not params["weak_type"]:
-                return folded  # a 0-d numpy array: a strong literal
-            if core.get_aval(folded.item()).dtype == folded.dtype:
-                return folded.item()  # a Python scalar: the weak literal (2 -> 2.0:f32[])
-        return super().bind_with_trace(trace, args, params)
-
-
-_SCALAR_TYPES = (bool, int, float, complex, np.generic)
 
 convert_element_type_p = standard_primitive(
-    _same_shape,
+    same_shape,
     lambda x, *, new_dtype, weak_type, sharding: new_dtype,
     "convert_element_type",
     _convert_element_type_impl,
     weak_type_rule=lambda x, *, new_dtype, weak_type, sharding: weak_type,
-    primitive_class=ConvertElementTypePrimitive,
 )
+# Folded only where a jaxpr is staged: under JaxprTrace or JVPTrace the conversion of a known
+# value stays a real application (eager: a computed value).
+pe.const_fold_rules[convert_element_type_p] = _convert_element_type_fold
 
 
-def _convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = False) -> Any:
-    """convert_element_type with a weak_type choice; no equation when nothing would change."""
-    # JAX: lax._convert_element_type
+def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = False) -> Any:
+    """Cast to `new_dtype` (canonicalized: float64 becomes float32; None keeps the dtype), weakly
+    typed if asked; no equation when nothing would change."""
+    # JAX: lax._convert_element_type; jax.lax.convert_element_type is it with weak_type=False
     old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
     new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
     if old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type):
@@ -272,11 +147,6 @@ def _convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool =
     )
 
 
-def convert_element_type(operand: Any, new_dtype: Any) -> Any:
-    """Cast to `new_dtype` (canonicalized: float64 becomes float32); the result is not weak."""
-    return _convert_element_type(operand, new_dtype, weak_type=False)
-
-
 # ------------------------------------------------------------------ full and friends
 
 
@@ -289,7 +159,7 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
         )
     weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
     fill_dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    return broadcast(_convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape))
+    return broadcast(convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape))
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -297,7 +167,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     fill_shape = np.shape(x) if shape is None else tuple(shape)
     weak_type = dtype is None and dtypes.is_weakly_typed(x)
     dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    return full(fill_shape, _convert_element_type(fill_value, dtype, weak_type))
+    return full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
 
 
 def zeros_like_array(x: Any) -> Any:
@@ -448,6 +318,40 @@ def dot(lhs: Any, rhs: Any, *, precision: Any = None, preferred_element_type: An
     return dot_general(lhs, rhs, dims, precision, preferred_element_type)
 
 
+# ------------------------------------------------------------------ clamp
+
+
+def _clamp_shape_rule(lo: core.ShapedArray, operand: core.ShapedArray,
+                      hi: core.ShapedArray) -> tuple:
+    if lo.shape and lo.shape != operand.shape:
+        raise TypeError("clamp requires min.shape == operand.shape or min.shape == (), got "
+                        f"min.shape={lo.shape}, operand.shape={operand.shape}.")
+    if hi.shape and hi.shape != operand.shape:
+        raise TypeError("clamp requires max.shape == operand.shape or max.shape == (), got "
+                        f"max.shape={hi.shape}, operand.shape={operand.shape}.")
+    return operand.shape
+
+
+def _clamp_dtype_rule(lo: core.ShapedArray, operand: core.ShapedArray,
+                      hi: core.ShapedArray) -> np.dtype:
+    check_same_dtypes("clamp", lo, operand, hi)
+    return operand.dtype
+
+
+def _clamp_impl(lo: np.ndarray, operand: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.minimum(np.maximum(operand, lo), hi)
+
+
+clamp_p = standard_primitive(_clamp_shape_rule, _clamp_dtype_rule, "clamp", _clamp_impl,
+                             weak_type_rule=lambda lo, operand, hi: operand.weak_type)
+
+
+# jax.lax.clamp's parameter names, which shadow lax.min and lax.max inside the body only
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: F811
+    """Elementwise min(max(x, min), max); `min` and `max` may be scalars of x's dtype."""
+    return clamp_p.bind(min, x, max)
+
+
 # ------------------------------------------------------------------ printing rules
 
 
@@ -459,18 +363,8 @@ def _dot_general_pp_rule(eqn, context, settings):
         (list(lhs_contract), list(rhs_contract)),
         (list(lhs_batch), list(rhs_batch)),
     )
-    return core._pp_eqn(eqn.replace(params=params), context, settings)
+    return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 
 
-core.pp_eqn_rules[convert_element_type_p] = _drop_params("sharding", only_none=False)
+core.pp_eqn_rules[convert_element_type_p] = drop_params("sharding", only_none=False)
 core.pp_eqn_rules[dot_general_p] = _dot_general_pp_rule
-
-
-def _iter(tracer: Any) -> Any:
-    # `for row in x` on a tracer: one static index_in_dim per row (JAX: lax._iter)
-    if tracer.ndim == 0:
-        raise TypeError("iteration over a 0-d array")  # same as numpy's error
-    return (index_in_dim(tracer, i, keepdims=False) for i in range(tracer.shape[0]))
-
-
-core.ShapedArray._iter = staticmethod(_iter)

@@ -2,7 +2,6 @@
 
 JAX: jax/_src/lax/lax.py (reduce_*_p, argmax_p) and jax/_src/lax/control_flow/loops.py
 (cumsum_p). lax takes only non-negative axes; jax.numpy normalizes negative ones first.
-Re-exported by lax.py.
 """
 
 from __future__ import annotations
@@ -12,8 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes
-from .lax_utils import _strip_weak_type, standard_primitive
+from .. import core, dtypes
+from .utils import never_weak, standard_primitive
+
+__all__ = [
+    "argmax", "argmax_p", "argmin", "argmin_p", "cumsum", "cumsum_p", "reduce_max", "reduce_max_p",
+    "reduce_min", "reduce_min_p", "reduce_sum", "reduce_sum_p",
+]
 
 
 def _reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
@@ -111,14 +115,14 @@ argmax_p = standard_primitive(
     _argminmax_dtype_rule,
     "argmax",
     lambda x, *, axes, index_dtype: np.argmax(x, axis=axes[0]),
-    weak_type_rule=_strip_weak_type,
+    weak_type_rule=never_weak,
 )
 argmin_p = standard_primitive(
     _argminmax_shape_rule,
     _argminmax_dtype_rule,
     "argmin",
     lambda x, *, axes, index_dtype: np.argmin(x, axis=axes[0]),
-    weak_type_rule=_strip_weak_type,
+    weak_type_rule=never_weak,
 )
 
 

@@ -1,7 +1,7 @@
 """Structural lax primitives: they move, add or drop axes and never look at the values.
 
 JAX: jax/_src/lax/lax.py (broadcast_in_dim, reshape, transpose, squeeze, expand_dims,
-concatenate, pad, iota). Re-exported by lax.py.
+concatenate, pad, iota).
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes
-from .lax_utils import (
-    _first_dtype,
-    _num,
-    canonicalize_axis,
-    check_same_dtypes,
-    standard_primitive,
-)
+from .. import core, dtypes
+from .utils import canonicalize_axis, check_same_dtypes, first_dtype, standard_primitive
+
+__all__ = [
+    "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcasted_iota", "concatenate",
+    "concatenate_p", "expand_dims", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p",
+    "squeeze", "squeeze_p", "transpose", "transpose_p",
+]
 
 
 def _shape_of(operand: Any) -> tuple[int, ...]:
@@ -59,7 +59,7 @@ def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding) -> np.nd
 
 
 broadcast_in_dim_p = standard_primitive(
-    _broadcast_in_dim_shape_rule, _first_dtype, "broadcast_in_dim", _broadcast_in_dim_impl
+    _broadcast_in_dim_shape_rule, first_dtype, "broadcast_in_dim", _broadcast_in_dim_impl
 )
 
 
@@ -68,7 +68,7 @@ def _broadcast_in_dim_pp_rule(eqn, context, settings):
     params = {k: v for k, v in eqn.params.items() if k not in ("shape", "sharding")}
     if not params["broadcast_dimensions"]:
         del params["broadcast_dimensions"]
-    return core._pp_eqn(eqn.replace(params=params), context, settings)
+    return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 
 
 core.pp_eqn_rules[broadcast_in_dim_p] = _broadcast_in_dim_pp_rule
@@ -142,7 +142,7 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding) -> np.ndarray:
     return np.reshape(x, new_sizes)
 
 
-reshape_p = standard_primitive(_reshape_shape_rule, _first_dtype, "reshape", _reshape_impl)
+reshape_p = standard_primitive(_reshape_shape_rule, first_dtype, "reshape", _reshape_impl)
 
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
@@ -166,7 +166,7 @@ def _transpose_shape_rule(operand, *, permutation) -> tuple:
 
 transpose_p = standard_primitive(
     _transpose_shape_rule,
-    _first_dtype,
+    first_dtype,
     "transpose",
     lambda x, *, permutation: np.transpose(x, permutation),
 )
@@ -195,7 +195,7 @@ def _squeeze_shape_rule(operand, *, dimensions) -> tuple:
 
 squeeze_p = standard_primitive(
     _squeeze_shape_rule,
-    _first_dtype,
+    first_dtype,
     "squeeze",
     lambda x, *, dimensions: np.squeeze(x, axis=dimensions),
 )
@@ -328,7 +328,7 @@ def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, in
 
 
 def _iota_abstract_eval(*, dtype, shape, dimension, sharding) -> core.ShapedArray:
-    if not any(np.issubdtype(dtype, t) for t in _num):
+    if not np.issubdtype(dtype, np.number):
         raise TypeError(
             f"iota does not accept dtype {np.dtype(dtype).name}. "
             "Accepted dtypes are subtypes of integer, floating, complexfloating."

@@ -1,6 +1,6 @@
 """Elementwise numpy functions (ufuncs): promote the arguments, then one lax op each.
 
-JAX: jax/_src/numpy/ufuncs.py (and `where`/`clip` from lax_numpy.py). Re-exported by numpy.py.
+JAX: jax/_src/numpy/ufuncs.py (and `where`/`clip` from lax_numpy.py).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, lax
-from .numpy_promotion import (
+from .. import dtypes, lax
+from .util import (
     broadcast_arrays,
     check_arraylike,
     promote_args,
@@ -21,6 +21,15 @@ from .numpy_promotion import (
     promote_dtypes_numeric,
     promote_shapes,
 )
+
+__all__ = [
+    "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
+    "clip", "cos", "divide", "equal", "exp", "floor", "floor_divide", "greater", "greater_equal",
+    "invert", "left_shift", "less", "less_equal", "log", "log1p", "maximum", "minimum", "mod",
+    "multiply", "negative", "not_equal", "positive", "power", "reciprocal", "remainder",
+    "right_shift", "sign", "sin", "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
+    "where"
+]
 
 
 def _unop(lax_fn, name: str, inexact: bool = False):

@@ -1,18 +1,20 @@
-"""Tracer operators and methods, installed on ShapedArray, and basic indexing (`x[0, 1:]`).
+"""Tracer operators and methods, and basic indexing (`x[0, 1:]`).
 
-JAX: jax/_src/numpy/array_methods.py (`_set_shaped_array_attributes`) and the static/dynamic
-slice paths of jax/_src/numpy/indexing.py. `Tracer.__add__` is `self.aval._add(self, other)`,
-so every operator a tracer has is defined here, once, in terms of the numpy facade.
+JAX: jax/_src/numpy/array_methods.py (`_set_shaped_array_attributes`,
+`_set_tracer_aval_forwarding`) and the static/dynamic slice paths of jax/_src/numpy/indexing.py.
+Two sides, as in JAX: `Tracer.__add__` is `self.aval._add(self, other)`, and the aval's `_add` is
+jnp.add; so every operator a tracer has is defined here, once, in terms of the numpy facade.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from . import core, lax
-from . import numpy as jnp
+from .. import core, lax
+from . import lax_numpy, reductions, ufuncs
 
 # ------------------------------------------------------------------ indexing
 
@@ -113,14 +115,14 @@ def _dynamic_take(arr: Any, starts: list, limits: list, squeeze_axes: list) -> A
 
 def _reshape(a: Any, *args: Any) -> Any:
     shape = args[0] if len(args) == 1 else args
-    return jnp.reshape(a, shape)
+    return lax_numpy.reshape(a, shape)
 
 
 def _transpose(a: Any, *args: Any) -> Any:
     if not args or (len(args) == 1 and args[0] is None):
-        return jnp.transpose(a)
+        return lax_numpy.transpose(a)
     axes = args[0] if len(args) == 1 else args
-    return jnp.transpose(a, axes)
+    return lax_numpy.transpose(a, axes)
 
 
 def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
@@ -134,28 +136,31 @@ def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
 
 
 def _divmod(x: Any, y: Any) -> tuple[Any, Any]:
-    return jnp.floor_divide(x, y), jnp.remainder(x, y)
+    return ufuncs.floor_divide(x, y), ufuncs.remainder(x, y)
 
 
 _binary_operators = {
-    "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "truediv": jnp.true_divide,
-    "floordiv": jnp.floor_divide, "mod": jnp.remainder, "divmod": _divmod, "pow": jnp.power,
-    "matmul": jnp.matmul, "and": jnp.bitwise_and, "or": jnp.bitwise_or, "xor": jnp.bitwise_xor,
-    "lshift": jnp.left_shift, "rshift": jnp.right_shift,
+    "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
+    "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
+    "divmod": _divmod, "pow": ufuncs.power, "matmul": lax_numpy.matmul,
+    "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor,
+    "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift,
 }
 _comparisons = {
-    "eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less, "le": jnp.less_equal,
-    "gt": jnp.greater, "ge": jnp.greater_equal,
+    "eq": ufuncs.equal, "ne": ufuncs.not_equal, "lt": ufuncs.less, "le": ufuncs.less_equal,
+    "gt": ufuncs.greater, "ge": ufuncs.greater_equal,
 }
 _unary_operators = {
-    "neg": jnp.negative, "pos": jnp.positive, "abs": jnp.absolute, "invert": jnp.invert,
+    "neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufuncs.absolute,
+    "invert": ufuncs.invert,
 }
 _methods = {
-    "reshape": _reshape, "transpose": _transpose, "sum": jnp.sum, "mean": jnp.mean,
-    "max": jnp.max, "min": jnp.min, "argmax": jnp.argmax, "argmin": jnp.argmin,
-    "cumsum": jnp.cumsum, "astype": jnp.astype, "squeeze": jnp.squeeze, "ravel": jnp.ravel,
-    "flatten": jnp.ravel, "dot": jnp.dot, "clip": jnp.clip, "swapaxes": jnp.swapaxes,
-    "getitem": _getitem, "T": jnp.transpose,
+    "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
+    "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
+    "argmax": reductions.argmax, "argmin": reductions.argmin, "cumsum": reductions.cumsum,
+    "astype": lax_numpy.astype, "squeeze": lax_numpy.squeeze, "ravel": lax_numpy.ravel,
+    "flatten": lax_numpy.ravel, "dot": lax_numpy.dot, "clip": ufuncs.clip,
+    "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
 }
 
 
@@ -170,4 +175,42 @@ def _set_shaped_array_attributes(shaped_array: type) -> None:
         setattr(shaped_array, f"_{name}", staticmethod(fun))
 
 
+# Operators forward to the aval, exactly as JAX's Tracer does: `x + y` -> aval._add(x, y).
+_TRACER_OPERATORS = (
+    "neg pos abs invert eq ne lt le gt ge add radd sub rsub mul rmul truediv rtruediv "
+    "floordiv rfloordiv mod rmod divmod rdivmod pow rpow matmul rmatmul and rand or ror "
+    "xor rxor lshift rlshift rshift rrshift getitem"
+).split()
+_TRACER_METHODS = (
+    "reshape transpose sum mean max min prod argmax argmin cumsum astype squeeze ravel "
+    "flatten dot clip any all swapaxes"
+).split()
+
+
+def _forward_to_aval(name: str) -> Callable:
+    """Tracer.__add__ is `self.aval._add(self, other)`: the aval says what `+` means."""
+
+    def method(self, *args, **kwargs):
+        aval_method = getattr(self.aval, name, None)
+        if aval_method is None:
+            raise TypeError(
+                f"{type(self).__name__} does not support `{name.lstrip('_')}`: "
+                f"{type(self.aval).__name__}.{name} is not installed (see array_methods.py)"
+            )
+        return aval_method(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+def _set_tracer_aval_forwarding(tracer: type) -> None:
+    """Install `__add__`, ..., `sum`, ..., `T` on the tracer class, each forwarding to the aval."""
+    for op in _TRACER_OPERATORS:
+        setattr(tracer, f"__{op}__", _forward_to_aval(f"_{op}"))
+    for name in _TRACER_METHODS:
+        setattr(tracer, name, _forward_to_aval(f"_{name}"))
+    tracer.T = property(lambda self: _forward_to_aval("_T")(self))
+
+
 _set_shaped_array_attributes(core.ShapedArray)
+_set_tracer_aval_forwarding(core.Tracer)

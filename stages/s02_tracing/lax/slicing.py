@@ -1,6 +1,7 @@
 """Slices: static `slice`, and `dynamic_slice`/`dynamic_update_slice` whose starts are operands.
 
-JAX: jax/_src/lax/slicing.py. Re-exported by lax.py.
+JAX: jax/_src/lax/slicing.py. This module also installs `ShapedArray._iter` (`for row in
+tracer`, JAX: lax._iter in lax/lax.py).
 """
 
 from __future__ import annotations
@@ -10,9 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes
-from .lax_structural import squeeze
-from .lax_utils import _argnum_weak_type, _first_dtype, check_same_dtypes, standard_primitive
+from .. import core, dtypes
+from .bitwise import lt
+from .elementwise import add
+from .lax import convert_element_type, select
+from .structural import squeeze
+from .utils import argnum_weak_type, check_same_dtypes, first_dtype, standard_primitive
+
+__all__ = [
+    "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_slice_p",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "dynamic_update_slice_p",
+    "index_in_dim", "slice", "slice_in_dim", "slice_p",
+]
 
 
 def _slice_shape_rule(operand, *, start_indices, limit_indices, strides) -> tuple:
@@ -62,7 +72,7 @@ def _slice_impl(x, *, start_indices, limit_indices, strides) -> np.ndarray:
     return x[index].copy()
 
 
-slice_p = standard_primitive(_slice_shape_rule, _first_dtype, "slice", _slice_impl)
+slice_p = standard_primitive(_slice_shape_rule, first_dtype, "slice", _slice_impl)
 
 
 def slice(
@@ -156,10 +166,10 @@ def _dynamic_slice_impl(x, *start_indices, slice_sizes) -> np.ndarray:
 
 dynamic_slice_p = standard_primitive(
     _dynamic_slice_shape_rule,
-    _first_dtype,
+    first_dtype,
     "dynamic_slice",
     _dynamic_slice_impl,
-    weak_type_rule=_argnum_weak_type(0),
+    weak_type_rule=argnum_weak_type(0),
 )
 
 
@@ -206,8 +216,6 @@ dynamic_update_slice_p = standard_primitive(
 def _dynamic_slice_indices(operand: Any, start_indices: Sequence[Any],
                            allow_negative_indices: bool | Sequence[bool]) -> list:
     """Make negative starts count from the end: statically for ints, with a select if traced."""
-    from . import lax  # lax.py re-exports this module, so import it when first needed
-
     if len(start_indices) != np.ndim(operand):
         raise ValueError(
             "Length of slice indices must match number of operand dimensions "
@@ -230,12 +238,12 @@ def _dynamic_slice_indices(operand: Any, start_indices: Sequence[Any],
                     f"Index {i} is out of bounds for dimension {d} if "
                     "allow_negative_indices=False"
                 )
-            result.append(lax.convert_element_type(i + d if i < 0 else i, dtype))
+            result.append(convert_element_type(i + d if i < 0 else i, dtype))
         elif allow_negative:
             # i + d where i < 0; JAX writes `lax.select(i < 0, i + d, i)` with jnp operators
-            is_negative = lax.lt(i, np.asarray(0, dtype))
-            wrapped = lax.add(lax._convert_element_type(i, dtype), np.asarray(d, dtype))
-            result.append(lax.select(is_negative, wrapped, i))
+            is_negative = lt(i, np.asarray(0, dtype))
+            wrapped = add(convert_element_type(i, dtype), np.asarray(d, dtype))
+            result.append(select(is_negative, wrapped, i))
         else:
             result.append(i)
     return result
@@ -289,3 +297,13 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     allow = [False] * np.ndim(operand)
     starts[axis], allow[axis] = start_index, allow_negative_indices
     return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+def _iter(tracer: Any) -> Any:
+    # `for row in x` on a tracer: one static index_in_dim per row (JAX: lax._iter)
+    if tracer.ndim == 0:
+        raise TypeError("iteration over a 0-d array")  # same as numpy's error
+    return (index_in_dim(tracer, i, keepdims=False) for i in range(tracer.shape[0]))
+
+
+core.ShapedArray._iter = staticmethod(_iter)

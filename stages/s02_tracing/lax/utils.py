@@ -1,7 +1,8 @@
 """How a lax primitive is assembled from a shape rule, a dtype rule and a numpy impl.
 
 JAX: jax/_src/lax/utils.py (`standard_primitive`, `standard_abstract_eval`) and the dtype/shape
-helpers at the top of jax/_src/lax/lax.py; also dot_general's `Precision` (lax.py re-exports it).
+helpers at the top of jax/_src/lax/lax.py (there private, `_float`, `_num`, ...: ours are shared
+by several modules, so public); also dot_general's `Precision`.
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from . import core
+from .. import core
+
+__all__ = ["Precision", "canonicalize_precision", "check_same_dtypes", "standard_primitive"]
 
 # Dtype families a rule accepts; `np.issubdtype(dtype, family)` decides membership.
-_bool = (np.bool_,)
-_int = (np.integer,)
-_float = (np.floating,)
-_complex = (np.complexfloating,)
-_signedint = (np.signedinteger,)
-_num = _int + _float + _complex
-_any = _num + _bool
-_ordered = _int + _float + _bool
-_bool_or_int = _int + _bool
+BOOL = (np.bool_,)
+INT = (np.integer,)
+FLOAT = (np.floating,)
+COMPLEX = (np.complexfloating,)
+SIGNED_INT = (np.signedinteger,)
+NUM = INT + FLOAT + COMPLEX
+ANY = NUM + BOOL
+ORDERED = INT + FLOAT + BOOL
+BOOL_OR_INT = INT + BOOL
 
 # lax ops refuse mixed dtypes; their message points at the promoting jnp function.
 _JNP_FUNCTION_EQUIVALENTS = {
@@ -117,11 +120,13 @@ def _standard_weak_type_rule(*avals: core.ShapedArray, **params: Any) -> bool:
     return all(a.weak_type for a in avals)
 
 
-def _strip_weak_type(*avals: core.ShapedArray, **params: Any) -> bool:
+def never_weak(*avals: core.ShapedArray, **params: Any) -> bool:
+    """The weak-type rule of a result that is never weak (argmax's index)."""
     return False
 
 
-def _argnum_weak_type(*argnums: int) -> Callable[..., bool]:
+def argnum_weak_type(*argnums: int) -> Callable[..., bool]:
+    """The weak-type rule of a result weak when the operands at `argnums` are."""
     return lambda *avals, **params: all(avals[i].weak_type for i in argnums)
 
 
@@ -169,19 +174,23 @@ def standard_primitive(
 # --8<-- [end:standard_primitive]
 
 
-def _same_shape(aval: core.ShapedArray, **params: Any) -> tuple:
+def same_shape(aval: core.ShapedArray, **params: Any) -> tuple:
+    """The shape rule of a one-operand primitive that keeps its operand's shape."""
     return aval.shape
 
 
-def _identity(dtype: np.dtype) -> np.dtype:
+def same_dtype(dtype: np.dtype) -> np.dtype:
+    """The result-dtype function of an op whose result has its operand's dtype."""
     return dtype
 
 
-def _first_dtype(*avals: core.ShapedArray, **params: Any) -> np.dtype:
+def first_dtype(*avals: core.ShapedArray, **params: Any) -> np.dtype:
+    """The dtype rule of a primitive whose result has its first operand's dtype."""
     return avals[0].dtype
 
 
-def _fixed_dtype(dtype: Any) -> Callable[..., np.dtype]:
+def fixed_dtype(dtype: Any) -> Callable[..., np.dtype]:
+    """The dtype rule of a primitive with one result dtype (bool for comparisons)."""
     return lambda *avals, **params: np.dtype(dtype)
 
 
@@ -190,7 +199,7 @@ def unop(
 ) -> core.Primitive:
     """An elementwise one-operand primitive."""
     dtype_rule = partial(unop_dtype_rule, result_dtype, accepted, name)
-    return standard_primitive(_same_shape, dtype_rule, name, numpy_impl)
+    return standard_primitive(same_shape, dtype_rule, name, numpy_impl)
 
 
 def naryop(
@@ -215,8 +224,9 @@ def canonicalize_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
-def _drop_params(*names: str, only_none: bool = True):
-    """A printing rule hiding params JAX's printer hides (JAX: the *_pp_rule functions)."""
+def drop_params(*names: str, only_none: bool = True):
+    """A printing rule hiding params JAX's printer hides (JAX: the *_pp_rule functions):
+    `names` when None, or always with only_none=False."""
 
     def rule(eqn, context, settings):
         params = {
@@ -224,12 +234,12 @@ def _drop_params(*names: str, only_none: bool = True):
             for k, v in eqn.params.items()
             if k not in names or (only_none and v is not None)
         }
-        return core._pp_eqn(eqn.replace(params=params), context, settings)
+        return core.default_pp_eqn(eqn.replace(params=params), context, settings)
 
     return rule
 
 
-# JAX: Precision and canonicalize_precision in lax/lax.py; lax.py re-exports ours.
+# JAX: Precision and canonicalize_precision in lax/lax.py.
 class Precision(enum.Enum):
     """How hard an accelerator works on a float32 dot (numpy, and XLA on CPU, ignore it)."""
 

@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from . import core, dtypes, lax
+from .. import core, dtypes, lax
+
+__all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -33,7 +35,7 @@ def promote_dtypes(*args: Any) -> list[Any]:
     if len(args) < 2:
         return list(args)
     to_dtype, weak_type = dtypes.lattice_result_type(*args)
-    return [lax._convert_element_type(x, to_dtype, weak_type) for x in args]
+    return [lax.convert_element_type(x, to_dtype, weak_type) for x in args]
 
 
 def _to_inexact(dtype: np.dtype) -> np.dtype:
@@ -44,7 +46,7 @@ def _to_inexact(dtype: np.dtype) -> np.dtype:
 def promote_dtypes_inexact(*args: Any) -> list[Any]:
     """As promote_dtypes, then ints and bools become float32 (for exp, divide, mean, ...)."""
     to_dtype, weak_type = dtypes.lattice_result_type(*args)
-    return [lax._convert_element_type(x, _to_inexact(to_dtype), weak_type) for x in args]
+    return [lax.convert_element_type(x, _to_inexact(to_dtype), weak_type) for x in args]
 
 
 def promote_dtypes_numeric(*args: Any) -> list[Any]:
@@ -52,7 +54,7 @@ def promote_dtypes_numeric(*args: Any) -> list[Any]:
     to_dtype, weak_type = dtypes.lattice_result_type(*args)
     if to_dtype == np.bool_:
         to_dtype = np.dtype("int32")
-    return [lax._convert_element_type(x, to_dtype, weak_type) for x in args]
+    return [lax.convert_element_type(x, to_dtype, weak_type) for x in args]
 
 
 def promote_shapes(fun_name: str, *args: Any) -> list[Any]:

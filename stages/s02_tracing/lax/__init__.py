@@ -1,0 +1,33 @@
+"""lax: the primitives every jaxpr is made of, each with a numpy impl and an abstract-eval rule.
+
+JAX: jax/_src/lax/ (lax.py, slicing.py, utils.py; erf is in special.py, cumsum in
+control_flow/loops.py), seen as `jax.lax`. Wrappers keep jax.lax's signatures and defaults;
+lax never promotes dtypes (numpy/ does, then calls lax).
+
+  utils.py        how a primitive is assembled: standard_primitive, dtype families, Precision
+  elementwise.py  arithmetic, one and two operands: sin, exp, integer_pow, add, mul, ...
+  bitwise.py      not, and, or, xor, the shifts, and the comparisons eq, lt, ...
+  structural.py   broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, iota
+  reductions.py   reduce_sum/max/min, argmax/argmin, cumsum
+  lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
+  slicing.py      slice, dynamic_slice, dynamic_update_slice, and `for row in tracer`
+"""
+
+from . import bitwise, elementwise, lax, reductions, slicing, structural, utils
+from .bitwise import *  # noqa: F403
+from .elementwise import *  # noqa: F403
+from .lax import *  # noqa: F403
+from .reductions import *  # noqa: F403
+from .slicing import *  # noqa: F403
+from .structural import *  # noqa: F403
+from .utils import *  # noqa: F403
+
+__all__ = [
+    *bitwise.__all__,
+    *elementwise.__all__,
+    *lax.__all__,
+    *reductions.__all__,
+    *slicing.__all__,
+    *structural.__all__,
+    *utils.__all__,
+]

@@ -1,0 +1,20 @@
+"""A small jax.numpy: NumPy's API spelled in lax primitives, with JAX's promotion and weak types.
+
+JAX: jax/_src/numpy/, seen as `jax.numpy`. Every function promotes its arguments (util.py) and
+then calls lax, so a jaxpr shows the `convert_element_type` and `broadcast_in_dim` equations jnp
+inserts. Importing the package installs the tracer operators (array_methods.py).
+
+  util.py           dtype promotion and broadcasting (promote_dtypes, broadcast_to, ...)
+  ufuncs.py         elementwise functions: add, multiply, sin, where, clip, ...
+  reductions.py     sum, mean, max, min, argmax, argmin, cumsum over numpy-style axes
+  lax_numpy.py      creating arrays, dot and matmul, reshape, transpose, stack, ...
+  array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
+"""
+
+from . import array_methods, lax_numpy, reductions, ufuncs, util  # noqa: F401  (array_methods installs)
+from .lax_numpy import *  # noqa: F403
+from .reductions import *  # noqa: F403
+from .ufuncs import *  # noqa: F403
+from .util import *  # noqa: F403
+
+__all__ = [*lax_numpy.__all__, *reductions.__all__, *ufuncs.__all__, *util.__all__]

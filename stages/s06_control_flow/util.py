@@ -1,0 +1,117 @@
+"""Small helpers JAX keeps elsewhere: list surgery, type matching, pytree structure differences.
+
+JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` and
+`aval_mismatch_extra` in jax/_src/core.py; `equality_errors` in jax/_src/tree_util.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from stages.s01_pytrees import flatten_one_level_with_keys, tree_structure
+from stages.s02_tracing.core import ShapedArray
+
+# ------------------------------------------------------------------ lists
+
+
+def split_list(xs: Sequence[Any], sizes: Sequence[int]) -> list[list[Any]]:
+    """`xs` cut into pieces of `sizes`, then the rest: split_list(x, [1, 2]) gives 3 lists."""
+    xs = list(xs)
+    out = []
+    for n in sizes:
+        out.append(xs[:n])
+        xs = xs[n:]
+    out.append(xs)
+    return out
+
+
+def partition_list(which: Sequence[bool], xs: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """(the xs where `which` is False, the xs where it is True)."""
+    falses = [x for w, x in zip(which, xs, strict=True) if not w]
+    trues = [x for w, x in zip(which, xs, strict=True) if w]
+    return falses, trues
+
+
+def merge_lists(which: Sequence[bool], falses: Sequence[Any], trues: Sequence[Any]) -> list[Any]:
+    """The inverse of partition_list."""
+    f_iter, t_iter = iter(falses), iter(trues)
+    out = [next(t_iter) if w else next(f_iter) for w in which]
+    assert next(f_iter, None) is None and next(t_iter, None) is None
+    return out
+
+
+# ------------------------------------------------------------------ types
+
+
+def typematch(a: ShapedArray, b: ShapedArray) -> bool:
+    """Same shape and dtype; weak types are ignored (JAX: core.typematch)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def aval_mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
+    """`, so the dtypes do not match` and friends (JAX: core.aval_mismatch_extra)."""
+    mismatches = []
+    if a.dtype != b.dtype:
+        mismatches.append("the dtypes do not match")
+    if a.shape != b.shape:
+        mismatches.append("the shapes do not match")
+    if not mismatches:
+        return ""
+    if len(mismatches) == 1:
+        return ", so " + mismatches[0]
+    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
+
+
+# ------------------------------------------------------------------ structure differences
+
+
+def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
+                    ) -> Iterator[tuple[tuple, str, str, str]]:
+    """Where two pytrees differ: (key path, what tree1 has, what tree2 has, why they differ).
+
+    JAX: tree_util.equality_errors. Leaves that are both leaves never differ here: this is
+    about structure only.
+    """
+    def is_leaf(t: Any) -> bool:
+        treedef = tree_structure(t)
+        return treedef.num_nodes == 1 and treedef.num_leaves == 1
+
+    if is_leaf(tree1) and is_leaf(tree2):
+        return
+    if type(tree1) is not type(tree2):
+        yield path, str(type(tree1)), str(type(tree2)), "their Python types differ"
+        return
+    if isinstance(tree1, (list, tuple)) and len(tree1) != len(tree2):
+        yield (path, f"{type(tree1).__name__} of length {len(tree1)}",
+               f"{type(tree2).__name__} of length {len(tree2)}", "the lengths do not match")
+        return
+    kids1, meta1 = flatten_one_level_with_keys(tree1)
+    kids2, meta2 = flatten_one_level_with_keys(tree2)
+    kids1, kids2 = list(kids1), list(kids2)
+    if len(kids1) != len(kids2):
+        diff = " ".join(repr(getattr(k, "key", k)) for k in
+                        {k for k, _ in kids1} ^ {k for k, _ in kids2})
+
+        def children(t: Any, n: int) -> str:
+            return f"{type(t)} with {n} child{'ren' if n > 1 else ''}"
+
+        why = "the numbers of children do not match"
+        if diff:
+            why += f", with the symmetric difference of key sets: {{{diff}}}"
+        yield path, children(tree1, len(kids1)), children(tree2, len(kids2)), why
+        return
+    if meta1 != meta2:
+        yield (path, f"{type(tree1)} with pytree metadata {meta1}",
+               f"{type(tree2)} with pytree metadata {meta2}",
+               "the pytree node metadata does not match")
+        return
+    for (key, c1), (_, c2) in zip(kids1, kids2, strict=True):
+        yield from equality_errors(c1, c2, (*path, key))
+
+
+def bulleted(diffs: Sequence[str]) -> str:
+    """One difference as a sentence; several as a bulleted list (JAX's layout)."""
+    if len(diffs) == 1:
+        return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
