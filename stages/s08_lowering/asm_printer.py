@@ -11,6 +11,7 @@ taken in the region or around it gets `_<k>` from a counter shared the same way.
 
 from __future__ import annotations
 
+from .hlo import symbol
 from .ir import Block, FuncOp, Module, Operation, Region, Value
 
 
@@ -131,7 +132,7 @@ def _signature(func: FuncOp, names: dict[Value, str]) -> str:
         arrow = f" -> {results[0]}"
     else:
         arrow = f" -> ({', '.join(results)})"
-    return f"func.func {func.visibility} @{func.name}({', '.join(args)}){arrow}"
+    return f"func.func {func.visibility} {symbol(func.name)}({', '.join(args)}){arrow}"
 
 
 def print_function(func: FuncOp) -> list[str]:
@@ -142,7 +143,7 @@ def print_function(func: FuncOp) -> list[str]:
 
 def print_module(module: Module) -> str:
     attrs = f" attributes {_attr_dict(module.attributes)}" if module.attributes else ""
-    lines = [f"module @{module.name}{attrs} {{"]
+    lines = [f"module {symbol(module.name)}{attrs} {{"]
     for func in module.functions:
         lines += print_function(func)
     return "\n".join([*lines, "}"]) + "\n"

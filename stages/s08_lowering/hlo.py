@@ -8,6 +8,8 @@ format, written as a small function of the printer.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,7 +69,7 @@ def compare(x: Value, y: Value, direction: str, compare_type: str, result_type: 
     """`stablehlo.compare LT, %x, %y, SIGNED : (T, T) -> tensor<...xi1>`."""
     return _op("stablehlo.compare", [x, y], [result_type],
                lambda p, op: f"{p.op_name(op)} {direction}, {p.vs(op.operands)}, "
-                             f"{compare_type} : {_same_or_functional_type(p, op)}").result
+                             f"{compare_type} : {_functional_type(p, op)}").result
 
 
 def select(pred: Value, on_true: Value, on_false: Value) -> Value:
@@ -248,6 +250,13 @@ def call(callee: str, args: Sequence[Value], result_types: Sequence[str]) -> lis
     def asm(p, op):
         results = p.types(op.results)
         results = results if len(op.results) == 1 else f"({results})"
-        return f"{p.op_name(op)} @{callee}({p.vs(op.operands)}) : " \
+        return f"{p.op_name(op)} {symbol(callee)}({p.vs(op.operands)}) : " \
                f"({p.types(op.operands)}) -> {results}"
     return _op("func.call", args, result_types, asm).results
+
+
+def symbol(name: str) -> str:
+    """`@name`, quoted when it is not a bare identifier (`@"jit_a.b-c"`)."""
+    if re.fullmatch(r"[A-Za-z_][\w$.]*", name):
+        return f"@{name}"
+    return "@" + json.dumps(name)

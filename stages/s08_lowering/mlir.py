@@ -30,7 +30,7 @@ lowering_rules: dict[core.Primitive, LoweringRule] = {}  # JAX: mlir._lowerings
 platform_specific_lowerings: dict[str, dict[core.Primitive, LoweringRule]] = \
     collections.defaultdict(dict)
 _outlined: set[core.Primitive] = set()  # rules emitted as a private function, then called
-_KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+_KNOWN_PLATFORMS = ("cpu", "cuda", "gpu", "oneapi", "rocm", "tpu")
 
 
 def register_lowering(prim: core.Primitive, rule: LoweringRule, platform: str | None = None,
@@ -41,12 +41,11 @@ def register_lowering(prim: core.Primitive, rule: LoweringRule, platform: str | 
     if platform is None:
         lowering_rules[prim] = rule
         return
-    platforms = ("cuda", "rocm") if platform == "gpu" else (platform,)
-    for p in platforms:
-        if p not in _KNOWN_PLATFORMS:
-            raise NotImplementedError(
-                f"Registering an MLIR lowering rule for primitive {prim} for an unknown "
-                f"platform {platform}. Known platforms are: {', '.join(_KNOWN_PLATFORMS)}.")
+    if platform not in _KNOWN_PLATFORMS:
+        raise NotImplementedError(
+            f"Registering an MLIR lowering rule for primitive {prim} for an unknown "
+            f"platform {platform}. Known platforms are: {', '.join(_KNOWN_PLATFORMS)}.")
+    for p in ("cuda", "rocm") if platform == "gpu" else (platform,):
         platform_specific_lowerings[p][prim] = rule
 # --8<-- [end:tables]
 

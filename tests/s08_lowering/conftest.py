@@ -137,16 +137,21 @@ CORPUS = _corpus()
 COMPOSITIONS = _compositions()
 
 
+def lower_with_args(closed: Any, flat_args: list[Any], name: str = "fun", out_tree: Any = None
+                    ) -> tuple[str, list[np.ndarray]]:
+    """Our module's text, and the arguments its @main takes (unused ones are dropped)."""
+    text = s08.lower_jaxpr(closed, name, out_tree=out_tree).as_text()
+    _, _, used = s08.module.dce_jaxpr_consts(closed.jaxpr)
+    kept = [np.asarray(x, v.aval.dtype) for x, v, u in zip(flat_args, closed.jaxpr.invars, used,
+                                                            strict=True) if u]
+    return text, kept
+
+
 @functools.cache
 def _lowered(program: Program) -> tuple[str, list[Any]]:
     closed, flat, out_tree = pe.trace_to_jaxpr(program.ours, program.args, {}, None,
                                                program.static_argnums)
-    name = getattr(program.theirs, "__name__", "fun")
-    text = s08.lower_jaxpr(closed, name, out_tree=out_tree).as_text()
-    _, _, used = s08.module.dce_jaxpr_consts(closed.jaxpr)
-    kept = [np.asarray(x, v.aval.dtype) for x, v, u in zip(flat, closed.jaxpr.invars, used,
-                                                            strict=True) if u]
-    return text, kept
+    return lower_with_args(closed, flat, getattr(program.theirs, "__name__", "fun"), out_tree)
 
 
 def lower_ours(program: Program) -> str:
