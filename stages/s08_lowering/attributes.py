@@ -10,6 +10,7 @@ digits have no decimal point). More than 100 distinct elements are written as ra
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -168,6 +169,17 @@ def _nested(x: np.ndarray) -> str:
 
 def dense_elements(x: np.ndarray) -> str:
     """`dense<...>` for an array: one element if all are equal, hex if many, nested lists."""
+    if x.size == 1:  # the common case, a literal: cached, as the same few recur
+        return _dense_scalar(x.dtype, x.tobytes())
+    return _dense(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dense_scalar(dtype: np.dtype, data: bytes) -> str:
+    return _dense(np.frombuffer(data, dtype))
+
+
+def _dense(x: np.ndarray) -> str:
     flat = x.reshape(-1)
     if flat.size and (flat.view(np.uint8).reshape(flat.size, -1) ==
                       flat[:1].view(np.uint8)).all():

@@ -22,7 +22,7 @@ from stages.s06_control_flow.loops import scan_trip_count  # (re-point if stage 
 
 from . import hlo, ir, mlir
 from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
-from .reductions import _unary_reduce_lower
+from .reductions import unary_reduce_lower
 
 _I32 = core.ShapedArray((), np.int32)
 
@@ -50,7 +50,7 @@ def _while_lowering(ctx: LoweringRuleContext, *args: ir.Value, cond_jaxpr: core.
         (pred,) = mlir.jaxpr_subcomp(mctx, cond_jaxpr.jaxpr, consts, *x, *z)
         if batched:  # loop while any lane's predicate holds
             pred_ctx = ctx.replace(avals_in=[pred_aval], avals_out=[pred_aval.update(shape=())])
-            (pred,) = _unary_reduce_lower("or", lambda dtype: np.array(False, dtype), pred_ctx,
+            (pred,) = unary_reduce_lower("or", lambda dtype: np.array(False, dtype), pred_ctx,
                                           pred, axes=tuple(range(pred_aval.ndim)))
         hlo.return_([pred])
     with ir.InsertionPoint(body_block):

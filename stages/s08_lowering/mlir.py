@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -59,6 +60,7 @@ _IR_DTYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64
 
 
 # --8<-- [start:aval_to_ir_type]
+@functools.cache
 def dtype_to_ir_type(dtype: Any) -> str:
     """`f32` for float32, `ui8` for uint8, `i1` for bool (JAX: mlir.dtype_to_ir_type)."""
     try:

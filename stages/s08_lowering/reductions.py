@@ -41,9 +41,10 @@ def _scalar_type(aval: Any) -> str:
 
 
 # --8<-- [start:unary_reduce]
-def _unary_reduce_lower(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value, *,
-                        axes: Sequence[int], **params: Any) -> list[ir.Value]:
+def unary_reduce_lower(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value, *,
+                       axes: Sequence[int], **params: Any) -> list[ir.Value]:
     """`stablehlo.reduce(x init: identity)` whose region applies `reducer` to two scalars."""
+    # JAX: lax._unary_reduce_lower (while's batched predicate uses it too)
     (aval_out,) = ctx.avals_out
     init = mlir.ir_constant(identity(aval_out.dtype))
     op = hlo.reduce([x], [init], axes, [aval_to_ir_type(aval_out)], [_scalar_type(aval_out)])
@@ -56,7 +57,7 @@ def _unary_reduce_lower(reducer: str, identity: Any, ctx: LoweringRuleContext, x
 
 def _reduce_rule(reducer: str, identity: Any):
     def rule(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
-        return _unary_reduce_lower(reducer, identity, ctx, x, **params)
+        return unary_reduce_lower(reducer, identity, ctx, x, **params)
     return rule
 
 
