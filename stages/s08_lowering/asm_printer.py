@@ -15,6 +15,7 @@ from .hlo import symbol
 from .ir import Block, FuncOp, Module, Operation, Region, Value
 
 
+# --8<-- [start:ssa_names]
 class _SSANames:
     """The printed name of every value of one function (JAX: MLIR's SSANameState)."""
 
@@ -23,7 +24,7 @@ class _SSANames:
         self._number_region(func.body, [0, 0, 0], [])
 
     def _unique(self, name: str, counters: list[int], scopes: list[set[str]]) -> str:
-        # EXERCISE 8.5 (ssa-names): a taken name gets `_<k>`, k from the conflict counter
+        # EXERCISE 8.6 (ssa-names): a taken name gets `_<k>`, k from the conflict counter
         def taken(candidate: str) -> bool:
             return any(candidate in scope for scope in scopes)
 
@@ -64,6 +65,7 @@ class _SSANames:
         for op in block.operations:
             for child in op.regions:
                 self._number_region(child, list(counters), scopes)
+# --8<-- [end:ssa_names]
 
 
 def _attr_dict(attrs: dict[str, str]) -> str:

@@ -41,11 +41,15 @@ def _add_jaxvals_lowering(ctx: LoweringRuleContext, x: ir.Value, y: ir.Value) ->
     return [hlo.elementwise("add", x, y)]  # the tangent sum of two paths (JAX: add_any)
 
 
+def _identity_lowering(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
+    return [x]  # a name for remat policies, a stopped gradient: nothing left to compute
+
+
 register_lowering(custom_derivatives.custom_jvp_call_p, _custom_jvp_vjp_call_lowering)
 register_lowering(custom_derivatives.custom_vjp_call_p, _custom_jvp_vjp_call_lowering)
 register_lowering(ad_checkpoint.remat_p, _remat_lowering)
-register_lowering(ad_checkpoint.name_p, lambda ctx, x, *, name: [x])
+register_lowering(ad_checkpoint.name_p, _identity_lowering)
 register_lowering(ad_util.add_jaxvals_p, _add_jaxvals_lowering)
-register_lowering(ad_util.stop_gradient_p, lambda ctx, x: [x])
+register_lowering(ad_util.stop_gradient_p, _identity_lowering)
 # the linear half of a custom_vjp under jvp: JAX's rule raises, and so does ours
 register_lowering(ad.custom_lin_p, ad.raise_custom_vjp_error_on_jvp)

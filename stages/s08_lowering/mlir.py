@@ -236,6 +236,8 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> LoweringRule:
         consts = ir_consts(closed.consts, [v.aval for v in closed.jaxpr.constvars])
         return jaxpr_subcomp(ctx.module_context, closed.jaxpr, consts, *args)
 
+    rule.__name__ = f"lower_fun({fun.__name__})"
+    rule.__wrapped__ = fun  # inspect.unwrap finds the function the rule traces
     return rule
 
 
@@ -280,6 +282,7 @@ def compare_hlo(x: ir.Value, y: ir.Value, direction: str, dtype: Any,
     return hlo.compare(x, y, direction, comparison_type or compare_type(dtype), out_type)
 
 
+# --8<-- [start:convert_hlo]
 def convert_hlo(x: ir.Value, aval_in: core.ShapedArray, aval_out: core.ShapedArray
                 ) -> ir.Value:
     """convert with XLA's meaning for bool: a conversion to bool is `x != 0`, not truncation."""
@@ -288,3 +291,4 @@ def convert_hlo(x: ir.Value, aval_in: core.ShapedArray, aval_out: core.ShapedArr
         x = compare_hlo(x, full_like_aval(0, aval_in), "NE", aval_in.dtype)
     return hlo.convert(x, aval_to_ir_type(aval_out))
     # END EXERCISE
+# --8<-- [end:convert_hlo]

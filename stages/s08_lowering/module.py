@@ -135,7 +135,8 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
 # --8<-- [end:lower_jaxpr]
 
 
-def lower(fun: Any, *args: Any, **kwargs: Any) -> ir.Module:
+def lower(fun: Any, *args: Any, static_argnums: Sequence[int] = (), **kwargs: Any
+          ) -> ir.Module:
     """Trace `fun` on example arguments (stage 2) and lower it: `jax.jit(fun).lower(*args)`."""
-    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, None)
+    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, None, static_argnums)
     return lower_jaxpr(closed, getattr(fun, "__name__", "fun"), out_tree=out_tree)

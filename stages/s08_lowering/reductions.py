@@ -58,6 +58,7 @@ def unary_reduce_lower(reducer: str, identity: Any, ctx: LoweringRuleContext, x:
 def _reduce_rule(reducer: str, identity: Any):
     def rule(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
         return unary_reduce_lower(reducer, identity, ctx, x, **params)
+    rule.__name__ = f"_reduce_{reducer}_lowering"
     return rule
 
 
@@ -88,6 +89,7 @@ def _argminmax_lowering(direction: str, identity: Any):
             hlo.return_([hlo.select(pick_val, op_val, acc_val),
                          hlo.select(pick_index, op_index, acc_index)])
         return [op.results[1]]
+    rule.__name__ = "_argmax_lowering" if direction == "GT" else "_argmin_lowering"
     return rule
 
 

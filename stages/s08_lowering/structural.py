@@ -115,6 +115,7 @@ def _dot_general_lowering(ctx: LoweringRuleContext, lhs: ir.Value, rhs: ir.Value
 def _dot_general_platform_lowering(platform: str):
     def rule(ctx: LoweringRuleContext, *args: ir.Value, **params: Any) -> list[ir.Value]:
         return _dot_general_lowering(ctx, *args, platform=platform, **params)
+    rule.__name__ = f"_dot_general_{platform}_lowering"
     return rule
 
 
