@@ -12,6 +12,7 @@ Reading path (the lesson, in order):
 
 Beside it (read when a step needs it):
   hlo.py            one builder per StableHLO op, each with its printed form
+  elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
   structural.py     the rules of shapes, slices, pad, iota, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
   calls.py          custom_jvp/custom_vjp/checkpoint (inline) and autodiff's own primitives
@@ -28,6 +29,7 @@ from . import (
     calls,
     conditionals,
     elementwise,
+    elementwise_complex,
     hlo,
     ir,
     loops,
@@ -54,6 +56,7 @@ __all__ = [
     "calls",
     "conditionals",
     "elementwise",
+    "elementwise_complex",
     "hlo",
     "ir",
     "loops",

@@ -1,6 +1,6 @@
 """Lowering rules of the elementwise primitives: arithmetic, comparisons, select_n, convert.
 
-JAX: the `mlir.register_lowering` calls of jax/_src/lax/lax.py (`_nary_lower_hlo`,
+JAX: the `mlir.register_lowering` calls of jax/_src/lax/lax.py (`nary_lower_hlo`,
 `_compare_lower_hlo`, `_select_hlo_lowering`, `_convert_element_type_lower`,
 `_integer_pow_lowering`, `_pow_lower`, `_sign_lower_hlo`, `_round_lower`, logistic's
 `lower_fun`) and of lax/special.py (erf). Most primitives are one StableHLO op; a rank-0
@@ -22,9 +22,10 @@ from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
 
 
 # --8<-- [start:nary]
-def _nary_lower_hlo(op: str, ctx: LoweringRuleContext, *args: ir.Value, **params: Any
-                    ) -> list[ir.Value]:
+def nary_lower_hlo(op: str, ctx: LoweringRuleContext, *args: ir.Value, **params: Any
+                   ) -> list[ir.Value]:
     """One elementwise op (`op` names it: "add", "sine", ...) after broadcasting rank-0 args."""
+    # JAX: lax._nary_lower_hlo
     (aval_out,) = ctx.avals_out
     args = mlir.multi_broadcast_in_dim(args, ctx.avals_in, aval_out.shape)
     return [hlo.elementwise(op, *args, result_type=aval_to_ir_type(aval_out))]
@@ -33,7 +34,7 @@ def _nary_lower_hlo(op: str, ctx: LoweringRuleContext, *args: ir.Value, **params
 
 def _nary(op: str):
     def rule(ctx: LoweringRuleContext, *args: ir.Value, **params: Any) -> list[ir.Value]:
-        return _nary_lower_hlo(op, ctx, *args)
+        return nary_lower_hlo(op, ctx, *args)
     rule.__name__ = f"_{op}_lowering"
     return rule
 
@@ -98,7 +99,7 @@ def _pow_lowering(ctx: LoweringRuleContext, x: ir.Value, y: ir.Value) -> list[ir
         y_aval = y_aval.update(dtype=ctx.avals_out[0].dtype)
         y = hlo.convert(y, aval_to_ir_type(y_aval))
         ctx = ctx.replace(avals_in=[x_aval, y_aval])
-    return _nary_lower_hlo("power", ctx, x, y)
+    return nary_lower_hlo("power", ctx, x, y)
 
 
 def _compare_lowering(direction: str):
@@ -142,10 +143,10 @@ def _convert_element_type_lowering(ctx: LoweringRuleContext, x: ir.Value, **para
 _NARY_OPS = {
     lax.neg_p: "negate", lax.floor_p: "floor", lax.ceil_p: "ceil", lax.exp_p: "exponential",
     lax.log_p: "log", lax.log1p.__globals__["log1p_p"]: "log_plus_one",  # (not re-exported)
-    lax.tanh_p: "tanh", lax.sin_p: "sine", lax.cos_p: "cosine", lax.tan_p: "tan",
+    lax.tanh_p: "tanh", lax.tan_p: "tan",
     lax.abs_p: "abs", lax.sqrt_p: "sqrt", lax.rsqrt_p: "rsqrt", lax.not_p: "not",
     lax.add_p: "add", lax.sub_p: "subtract", lax.mul_p: "multiply", lax.div_p: "divide",
-    lax.rem_p: "remainder", lax.max_p: "maximum", lax.min_p: "minimum", lax.and_p: "and",
+    lax.rem_p: "remainder", lax.and_p: "and",
     lax.or_p: "or", lax.xor_p: "xor", lax.shift_left_p: "shift_left",
     lax.shift_right_arithmetic_p: "shift_right_arithmetic",
     lax.shift_right_logical_p: "shift_right_logical", lax.clamp_p: "clamp",

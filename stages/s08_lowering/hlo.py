@@ -61,6 +61,12 @@ def elementwise(name: str, *operands: Value, result_type: str | None = None) -> 
                              f"{_same_or_functional_type(p, op)}").result
 
 
+def complex(re: Value, im: Value, result_type: str) -> Value:
+    """`stablehlo.complex %re, %im : tensor<...xcomplex<f32>>` (the operand types follow)."""
+    return _op("stablehlo.complex", [re, im], [result_type],
+               lambda p, op: f"{p.op_name(op)} {p.vs(op.operands)} : {result_type}").result
+
+
 def convert(x: Value, result_type: str) -> Value:
     return elementwise("convert", x, result_type=result_type)
 

@@ -10,6 +10,7 @@ so its region takes two accumulators and two elements and returns two results.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from stages.s02_tracing import lax
 
 from . import hlo, ir, mlir
+from .elementwise_complex import minmax_hlo
 from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
 
 
@@ -41,22 +43,29 @@ def _scalar_type(aval: Any) -> str:
 
 
 # --8<-- [start:unary_reduce]
-def unary_reduce_lower(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value, *,
+def unary_reduce_lower(reducer: Any, identity: Any, ctx: LoweringRuleContext, x: ir.Value, *,
                        axes: Sequence[int], **params: Any) -> list[ir.Value]:
-    """`stablehlo.reduce(x init: identity)` whose region applies `reducer` to two scalars."""
+    """`stablehlo.reduce(x init: identity)` whose region applies `reducer` to two scalars
+    (`reducer` names an op, "add", or builds the combination itself)."""
     # JAX: lax._unary_reduce_lower (while's batched predicate uses it too)
     (aval_out,) = ctx.avals_out
     init = mlir.ir_constant(identity(aval_out.dtype))
     op = hlo.reduce([x], [init], axes, [aval_to_ir_type(aval_out)], [_scalar_type(aval_out)])
     with ir.InsertionPoint(op.regions[0].block):
         acc, elem = op.regions[0].block.arguments
-        hlo.return_([hlo.elementwise(reducer, acc, elem)])
+        combine = reducer if callable(reducer) else partial(hlo.elementwise, reducer)
+        hlo.return_([combine(acc, elem)])
     return [op.result]
 # --8<-- [end:unary_reduce]
 
 
 def _reduce_rule(reducer: str, identity: Any):
     def rule(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
+        scalar = ctx.avals_out[0].update(shape=())
+        if reducer in ("maximum", "minimum") and scalar.dtype.kind == "c":
+            direction = "GT" if reducer == "maximum" else "LT"
+            combine = partial(minmax_hlo, reducer, direction, aval=scalar)
+            return unary_reduce_lower(lambda a, b: combine(a, b), identity, ctx, x, **params)
         return unary_reduce_lower(reducer, identity, ctx, x, **params)
     rule.__name__ = f"_reduce_{reducer}_lowering"
     return rule

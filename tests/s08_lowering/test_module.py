@@ -130,7 +130,8 @@ def test_a_large_constant_is_written_as_hex_bytes():
     np.testing.assert_array_equal(run_text(ours, [x])[0], x + big)
 
 
-DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32"]
+DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "float32",
+          "complex64"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -151,6 +152,21 @@ def test_every_dtype_maps_to_its_tensor_type_and_runs(dtype):
     kept = [x] if dtype == "bool" else [x, np.float32(1.5)]
     for a, e in zip(run_text(ours, kept), jax.jit(f(jax.lax))(x, 1.5), strict=True):
         np.testing.assert_array_equal(a, np.asarray(e))
+
+
+def test_complex_sin_cos_max_and_abs_lower_through_real_parts_as_jax_does():
+    x = np.array([1 + 2j, -1j, 3 - 1j], np.complex64)
+    y = np.array([1 + 3j, 2 - 1j, 3 - 2j], np.complex64)
+
+    def f(lib):
+        return lambda x, y: (lib.sin(x), lib.cos(y), lib.max(x, y), lib.min(x, y), lib.abs(x),
+                             lib.reduce_max(y, (0,)))
+
+    ours = _ours(_named("f", f(lax)), x, y)
+    assert ours == _theirs(_named("f", f(jax.lax)), x, y)
+    assert "stablehlo.exponential_minus_one" in ours and "stablehlo.imag" in ours
+    for a, e in zip(run_text(ours, [x, y]), jax.jit(f(jax.lax))(x, y), strict=True):
+        np.testing.assert_allclose(a, np.asarray(e), rtol=1e-6)
 
 
 def _hand_built(dtype, scale):
