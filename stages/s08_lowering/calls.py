@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from stages.s02_tracing import core
-from stages.s04_autodiff import ad, ad_checkpoint, ad_util, custom_derivatives
+from stages.s04_autodiff import ad_checkpoint, ad_util, custom_derivatives
+from stages.s04_autodiff.ad import custom_lin_p, raise_custom_vjp_error_on_jvp
 
 from . import hlo, ir, mlir
 from .mlir import LoweringRuleContext, register_lowering
@@ -52,4 +53,4 @@ register_lowering(ad_checkpoint.name_p, _identity_lowering)
 register_lowering(ad_util.add_jaxvals_p, _add_jaxvals_lowering)
 register_lowering(ad_util.stop_gradient_p, _identity_lowering)
 # the linear half of a custom_vjp under jvp: JAX's rule raises, and so does ours
-register_lowering(ad.custom_lin_p, ad.raise_custom_vjp_error_on_jvp)
+register_lowering(custom_lin_p, raise_custom_vjp_error_on_jvp)
