@@ -196,14 +196,17 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
                   padding: Sequence[tuple[int, int]], scalar_type: str) -> Operation:
     """`stablehlo.reduce_window`, printed in MLIR's generic form; the caller fills the body."""
     body = Region([scalar_type, scalar_type])
-    ones = _ints([1] * len(window)).replace("[", "array<i64: ").replace("]", ">")
-    props = {
-        "base_dilations": ones,
-        "padding": f"dense<{_ints([0])[:0]}[{', '.join(_ints(p) for p in padding)}]> : "
+
+    def array(xs: Sequence[int]) -> str:
+        return "array<i64: " + ", ".join(str(int(x)) for x in xs) + ">"
+
+    props = {  # MLIR prints an op's properties sorted by name
+        "base_dilations": array([1] * len(window)),
+        "padding": f"dense<[{', '.join(_ints(p) for p in padding)}]> : "
                    f"tensor<{len(padding)}x2xi64>",
-        "window_dilations": ones,
-        "window_dimensions": _ints(window).replace("[", "array<i64: ").replace("]", ">"),
-        "window_strides": _ints(strides).replace("[", "array<i64: ").replace("]", ">"),
+        "window_dilations": array([1] * len(window)),
+        "window_dimensions": array(window),
+        "window_strides": array(strides),
     }
     props_text = ", ".join(f"{k} = {props[k]}" for k in sorted(props))
     return _op("stablehlo.reduce_window", [x, init], [x.type],
