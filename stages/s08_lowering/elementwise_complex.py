@@ -1,0 +1,85 @@
+"""The elementwise rules whose complex case is a small program: sin, cos, max and min.
+
+JAX: lax.py's `_sin_lowering` and `_cos_lowering` (`lower_fun` of `_sin_complex` and
+`_cos_complex`, which compute through real parts with expm1 to stay accurate near zero) and
+mlir.py's `_minmax_hlo` (complex numbers compare lexicographically, real part first). For real
+dtypes each is one op, as in elementwise.py. Stage 2 has no real/imag/complex primitives to
+trace these with, so they are emitted op by op, in the order JAX's traced programs emit them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import lax
+
+from . import hlo, ir, mlir
+from .elementwise import nary_lower_hlo
+from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
+
+
+def minmax_hlo(op: str, direction: str, x: ir.Value, y: ir.Value, aval: Any) -> ir.Value:
+    """max or min of two values of `aval`'s type; complex: by real part, then imaginary."""
+    if aval.dtype.kind != "c":
+        return hlo.elementwise(op, x, y)
+    real = aval.update(dtype=np.finfo(aval.dtype).dtype)
+    rx, ry = (hlo.elementwise("real", v, result_type=aval_to_ir_type(real)) for v in (x, y))
+    real_eq = mlir.compare_hlo(rx, ry, "EQ", real.dtype)
+    real_cmp = mlir.compare_hlo(rx, ry, direction, real.dtype)
+    ix, iy = (hlo.elementwise("imag", v, result_type=aval_to_ir_type(real)) for v in (x, y))
+    imag_cmp = mlir.compare_hlo(ix, iy, direction, real.dtype)
+    return hlo.select(hlo.select(real_eq, imag_cmp, real_cmp), x, y)
+
+
+def _minmax_lowering(op: str, direction: str):
+    def rule(ctx: LoweringRuleContext, x: ir.Value, y: ir.Value) -> list[ir.Value]:
+        (aval_out,) = ctx.avals_out
+        if aval_out.dtype.kind != "c":
+            return nary_lower_hlo(op, ctx, x, y)
+        x, y = mlir.multi_broadcast_in_dim((x, y), ctx.avals_in, aval_out.shape)
+        return [minmax_hlo(op, direction, x, y, aval_out)]
+    rule.__name__ = f"_{op}_lowering"
+    return rule
+
+
+def _sin_cos_complex(ctx: LoweringRuleContext, x: ir.Value, cosine: bool) -> ir.Value:
+    """sin or cos of a complex x = a + bi from real ops, with expm1 for accuracy near 0:
+    sin x = sin a cosh b + i cos a sinh b, cos x = cos a cosh b - i sin a sinh b."""
+    # JAX: lax._sin_complex and _cos_complex, lowered with lower_fun; ours emits the same ops
+    real = ctx.avals_in[0].update(dtype=np.finfo(ctx.avals_in[0].dtype).dtype)
+    real_t, complex_t = aval_to_ir_type(real), aval_to_ir_type(ctx.avals_in[0])
+
+    def f(op: str, *args: ir.Value) -> ir.Value:
+        return hlo.elementwise(op, *args, result_type=real_t)
+
+    a, b = f("real", x), f("imag", x)
+    a_is_zero = mlir.compare_hlo(a, mlir.full_like_aval(0, real), "EQ", real.dtype)
+    sn, cs = f("sine", a), f("cosine", a)
+    e1m, e2m = f("exponential_minus_one", b), f("exponential_minus_one", f("negate", b))
+    snh = f("divide", f("subtract", e1m, e2m), mlir.full_like_aval(2, real))
+    csh = f("divide", f("add", f("add", e1m, e2m), mlir.full_like_aval(2, real)),
+            mlir.full_like_aval(2, real))
+    if cosine:
+        re, im = f("multiply", cs, csh), f("multiply", f("negate", sn), snh)
+        on_zero = hlo.complex(re, mlir.full_like_aval(0, real), complex_t)
+    else:
+        re, im = f("multiply", sn, csh), f("multiply", cs, snh)
+        on_zero = hlo.complex(mlir.full_like_aval(0, real), im, complex_t)
+    return hlo.select(a_is_zero, on_zero, hlo.complex(re, im, complex_t))
+
+
+def _sin_cos_lowering(op: str):
+    def rule(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
+        if ctx.avals_in[0].dtype.kind == "c":
+            return [_sin_cos_complex(ctx, x, cosine=op == "cosine")]
+        return nary_lower_hlo(op, ctx, x)
+    rule.__name__ = f"_{op}_lowering"
+    return rule
+
+
+register_lowering(lax.sin_p, _sin_cos_lowering("sine"))
+register_lowering(lax.cos_p, _sin_cos_lowering("cosine"))
+register_lowering(lax.max_p, _minmax_lowering("maximum", "GT"))
+register_lowering(lax.min_p, _minmax_lowering("minimum", "LT"))
