@@ -24,7 +24,7 @@ from typing import Any
 
 from stages.s01_pytrees import keystr, tree_unflatten
 from stages.s02_tracing import config
-from stages.s06_control_flow import common as cf_common
+from stages.s06_control_flow.util import equality_errors
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +121,8 @@ _LEAF = _LeafMeta("Leaf", (), {})()
 
 def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
     """Where two treedefs differ: (key path, this, that, why), as tree_util.equality_errors."""
-    return cf_common.equality_errors(tree_unflatten(tree1, [_LEAF] * tree1.num_leaves),
-                                     tree_unflatten(tree2, [_LEAF] * tree2.num_leaves))
+    return equality_errors(tree_unflatten(tree1, [_LEAF] * tree1.num_leaves),
+                           tree_unflatten(tree2, [_LEAF] * tree2.num_leaves))
 
 
 def diff_trees(new_tree: Any, old_tree: Any) -> tuple[int, int, str] | None:

@@ -45,7 +45,7 @@ def _memoized(name: str, transform: Any) -> Any:
 
 _jvp_jaxpr = _memoized("jvp_jaxpr", ad.jvp_jaxpr)
 _transpose_jaxpr = _memoized("transpose_jaxpr", ad_checkpoint.transpose_jaxpr)
-_batch_jaxpr = _memoized("batch_jaxpr", batching.batch_jaxpr)
+_batch_jaxpr = _memoized("batch_jaxpr_axes", batching.batch_jaxpr_axes)
 
 
 def _dce_closed_jaxpr(closed: ClosedJaxpr, used_outputs: tuple[bool, ...]
@@ -292,7 +292,7 @@ def _pjit_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
         _suggest_same_var_names(context, jaxpr.invars, eqn.invars)
         _suggest_same_var_names(context, jaxpr.outvars, eqn.outvars)
     del params["name"]  # printed first, to make the equation easy to scan
-    return core._pp_eqn(eqn, context, settings, params=["name", *sorted(params)])
+    return core.default_pp_eqn(eqn, context, settings, params=["name", *sorted(params)])
 
 
 core.pp_eqn_rules[jit_p] = _pjit_pp_rule
