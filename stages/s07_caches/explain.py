@@ -15,10 +15,10 @@ and the weak-type hint ends in a URL glued to the last line.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import operator as op
 import re
-import sys
 import sysconfig
 from typing import Any
 
@@ -41,7 +41,7 @@ def is_user_filename(filename: str) -> bool:
 
 def summarize_callsite() -> str:
     """`file:line:column (function)` of the innermost user frame (JAX: source_info_util)."""
-    frame = sys._getframe(1)
+    frame = inspect.currentframe().f_back
     while frame is not None and not is_user_filename(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
