@@ -7,6 +7,7 @@ lays them out; none of them computes anything about JAX itself.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 
 from .svg import Canvas, text_width
@@ -210,4 +211,60 @@ def stage_map_svg(titles: Mapping[int, str], built: set[int], links: Mapping[int
             ex = bx + w if bx < ax else bx
             canvas.curve([(sx - 2, ay + h / 2), (ex + 3, by + h / 2)], vertical=False,
                          role=role)
+    return canvas.to_svg()
+
+
+
+def cache_stack_svg(layers: Sequence[tuple[str, str, str, str]], title: str, *,
+                    bottom: str, aside: Sequence[tuple[str, str, str]] = (),
+                    wrap: int = 50, aside_wrap: int = 38) -> str:
+    """Caches stacked in the order a call asks them, each with the key it compares.
+
+    layers: (name, what its key compares, what a hit does, what goes down to the next layer),
+    asked top to bottom; bottom: what happens below the last one.
+    aside: (name, what its key compares, how it joins the stack), drawn to the right.
+    wrap, aside_wrap: characters per line of a key, in the stack and beside it.
+    """
+    canvas = Canvas(title)
+    box_w = text_width("x" * wrap, 11) + 28
+    gap = 34
+    mid = box_w / 2
+
+    def layer_box(x: float, top: float, width: int, number: int, name: str, key: str,
+                  role: str) -> float:
+        lines = textwrap.wrap("key: " + key, width)
+        h = 32 + 15 * len(lines)
+        canvas.rect(x, top, text_width("x" * width, 11) + 28, h, role=role)
+        canvas.text(x + 12, top + 15, f"{number} \u00b7 {name}", size=12.5, anchor="start",
+                    weight="bold", mono=False)
+        for k, line in enumerate(lines):
+            canvas.text(x + 12, top + 34 + 15 * k, line, size=11, anchor="start",
+                        color="#374151")
+        return h
+
+    canvas.box(mid - 80, 0, 160, 30, ["a jitted call"], role="input", size=12, mono=False,
+               bold_first=True)
+    y = 30.0 + gap
+    canvas.line(mid, 32, mid, y - 3, role="input")
+    for i, (name, key, on_hit, down) in enumerate(layers):
+        h = layer_box(0, y, wrap, i + 1, name, key, "known")
+        canvas.text(-10, y + h / 2, f"{on_hit} \u2190", size=11, anchor="end", mono=False,
+                    color="#15803d")
+        canvas.line(mid, y + h + 2, mid, y + h + gap - 3, role="unknown")
+        canvas.text(mid + 8, y + h + gap / 2, down, size=11, anchor="start", mono=False,
+                    color="#b45309")
+        y += h + gap
+    bottom_w = text_width(bottom, 12, mono=False) + 28
+    canvas.box(mid - bottom_w / 2, y, bottom_w, 30, [bottom], role="unknown", size=12,
+               mono=False)
+    ax, ay = box_w + 60, 30.0 + gap
+    for k, (name, key, joins) in enumerate(aside):
+        h = layer_box(ax, ay, aside_wrap, len(layers) + k + 1, name, key, "residual")
+        lines = textwrap.wrap(joins, aside_wrap + 8)
+        for n, line in enumerate(lines):
+            canvas.text(ax, ay + h + 16 + 15 * n, line, size=11, anchor="start", mono=False,
+                        color="#6b21a8")
+        canvas.curve([(ax - 4, ay + 22), (box_w + 4, 30.0 + gap + 22)], vertical=False,
+                     role="residual", dash=True)
+        ay += h + 40 + 15 * len(lines)
     return canvas.to_svg()

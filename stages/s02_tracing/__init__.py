@@ -12,6 +12,7 @@ Beside it (read when a step needs it):
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
   errors.py         the errors a tracer raises when Python asks it for a value
+  config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators
   _jax_compat.py    what exists only to print exactly as JAX does

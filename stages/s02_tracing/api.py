@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import partial_eval as pe
-from .api_util import debug_info
+from .api_util import check_static_args_hashable, debug_info
 from .jaxpr import ClosedJaxpr
 
 
@@ -29,21 +29,6 @@ def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: st
     return tuple(sorted(set(out)))
 
 
-def _check_static_args_hashable(args: Sequence[Any], static: Sequence[int]) -> None:
-    """A static argument becomes part of a cache key, so it must hash."""
-    # JAX: jit's C++ dispatch hashes static arguments first, with this message; the one in
-    # api_util.argnums_partial (ours too) is older wording that jit no longer reaches
-    for i in static:
-        try:
-            hash(args[i])
-        except TypeError as err:
-            raise ValueError(
-                "Non-hashable static arguments are not supported. An error occurred while "
-                f"trying to hash an object of type {type(args[i])}, {args[i]}. The error "
-                f"was:\n{type(err).__name__}: {err}\n"
-            ) from None
-
-
 # --8<-- [start:make_jaxpr]
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
                ) -> Callable[..., ClosedJaxpr]:
@@ -56,7 +41,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
     @functools.wraps(fun)
     def make_jaxpr_f(*args: Any, **kwargs: Any) -> ClosedJaxpr:
         static = _normalize_argnums(static_argnums, len(args), getattr(fun, "__name__", "fun"))
-        _check_static_args_hashable(args, static)
+        check_static_args_hashable(args, static)
         dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
         # JAX reads the output treedef for make_jaxpr(..., return_shape=True), which ours lacks
         closed_jaxpr, _args_flat, _out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg, static)

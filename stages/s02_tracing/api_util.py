@@ -6,7 +6,7 @@ JAX: jax/_src/api_util.py.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from stages.s01_pytrees import (
@@ -42,6 +42,23 @@ def flatten_fun_nokwargs(f: Callable, store: lu.Store, in_tree: PyTreeDef,
     ans_flat, out_tree = tree_flatten(f(*py_args))
     store.store(out_tree)
     return ans_flat
+
+
+def check_static_args_hashable(args: Sequence[Any] | Mapping[str, Any],
+                               static: Iterable[int] | Iterable[str]) -> None:
+    """A static argument becomes part of a cache key, so it must hash. `args` are positional
+    arguments indexed by `static` numbers, or keyword arguments indexed by names."""
+    # JAX: jit's C++ dispatch hashes static arguments first, with this message; the one in
+    # argnums_partial (ours too) is older wording that jit no longer reaches
+    for i in static:
+        try:
+            hash(args[i])
+        except TypeError as err:
+            raise ValueError(
+                "Non-hashable static arguments are not supported. An error occurred while "
+                f"trying to hash an object of type {type(args[i])}, {args[i]}. The error "
+                f"was:\n{type(err).__name__}: {err}\n"
+            ) from None
 
 
 class _HashableWithStrictTypeEquality:

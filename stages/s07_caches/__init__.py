@@ -5,12 +5,12 @@ cache_key.py, stages.py. Importing the stage registers the jit primitive's rules
 of stages 2-5 and the interpreting backend.
 
 Reading path (the lesson, in order):
-  pjit.py              jit: the signature fast path (1), the trace cache (2), the jit primitive
-  pxla.py              the lowering cache (3) and the in-memory executable cache (4)
-  compiler.py          compile, or read the persistent cache (5) first
-  cache_key.py         the persistent cache key: one SHA-256 over named ingredients, in order
-  compilation_cache.py the entries on disk: atomic writes, checksums, LRU eviction
-  dispatch.py          stage timers and log lines; op-by-op dispatch, the per-primitive cache (6)
+  1. pjit.py              jit: the signature fast path (1), the trace cache (2), the jit primitive
+  2. pxla.py              the lowering cache (3) and the in-memory executable cache (4)
+  3. compiler.py          compile, or read the persistent cache (5) first
+  4. cache_key.py         the persistent cache key: one SHA-256 over named ingredients, in order
+  5. compilation_cache.py the entries on disk: atomic writes, checksums, LRU eviction
+  6. dispatch.py          stage timers and log lines; op-by-op dispatch, the per-primitive cache (6)
 
 Where the rest lives:
   util.py              the cache objects: a lock, hit/miss counters, single-flight misses

@@ -9,7 +9,7 @@ from typing import Any
 
 from stages.s02_tracing import config
 
-from . import dispatch, pjit, pjit_rules, pxla, util
+from . import util
 from .api_util import ShapeDtypeStruct  # noqa: F401  (JAX: jax.ShapeDtypeStruct)
 
 
@@ -19,13 +19,10 @@ def disable_jit(disable: bool = True) -> Any:
 
 
 def clear_caches() -> None:
-    """Empty every layer's in-memory entries (the disk is left alone), as `jax.clear_caches`."""
-    for cache in (pjit._signature_cache, pjit._trace_cache, pxla._lowering_cache,
-                  pxla._executable_cache, dispatch._primitive_cache):
-        cache.clear()
-    for memo in (pjit_rules._jvp_jaxpr, pjit_rules._split,
-                 pjit_rules._transpose_jaxpr, pjit_rules._batch_jaxpr, pjit_rules._dce_jaxpr):
-        memo.cache.clear()
+    """Empty every layer's in-memory entries (the disk is left alone), as `jax.clear_caches`:
+    the signature, trace, lowering, executable and primitive caches, and the memoized
+    jaxpr-to-jaxpr transformations of pjit_rules.py."""
+    util.clear_all_caches()
 
 
 def cache_report() -> str:

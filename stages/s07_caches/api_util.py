@@ -34,17 +34,6 @@ class Static:
         return hash(self.val)
 
 
-def check_hashable(val: Any) -> None:
-    """A static argument is part of a cache key, so it must hash (JAX's C++ jit's message)."""
-    try:
-        hash(val)
-    except TypeError as err:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while trying "
-            f"to hash an object of type {type(val)}, {val}. The error was:\n"
-            f"{type(err).__name__}: {err}\n") from None
-
-
 def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
     name = getattr(fun, "__name__", None)
     if name is not None:

@@ -25,6 +25,7 @@ import time
 from typing import Any
 
 from stages.s02_tracing import config, core
+from stages.s04_autodiff.custom_calls import custom_jvp_call_rules, custom_vjp_call_rules
 
 from . import monitoring, pjit
 from .util import Cache
@@ -127,6 +128,12 @@ class DispatchTrace(core.EvalTrace):
                 isinstance(x, core.Tracer) for x in args):
             return super().process_primitive(primitive, args, params)
         return apply_primitive(primitive, *args, **params)
+
+
+# A custom_jvp or custom_vjp function called eagerly runs its body, as on the eval trace (JAX:
+# EvalTrace.process_custom_jvp_call): each primitive in it is then dispatched on its own.
+custom_jvp_call_rules[DispatchTrace] = custom_jvp_call_rules[core.EvalTrace]
+custom_vjp_call_rules[DispatchTrace] = custom_vjp_call_rules[core.EvalTrace]
 
 
 class op_by_op:

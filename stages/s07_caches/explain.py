@@ -15,16 +15,16 @@ and the weak-type hint ends in a URL glued to the last line.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import operator as op
 import re
-import sys
 import sysconfig
 from typing import Any
 
 from stages.s01_pytrees import keystr, tree_unflatten
 from stages.s02_tracing import config
-from stages.s06_control_flow import common as cf_common
+from stages.s06_control_flow.util import equality_errors
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def is_user_filename(filename: str) -> bool:
 
 def summarize_callsite() -> str:
     """`file:line:column (function)` of the innermost user frame (JAX: source_info_util)."""
-    frame = sys._getframe(1)
+    frame = inspect.currentframe().f_back
     while frame is not None and not is_user_filename(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
@@ -121,8 +121,8 @@ _LEAF = _LeafMeta("Leaf", (), {})()
 
 def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
     """Where two treedefs differ: (key path, this, that, why), as tree_util.equality_errors."""
-    return cf_common.equality_errors(tree_unflatten(tree1, [_LEAF] * tree1.num_leaves),
-                                     tree_unflatten(tree2, [_LEAF] * tree2.num_leaves))
+    return equality_errors(tree_unflatten(tree1, [_LEAF] * tree1.num_leaves),
+                           tree_unflatten(tree2, [_LEAF] * tree2.num_leaves))
 
 
 def diff_trees(new_tree: Any, old_tree: Any) -> tuple[int, int, str] | None:

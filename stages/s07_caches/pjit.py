@@ -30,14 +30,18 @@ from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_structure, tree_unf
 from stages.s02_tracing import config, core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
-from stages.s02_tracing.api_util import argnums_partial, debug_info, flatten_fun
+from stages.s02_tracing.api_util import (
+    argnums_partial,
+    check_static_args_hashable,
+    debug_info,
+    flatten_fun,
+)
 from stages.s02_tracing.core import ClosedJaxpr
 
 from . import dispatch, explain, pxla, stages
 from .api_util import (
     Static,
     abstractify,
-    check_hashable,
     donation_vector,
     fun_name,
     fun_signature,
@@ -128,17 +132,16 @@ class JitWrapped:
         dyn_args: tuple = args
         if ji.static_argnums:
             n = len(args)
-            static_nums = {i % n for i in ji.static_argnums if -n <= i < n}
-            for i in sorted(static_nums):
-                check_hashable(args[i])
-                statics.append((i, Static(args[i])))
+            static_nums = sorted({i % n for i in ji.static_argnums if -n <= i < n})
+            check_static_args_hashable(args, static_nums)
+            statics.extend((i, Static(args[i])) for i in static_nums)
             dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = kwargs
         if kwargs and ji.static_argnames:
             dyn_kwargs = {k: v for k, v in kwargs.items() if k not in ji.static_argnames}
-            for k in sorted(set(kwargs) - set(dyn_kwargs)):
-                check_hashable(kwargs[k])
-                statics.append((k, Static(kwargs[k])))
+            static_names = sorted(set(kwargs) - set(dyn_kwargs))
+            check_static_args_hashable(kwargs, static_names)
+            statics.extend((k, Static(kwargs[k])) for k in static_names)
         leaves, treedef = tree_flatten((dyn_args, dyn_kwargs))
         sig = []
         for x in leaves:
@@ -219,11 +222,10 @@ def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
     """Layer 2: the jit equation's params for these arguments, traced once per key."""
     n = len(args)
     static_nums = {i % n for i in ji.static_argnums if -n <= i < n}
+    check_static_args_hashable(args, sorted(static_nums))
+    check_static_args_hashable(kwargs, [k for k in kwargs if k in ji.static_argnames])
     args_ft = tuple(Static(a) if i in static_nums else a for i, a in enumerate(args))
     kwargs_ft = {k: Static(v) if k in ji.static_argnames else v for k, v in kwargs.items()}
-    for s in [*args_ft, *kwargs_ft.values()]:
-        if isinstance(s, Static):
-            check_hashable(s.val)
     leaves, tree = tree_flatten((args_ft, kwargs_ft))
     names_only = {k: None if isinstance(v, Static) else v for k, v in kwargs.items()}
     dbg = debug_info("jit", fun, args, names_only, tuple(sorted(static_nums)))

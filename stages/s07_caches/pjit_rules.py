@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from stages.s02_tracing import core
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing import partial_eval as s02_pe
 from stages.s02_tracing.core import ClosedJaxpr, Var
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad, ad_checkpoint
@@ -45,7 +47,21 @@ def _memoized(name: str, transform: Any) -> Any:
 
 _jvp_jaxpr = _memoized("jvp_jaxpr", ad.jvp_jaxpr)
 _transpose_jaxpr = _memoized("transpose_jaxpr", ad_checkpoint.transpose_jaxpr)
-_batch_jaxpr = _memoized("batch_jaxpr", batching.batch_jaxpr)
+
+
+def batch_jaxpr2(closed: ClosedJaxpr, axis_data: batching.AxisData,
+                 in_dims: tuple[batching.BatchDim, ...]
+                 ) -> tuple[ClosedJaxpr, tuple[batching.BatchDim, ...]]:
+    """The jaxpr batched along `in_dims`, each output's batch axis left where the body put it
+    (JAX: batching.batch_jaxpr2): no moveaxis is added inside, the caller moves it if needed."""
+    fun = lu.wrap_init(core.jaxpr_as_fun(closed), debug_info=closed.jaxpr.debug_info)
+    fun, out_dims = batching.batch_subtrace(fun, batching.TraceTag(), axis_data, in_dims)
+    avals = [batching.unmapped_aval(axis_data.size, d, aval)
+             for aval, d in zip(closed.in_avals, in_dims, strict=True)]
+    return s02_pe.trace_to_closed_jaxpr(fun, avals), out_dims()
+
+
+_batch_jaxpr = _memoized("batch_jaxpr2", batch_jaxpr2)
 
 
 def _dce_closed_jaxpr(closed: ClosedJaxpr, used_outputs: tuple[bool, ...]
@@ -252,9 +268,8 @@ ad.primitive_transposes[jit_p] = _pjit_transpose
 
 
 def _pjit_batcher(axis_data, vals_in, dims_in, *, jaxpr, **params):
-    new_jaxpr, out_batched = _batch_jaxpr(jaxpr, axis_data, tuple(dims_in), False)
-    outs = jit_p.bind(*vals_in, jaxpr=new_jaxpr, **params)
-    return outs, [0 if b else batching.not_mapped for b in out_batched]
+    new_jaxpr, dims_out = _batch_jaxpr(jaxpr, axis_data, tuple(dims_in))
+    return jit_p.bind(*vals_in, jaxpr=new_jaxpr, **params), list(dims_out)
 
 
 batching.primitive_batchers[jit_p] = _pjit_batcher
@@ -292,7 +307,7 @@ def _pjit_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
         _suggest_same_var_names(context, jaxpr.invars, eqn.invars)
         _suggest_same_var_names(context, jaxpr.outvars, eqn.outvars)
     del params["name"]  # printed first, to make the equation easy to scan
-    return core._pp_eqn(eqn, context, settings, params=["name", *sorted(params)])
+    return core.default_pp_eqn(eqn, context, settings, params=["name", *sorted(params)])
 
 
 core.pp_eqn_rules[jit_p] = _pjit_pp_rule

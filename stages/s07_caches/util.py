@@ -96,6 +96,7 @@ class Counter:
 
 
 registry: dict[str, Counter] = {}  # name -> layer, in creation order
+_all_caches: weakref.WeakSet = weakref.WeakSet()  # every Cache, layer or memo (JAX: _caches)
 
 
 class _Flight:
@@ -124,6 +125,7 @@ class Cache(Counter):
         super().__init__(name, key_doc, layer)
         self.maxsize = maxsize
         self._table = _Table()
+        _all_caches.add(self)
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """The cached value of `key`, or `compute()` stored under it (once, across threads)."""
@@ -273,6 +275,12 @@ def report() -> str:
         lines.append(f"{layer.name:<10} {info.hits:>6} {info.misses:>6} {info.currsize:>6}  "
                      f"{layer.key_doc}")
     return "\n".join(lines)
+
+
+def clear_all_caches() -> None:
+    """Empty every cache object's entries, layers and memo caches alike (JAX: same name)."""
+    for cache in list(_all_caches):
+        cache.clear()
 
 
 def reset_counters() -> None:

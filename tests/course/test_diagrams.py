@@ -19,6 +19,7 @@ from shared.diagrams.jaxpr import Panel, cotangent_edges, panels_svg
 from shared.diagrams.layout import layered
 from shared.diagrams.pictures import (
     batch_axis_svg,
+    cache_stack_svg,
     scan_residuals_svg,
     stage_map_svg,
     trace_stack_svg,
@@ -27,6 +28,7 @@ from shared.diagrams.pytree import pytree_svg
 from stages.s02_tracing import lax, make_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad, jvp, vjp
+from stages.s07_caches import util as cache_util
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -151,6 +153,20 @@ def test_trace_stacks_batch_axes_scans_and_the_stage_map_render():
                                    {1: "stages/01/", 2: "stages/02/"}))
     links = [a.get("href") for a in root.iter(SVG + "a")]
     assert links == ["stages/01/", "stages/02/"]  # only built stages link
+
+
+def test_the_cache_stack_is_drawn_from_the_layers_with_the_key_each_compares():
+    layers = [(name, cache_util.registry[name].key_doc, "hit", "miss")
+              for name in cache_util.LAYERS[:5]]
+    aside = [("primitive", cache_util.registry["primitive"].key_doc, "joins at layer 1")]
+    root = check_svg(cache_stack_svg(layers, "stack", bottom="compile", aside=aside))
+    labels = texts(root)
+    assert [t for t in labels if " \u00b7 " in t] == [
+        f"{i} \u00b7 {name}" for i, name in enumerate(cache_util.LAYERS, start=1)]
+    drawn = " ".join(labels)
+    for name in cache_util.LAYERS:  # each key's words are there, wrapped over lines
+        words = cache_util.registry[name].key_doc.split()
+        assert all(w in drawn for w in words), name
 
 
 def test_a_figure_wraps_the_svg_with_a_caption_in_which_backticks_mark_code():

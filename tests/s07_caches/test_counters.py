@@ -18,6 +18,7 @@ import stages.s04_autodiff as s04
 import stages.s05_vmap as s05
 import stages.s06_control_flow as s06
 import stages.s07_caches as s07
+from stages.s07_caches import pjit_rules, util
 
 jnp = s02.numpy
 X = np.linspace(-1, 1, 3).astype(np.float32)
@@ -148,3 +149,22 @@ def test_threads_trace_and_compile_each_signature_once(counts):
                          "executable": (0, 1)}
     for i, r in enumerate(results):
         np.testing.assert_allclose(r, (X + i) * 2.0)
+
+
+def test_clear_caches_empties_every_layer_and_the_memoized_transformations(counts):
+    g = fresh()
+    g(X, 2.0)
+    s04.grad(lambda x: g(x, 2.0).sum())(X)
+    s05.vmap(g)(np.ones((2, 3), np.float32), np.ones(2, np.float32))
+    with s07.op_by_op():
+        jnp.cos(X)
+    memos = [pjit_rules._jvp_jaxpr, pjit_rules._split, pjit_rules._transpose_jaxpr,
+             pjit_rules._batch_jaxpr]
+    assert all(m.cache.size() > 0 for m in memos)
+    s07.clear_caches()
+    assert {name: layer.size() for name, layer in util.registry.items()
+            if layer.size()} == {}
+    assert [m.cache.size() for m in memos] == [0] * len(memos)
+    c = counts()
+    s04.grad(lambda x: g(x, 2.0).sum())(X)  # traced, lowered and compiled again
+    assert c.delta() == {"trace": (0, 1), "lowering": (0, 2), "executable": (0, 2)}

@@ -35,6 +35,10 @@ CASES = {
     "jvp_of_jit": (lambda ns: lambda x: ns.jvp(ns.jit(lambda x: ns.jnp.sin(x) * x), (x,), (x,)),
                    (1.0,)),
     "vmap_of_jit": (lambda ns: ns.vmap(ns.jit(lambda x, y: x * y)), (X3, X3)),
+    # the batch axis of the jit's output stays where the body left it; vmap moves it outside
+    "vmap_of_jit_output_axis_moved_outside": (
+        lambda ns: ns.vmap(ns.jit(lambda x: ns.jnp.sin(x) * 2.0), in_axes=2),
+        (np.ones((3, 4, 5), np.float32),)),
     "vmap_of_jit_other_axes": (lambda ns: ns.vmap(ns.jit(lambda x, y: x * y), in_axes=(1, None)),
                                (M23, np.ones(2, np.float32))),
     "grad_of_jit": (lambda ns: ns.grad(ns.jit(lambda x: ns.jnp.sin(x) * x)), (1.0,)),
@@ -58,3 +62,17 @@ def test_printed_jaxpr_equals_jaxs(name, ours, theirs):
     with jax_config.use_direct_linearize(False):
         want = str(theirs.make_jaxpr(build(theirs))(*args))
     assert got == want
+
+
+def test_jit_of_grad_prints_as_jaxs_but_for_the_name_stage_4_gives_grad(ours, theirs):
+    # stage 4's grad names its function grad(f); JAX's keeps f's name, which jit then shows
+    def build(ns):
+        def loss(w, x):
+            return ns.jnp.tanh(x * w).sum()
+        return ns.jit(ns.vmap(ns.grad(loss), in_axes=(None, 0)))
+
+    args = (np.float32(0.5), M23)
+    got = str(ours.make_jaxpr(build(ours))(*args))
+    want = str(theirs.make_jaxpr(build(theirs))(*args))
+    assert "name=grad(loss) jaxpr=grad(loss)" in got and "name=loss jaxpr=loss" in want
+    assert got == want.replace("loss", "grad(loss)")

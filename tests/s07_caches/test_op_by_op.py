@@ -89,3 +89,54 @@ def test_a_jitted_function_runs_its_program_without_dispatching_each_op(inside, 
     else:
         g(X)
     assert c.delta() == {"signature": (1, 0)}
+
+
+def _custom_functions(lib, lax):
+    """A custom_jvp and a custom_vjp function built with `lib` (ours or JAX's)."""
+    @lib.custom_jvp
+    def softplus(x):
+        return lax.log1p(lax.exp(x))
+
+    softplus.defjvp(lambda primals, tangents: (
+        softplus(primals[0]), tangents[0] / (1.0 + lax.exp(-primals[0]))))
+
+    @lib.custom_vjp
+    def clip_gradient(x):
+        return lax.sin(x)
+
+    clip_gradient.defvjp(lambda x: (lax.sin(x), lax.cos(x)),
+                         lambda cos_x, g: (lax.clamp(-0.5, g * cos_x, 0.5),))
+    return softplus, clip_gradient
+
+
+def test_every_trace_of_this_stage_has_a_rule_for_custom_jvp_and_custom_vjp_calls():
+    # stage 4 dispatches custom calls through tables keyed by exact trace type: a trace type
+    # with no entry raises. The trace types are found, not listed.
+    from stages.s04_autodiff import custom_calls
+
+    traces = {v for mod in vars(s07).values() if isinstance(mod, type(s07))
+              for v in vars(mod).values()
+              if isinstance(v, type) and issubclass(v, s02.core.Trace)
+              and v.__module__.startswith("stages.s07_caches")}
+    assert traces == {s07.dispatch.DispatchTrace}
+    for table in (custom_calls.custom_jvp_call_rules, custom_calls.custom_vjp_call_rules):
+        for trace in traces:  # each runs the body eagerly, as the eval trace does
+            assert table[trace] is table[s02.core.EvalTrace]
+
+
+@pytest.mark.parametrize("which", ["custom_jvp", "custom_vjp"])
+def test_custom_derivative_functions_run_op_by_op_and_differentiate_by_their_rules(
+        which, counts):
+    ours = dict(zip(["custom_jvp", "custom_vjp"], _custom_functions(s04, s02.lax),
+                    strict=True))[which]
+    theirs = dict(zip(["custom_jvp", "custom_vjp"], _custom_functions(jax, jax.lax),
+                      strict=True))[which]
+    x = np.linspace(-2, 2, 5).astype(np.float32)
+    c = counts()
+    with s07.op_by_op():
+        value = ours(x)
+        grads = s04.grad(lambda x: jnp.sum(ours(x) * 3.0))(x)
+    assert c.delta()["primitive"][1] > 0  # the body's primitives were dispatched one by one
+    np.testing.assert_allclose(value, theirs(x), rtol=1e-6)
+    np.testing.assert_allclose(grads, jax.grad(lambda x: jjnp.sum(theirs(x) * 3.0))(x),
+                               rtol=1e-6)

@@ -2,7 +2,8 @@
 
 A primitive is not done until each transformation knows it (DESIGN.md). The tables are not listed
 by hand: every module-level dict keyed by Primitive in stages 2-6 is found, so a table added later
-is walked too. Stage 2's impl and abstract eval live on the primitive itself.
+is walked too. Stage 2's impl and abstract eval live on the primitive itself. The one absence is
+JAX's own, listed in SKIP with why.
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ from stages.s02_tracing.core import Primitive
 
 EARLIER_STAGES = ["s02_tracing", "s03_partial_eval", "s04_autodiff", "s05_vmap",
                   "s06_control_flow"]
+
+# table -> why jit rightly has no entry in it
+SKIP = {
+    # constant folding is for a few cheap first-order primitives (convert_element_type), as in
+    # JAX, whose const_fold_rules has no entry for jit_p: a jit of constants is staged whole
+    "const_fold_rules": "JAX 0.10.2 folds no jit",
+}
 
 
 def _rule_tables() -> dict[str, dict]:
@@ -40,12 +48,16 @@ def test_the_walk_finds_the_tables_of_every_earlier_stage():
     assert {"pp_eqn_rules", "custom_partial_eval_rules", "partial_eval_jaxpr_custom_rules",
             "dce_rules", "primitive_jvps", "primitive_transposes",
             "primitive_batchers"} <= set(TABLES)
+    assert set(SKIP) <= set(TABLES)
 
 
 @pytest.mark.parametrize("table", sorted(TABLES))
 def test_jit_has_a_rule_in_every_table(table):
     # JAX 0.10.2 has a custom print rule for jit (it hides default params): so do we
-    assert s07.jit_p in TABLES[table]
+    if table in SKIP:
+        assert s07.jit_p not in TABLES[table]  # the absence is the point: see SKIP
+    else:
+        assert s07.jit_p in TABLES[table]
 
 
 def test_stage_2_impl_and_abstract_eval_are_defined():

@@ -19,6 +19,7 @@ from stages import s03_partial_eval as s03
 from stages import s04_autodiff as s04
 from stages import s05_vmap as s05
 from stages import s06_control_flow as s06
+from stages import s07_caches as s07
 
 onp = s02.numpy
 X = np.array([0.5, -1.25, 2.0], np.float32)
@@ -95,3 +96,17 @@ def test_control_flow_scan_cond_while_and_their_gradients():
     close(halve(s06), halve(jax.lax))
     close(s04.grad(lambda x: cumulative(s06, onp, x)[0])(X),
           jax.grad(lambda x: cumulative(jax.lax, jnp, x)[0])(X))
+
+
+def test_jit_a_small_function_and_grad_of_jit():
+    def f(lib):
+        return lambda w, x: _mlp(lib, w, x) + lib.sum(lib.sin(x) * 2.0)
+
+    ours, theirs = s07.jit(f(onp)), jax.jit(f(jnp))
+    close(ours(W, X), theirs(W, X), rtol=1e-4)
+    close(ours(W * 2, X), theirs(W * 2, X), rtol=1e-4)  # the second call hits the caches
+    for argnums in (0, 1):
+        close(s04.grad(ours, argnums=argnums)(W, X), jax.grad(theirs, argnums=argnums)(W, X),
+              rtol=1e-4)
+    close(s05.vmap(s07.jit(onp.sin))(np.stack([X, -X])), jax.vmap(jax.jit(jnp.sin))(
+        np.stack([X, -X])))
