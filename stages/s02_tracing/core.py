@@ -123,6 +123,8 @@ class ShapedArray:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+# the array types of later stages -> their aval (JAX: core.pytype_aval_mappings)
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -130,6 +132,8 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     t = type(x)
+    if t in pytype_aval_mappings:
+        return pytype_aval_mappings[t](x)
     if t in _PYTHON_SCALARS:
         # Python bool is not weak in JAX: bool has no narrower dtype to defer to.
         return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)
