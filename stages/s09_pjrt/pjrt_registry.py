@@ -93,7 +93,7 @@ def use_dynamic_plugins() -> None:
 def register_installed_plugins() -> list[str]:
     """Register the plugins installed as packages: here, JAX's CUDA plugin if it is there."""
     found = []
-    if _find_cuda_plugin()[0] is not None:
+    if search_cuda_plugin()[0] is not None:
         register_pjrt_plugin("CUDA", CudaPlugin())
         found.append("CUDA")
     return found
@@ -101,8 +101,8 @@ def register_installed_plugins() -> list[str]:
 
 # ------------------------------------------------------------------ finding libraries
 
-def _find_cuda_plugin(packages: Sequence[str] = CUDA_PLUGIN_PACKAGES
-                      ) -> tuple[str | None, list[str]]:
+def search_cuda_plugin(packages: Sequence[str] = CUDA_PLUGIN_PACKAGES
+                       ) -> tuple[str | None, list[str]]:
     searched = []
     for package in packages:
         try:
@@ -121,7 +121,7 @@ def _find_cuda_plugin(packages: Sequence[str] = CUDA_PLUGIN_PACKAGES
 
 def find_cuda_plugin() -> str:
     """The CUDA plugin's .so, or an error naming every place looked at, in order."""
-    path, searched = _find_cuda_plugin()
+    path, searched = search_cuda_plugin()
     if path is None:
         raise RuntimeError("PJRT_DEVICE=CUDA: no CUDA PJRT plugin found. Searched, in order: "
                            + "; ".join(searched)
