@@ -93,7 +93,20 @@ def _agreement(ours: list[np.ndarray], theirs: list[np.ndarray]) -> tuple[bool, 
     return True, "equal bits" if same else f"close (rel {worst:.1e})"
 
 
-def _rows(device: Any, quick: bool) -> list[tuple[str, bool, str, float, float]]:
+def _corpus_row(program: Any, device: Any, quick: bool) -> tuple[str, bool, str, float, float]:
+    import stages.s07_caches as s07
+
+    ours = s07.jit(program.ours, static_argnums=program.static_argnums)
+    theirs = jax.jit(program.theirs, static_argnums=program.static_argnums)
+    ok, values = _agreement(_leaves(ours(*program.args)),
+                            _leaves(theirs(*jax.device_put(program.args, device))))
+    calls = 5 if quick else 50
+    return (program.name, ok, values, _time_ms(lambda: ours(*program.args), calls),
+            _time_ms(lambda: theirs(*program.args), calls))
+
+
+def _mlp_row(batch_size: int, device: Any, quick: bool) -> tuple[str, bool, str, float, float]:
+    """One SGD step of the MLP, parameters and batch kept on the device between steps."""
     import stages.s01_pytrees as s01
     import stages.s07_caches as s07
     import stages.s09_pjrt as s09
@@ -101,47 +114,40 @@ def _rows(device: Any, quick: bool) -> list[tuple[str, bool, str, float, float]]
     from stages.s02_tracing import numpy as jnp
     from stages.s04_autodiff import value_and_grad
 
-    rows = []
-    programs = _corpus()
-    for program in programs[:4] if quick else programs:
-        try:
-            ours = s07.jit(program.ours, static_argnums=program.static_argnums)
-            theirs = jax.jit(program.theirs, static_argnums=program.static_argnums)
-            ok, values = _agreement(_leaves(ours(*program.args)),
-                                    _leaves(theirs(*jax.device_put(program.args, device))))
-            calls = 5 if quick else 50
-            rows.append((program.name, ok, values, _time_ms(lambda: ours(*program.args), calls),
-                         _time_ms(lambda: theirs(*program.args), calls)))
-        except Exception as err:  # noqa: BLE001 - one broken program must not hide the others
-            rows.append((program.name, False, f"{type(err).__name__}: {err}"[:70], 0.0, 0.0))
-            traceback.print_exc()
     ours_step = s07.jit(mlp.make_train_step(jnp, value_and_grad, s01.tree_map))
     theirs_step = jax.jit(mlp.make_train_step(jax.numpy, jax.value_and_grad,
                                               jax.tree_util.tree_map))
-    for batch_size in (128,) if quick else (128, 4096):
-        name = f"MLP 784-512-512-10 train step, batch {batch_size}"
+    params, (x, y) = mlp.init_params(), mlp.batch(batch_size)
+    xd, yd = s09.device_put(x), s09.device_put(y)
+    xj, yj = jax.device_put((x, y), device)
+    p, q = [params], [jax.device_put(params, device)]
+    (p1, l1), (q1, m1) = ours_step(params, xd, yd), theirs_step(q[0], xj, yj)
+    ok, values = _agreement(_leaves((p1, l1)), _leaves((q1, m1)))
+
+    def ours_run():
+        p[0], loss = ours_step(p[0], xd, yd)
+        return loss
+
+    def theirs_run():
+        q[0], loss = theirs_step(q[0], xj, yj)
+        return loss
+
+    calls = 5 if quick else 100
+    return (f"MLP 784-512-512-10 train step, batch {batch_size}", ok, values,
+            _time_ms(ours_run, calls), _time_ms(theirs_run, calls))
+
+
+def _rows(device: Any, quick: bool) -> list[tuple[str, bool, str, float, float]]:
+    programs = _corpus()
+    todo = [(p.name, _corpus_row, p) for p in (programs[:4] if quick else programs)]
+    todo += [(f"MLP, batch {b}", _mlp_row, b) for b in ((128,) if quick else (128, 4096))]
+    rows = []
+    for name, make_row, what in todo:
         try:
-            params, (x, y) = mlp.init_params(), mlp.batch(batch_size)
-            p, q = [params], [jax.device_put(params, device)]
-            xd, yd = s09.device_put(x), s09.device_put(y)  # the batch stays on the device
-            xj, yj = jax.device_put((x, y), device)
-            (p1, l1), (q1, m1) = ours_step(params, xd, yd), theirs_step(q[0], xj, yj)
-            ok, values = _agreement(_leaves((p1, l1)), _leaves((q1, m1)))
-
-            def ours_run():
-                p[0], loss = ours_step(p[0], xd, yd)
-                return loss
-
-            def theirs_run():
-                q[0], loss = theirs_step(q[0], xj, yj)
-                return loss
-
-            calls = 5 if quick else 100
-            rows.append((name, ok, values, _time_ms(ours_run, calls),
-                         _time_ms(theirs_run, calls)))
-        except Exception as err:  # noqa: BLE001
-            rows.append((name, False, f"{type(err).__name__}: {err}"[:70], 0.0, 0.0))
+            rows.append(make_row(what, device, quick))
+        except Exception as err:  # noqa: BLE001 - one broken program must not hide the others
             traceback.print_exc()
+            rows.append((name, False, f"{type(err).__name__}: {err}"[:70], 0.0, 0.0))
     return rows
 
 

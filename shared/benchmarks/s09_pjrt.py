@@ -19,7 +19,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 
 import jax
 import jax.numpy as jjnp

@@ -23,9 +23,10 @@ def main() -> None:
     with s09.use_pjrt():
         step = s07.jit(mlp.make_train_step(jnp, value_and_grad, s01.tree_map))
         for k in range(2):
-            (params, loss), crossings = record_crossings(client, lambda: step(params, x, y))
+            (params, loss), crossings = record_crossings(
+                client, lambda p=params: step(p, x, y))
             print(f"step {k}: the call returned; loss ready: {loss.is_ready()}")
-            value, reads = record_crossings(client, lambda: float(loss))
+            value, reads = record_crossings(client, lambda v=loss: float(v))
             print(f"  loss = {value:.6f}; the seam was crossed {len(crossings + reads)} times:")
             for c in crossings + reads:
                 print(f"    {c.method:<22} {PJRT_CALLS[c.method]:<30} {', '.join(c.stamped)}")

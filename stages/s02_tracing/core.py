@@ -82,12 +82,8 @@ class ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is ShapedArray
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-            and self.weak_type == other.weak_type
-        )
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.weak_type))
@@ -123,8 +119,7 @@ class ShapedArray:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
-# the array types of later stages -> their aval (JAX: core.pytype_aval_mappings)
-pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later stages' array types
 
 
 def get_aval(x: Any) -> ShapedArray:

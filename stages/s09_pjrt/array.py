@@ -48,10 +48,8 @@ class ArrayImpl:
         return not self._data.has_value()
 
     def _check_if_deleted(self) -> None:
-        # EXERCISE 9.7 (deleted): JAX's error for an array deleted or donated
-        if self.is_deleted():
+        if self.is_deleted():  # deleted, or donated to a computation: JAX's words
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
-        # END EXERCISE
 
     def delete(self) -> None:
         """Free the buffer now; every later use raises."""
@@ -72,10 +70,12 @@ class ArrayImpl:
     @property
     def _value(self) -> np.ndarray:
         """The values on the host, fetched once (a blocking TransferFromDevice) and kept."""
+        # EXERCISE 9.2 (host-value): refuse a deleted array; fetch the values once, keep them
         self._check_if_deleted()
         if self._npy_value is None:
             (self._npy_value,) = self._client.transfer_from_device([self._data])
         return self._npy_value
+        # END EXERCISE
     # --8<-- [end:state]
 
     def data_on(self, device: str) -> Data:

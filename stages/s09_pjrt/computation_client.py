@@ -189,7 +189,7 @@ class ComputationClient(abc.ABC):
 
     @abc.abstractmethod
     def device_id(self, device: str) -> int:
-        """The runtime's id of a device (C++: StringToPjRtDevice(device)->id())."""
+        """The runtime's id of a device (C++: PjRtDevice::id, of StringToPjRtDevice(device))."""
 
     # ------------------------------------------------------------------ memory and sync
     @abc.abstractmethod

@@ -169,7 +169,7 @@ def _c_api_client(device_type: str, library_path: str, searched: Sequence[str] =
 # --8<-- [start:initialize_pjrt]
 def initialize_pjrt(device_type: str) -> PjRtComputationClient:
     """A new client for `device_type`, through the first branch that takes it."""
-    # EXERCISE 9.2 (registry): torch_xla's branches, in torch_xla's order
+    # EXERCISE 9.4 (registry): torch_xla's branches, in torch_xla's order
     if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":
         plugin = _plugins.get(device_type)
         if plugin is None:
