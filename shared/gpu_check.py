@@ -98,8 +98,9 @@ def _corpus_row(program: Any, device: Any, quick: bool) -> tuple[str, bool, str,
 
     ours = s07.jit(program.ours, static_argnums=program.static_argnums)
     theirs = jax.jit(program.theirs, static_argnums=program.static_argnums)
-    ok, values = _agreement(_leaves(ours(*program.args)),
-                            _leaves(theirs(*jax.device_put(program.args, device))))
+    on_device = tuple(a if i in program.static_argnums else jax.device_put(a, device)
+                      for i, a in enumerate(program.args))
+    ok, values = _agreement(_leaves(ours(*program.args)), _leaves(theirs(*on_device)))
     calls = 5 if quick else 50
     return (program.name, ok, values, _time_ms(lambda: ours(*program.args), calls),
             _time_ms(lambda: theirs(*program.args), calls))
