@@ -75,6 +75,7 @@ GPU_PY = $(if $(filter command line environment,$(origin PYTHON)),$(PYTHON),$(PY
 gpu-check: $(if $(filter command line environment,$(origin PYTHON)),,setup) ## on a GPU machine: PYTHON=/path/to/python make gpu-check
 	$(GPU_PY) -c "import jax, jaxlib, numpy; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'devices', jax.devices())"
 	$(GPU_PY) -m pytest -q -p no:cacheprovider tests/smoke
+	$(GPU_PY) -m shared.gpu_check
 
 clean: ## remove build outputs and caches (keeps .venv and your workspace/)
 	rm -rf site .pytest_cache .ruff_cache .hypothesis .import_linter_cache

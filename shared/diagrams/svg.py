@@ -126,6 +126,15 @@ class Canvas:
         for px, py in points:
             self._extend(px, py, px, py)
 
+    def polygon(self, points: Sequence[tuple[float, float]], *, role: str = "neutral",
+                width: float = 1.3) -> None:
+        """A closed, filled shape through `points` (a flowchart's decision diamond)."""
+        f, s = PALETTE[role]
+        d = "M" + " L".join(f"{fmt(x)},{fmt(y)}" for x, y in points) + " Z"
+        self.items.append(f'<path d="{d}" fill="{f}" stroke="{s}" stroke-width="{width}"/>')
+        for x, y in points:
+            self._extend(x, y, x, y)
+
     def line(self, x1: float, y1: float, x2: float, y2: float, **kwargs) -> None:
         self.path(f"M{fmt(x1)},{fmt(y1)} L{fmt(x2)},{fmt(y2)}", [(x1, y1), (x2, y2)], **kwargs)
 

@@ -82,12 +82,8 @@ class ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
 
     def __eq__(self, other: object) -> bool:
-        return (
-            type(other) is ShapedArray
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-            and self.weak_type == other.weak_type
-        )
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self) -> int:
         return hash((self.shape, self.dtype, self.weak_type))
@@ -123,6 +119,7 @@ class ShapedArray:
 
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later stages' array types
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -130,6 +127,8 @@ def get_aval(x: Any) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     t = type(x)
+    if t in pytype_aval_mappings:
+        return pytype_aval_mappings[t](x)
     if t in _PYTHON_SCALARS:
         # Python bool is not weak in JAX: bool has no narrower dtype to defer to.
         return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)

@@ -152,6 +152,8 @@ class JitWrapped:
                 sig.append(t)  # the type decides the dtype, and whether it is weak
             elif isinstance(x, np.generic):
                 sig.append(x.dtype)
+            elif t in core.pytype_aval_mappings:  # a later stage's array: its aval says all
+                sig.append(core.pytype_aval_mappings[t](x))
             else:  # a tracer, or not an array at all: the slow path says what is wrong
                 return None
         return (ji, treedef, tuple(sig), tuple(statics), config.trace_context()), leaves

@@ -190,3 +190,37 @@ def test_the_layout_keeps_nodes_of_a_layer_apart_and_edges_between_layers():
     for (a, b), route in zip(edges, lay.routes, strict=True):
         assert route[0][1] < route[-1][1]  # every edge runs downwards
         assert lay.centers[a][1] < lay.centers[b][1]
+
+
+def test_a_sequence_diagram_has_a_lane_per_party_and_an_arrow_per_call_in_order():
+    from shared.diagrams.flow import Message, sequence_svg
+
+    messages = [Message(0, 1, "transfer_to_device", "TransferToDeviceTime"),
+                Message(1, 2, "execute_sharded", "ExecuteTime"),
+                Message(2, 0, "not ready yet", kind="return"),
+                Message(0, 1, "transfer_from_device", "blocks", kind="blocking")]
+    root = check_svg(sequence_svg(["step", "client", "PJRT"], messages, "one step",
+                                  groups=[(0, 0, "inputs down"), (1, 3, "run")]))
+    labels = texts(root)
+    assert [t for t in labels if t in {m.label for m in messages}] == [m.label for m in messages]
+    assert {"step", "client", "PJRT", "inputs down", "run", "ExecuteTime"} <= set(labels)
+    paths = [p for p in root.iter(SVG + "path") if p.get("marker-end")]
+    assert len(paths) == len(messages)
+    assert [p.get("stroke-width") for p in paths][-1] == "2.6"  # the blocking call stands out
+    assert paths[2].get("stroke-dasharray")  # a return is dashed
+
+
+def test_a_flowchart_asks_its_questions_in_order_and_ends_in_the_otherwise_box():
+    from shared.diagrams.flow import Branch, flowchart_svg
+
+    branches = [Branch("plugins on and not CPU?", ["a registered plugin"]),
+                Branch("CPU?", ["CPU client", "CPU_NUM_DEVICES"]), Branch("TPU?", ["libtpu"])]
+    root = check_svg(flowchart_svg(branches, ["Unknown PJRT_DEVICE"], "registry",
+                                   start="PJRT_DEVICE"))
+    labels = texts(root)
+    questions = [t for t in labels if t.endswith("?")]
+    assert questions == [b.question for b in branches]
+    assert labels.count("yes") == labels.count("no") == 3
+    assert labels.index("Unknown PJRT_DEVICE") > labels.index("TPU?")
+    diamonds = [p for p in root.iter(SVG + "path") if p.get("d", "").endswith("Z")]
+    assert len(diamonds) == 3

@@ -110,3 +110,19 @@ def test_jit_a_small_function_and_grad_of_jit():
               rtol=1e-4)
     close(s05.vmap(s07.jit(onp.sin))(np.stack([X, -X])), jax.vmap(jax.jit(jnp.sin))(
         np.stack([X, -X])))
+
+
+def test_pjrt_client_runs_jit_a_gradient_and_a_training_step_on_the_installed_jaxlib():
+    # stage 9 is the one stage that calls jaxlib itself: this is where a new jaxlib would break
+    import stages.s09_pjrt as s09
+
+    with s09.use_pjrt():
+        out = s07.jit(s04.grad(lambda w, x: _mlp(onp, w, x), argnums=(0, 1)))(W, X)
+        for a, e in zip(out, jax.grad(lambda w, x: _mlp(jnp, w, x), argnums=(0, 1))(W, X),
+                        strict=True):
+            assert type(a) is s09.ArrayImpl
+            close(a, e, rtol=1e-4)
+        x = s09.device_put(X)
+        close(s07.jit(lambda v: s06.scan(lambda c, y: (c + y, c * y), 0.0, v))(x)[1],
+              jax.lax.scan(lambda c, y: (c + y, c * y), 0.0, X)[1])
+        assert np.asarray(x).tolist() == X.tolist() and (x * 2.0).tolist() == (X * 2).tolist()

@@ -1,0 +1,65 @@
+"""Stage 9: the PJRT client. One seam between the course and a device, and jit running on it.
+
+torch_xla: torch_xla/csrc/runtime/computation_client.h, pjrt_registry.cpp,
+pjrt_computation_client.cpp, runtime.cpp, torch_xla/debug/metrics.py. JAX: jax/_src/xla_bridge.py,
+array.py. Only pjrt_computation_client.py imports jaxlib. Importing the stage registers a "pjrt"
+backend for stage 7's jit without making it the default; `use_pjrt()` does that.
+
+Reading path (the lesson, in order):
+  1. computation_client.py      the seam: an abstract class whose methods are all a framework
+                                may ask of a device (transfer, compile, execute, devices, metrics)
+  2. pjrt_registry.py           PJRT_DEVICE -> client: plugins, CPU, TPU, CUDA, ..., in order
+  3. pjrt_computation_client.py the implementation over jaxlib: each method, its PJRT call and
+                                the timer it stamps
+  4. backend.py                 stage 7's jit on PJRT: lower with stage 8, compile, run, cache
+  5. array.py                   device arrays: asynchronous, deletable, donatable, DLPack
+
+Beside it:
+  metrics.py        timers and counters, and metrics_report() in torch_xla's format
+  runtime.py        the process's one client, and PJRT_DEVICE's default
+  array_methods.py  a device array's operators and methods, through the primitives
+"""
+
+from . import (
+    array,
+    array_methods,
+    backend,
+    computation_client,
+    metrics,
+    pjrt_computation_client,
+    pjrt_registry,
+    runtime,
+)
+from .array import ArrayImpl, device_put, from_dlpack
+from .backend import PjRtBackend, use_pjrt
+from .computation_client import CompileInstance, Computation, ComputationClient, Data
+from .metrics import metrics_report
+from .pjrt_computation_client import PjRtComputationClient
+from .pjrt_registry import initialize_pjrt, register_pjrt_plugin
+from .runtime import device_type, get_computation_client
+
+__all__ = [
+    "ArrayImpl",
+    "CompileInstance",
+    "Computation",
+    "ComputationClient",
+    "Data",
+    "PjRtBackend",
+    "PjRtComputationClient",
+    "array",
+    "array_methods",
+    "backend",
+    "computation_client",
+    "device_put",
+    "device_type",
+    "from_dlpack",
+    "get_computation_client",
+    "initialize_pjrt",
+    "metrics",
+    "metrics_report",
+    "pjrt_computation_client",
+    "pjrt_registry",
+    "register_pjrt_plugin",
+    "runtime",
+    "use_pjrt",
+]

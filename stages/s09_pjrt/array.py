@@ -1,0 +1,201 @@
+"""Device arrays: an array whose values live in a PJRT buffer, and `device_put` to make one.
+
+JAX: jax/_src/array.py (`ArrayImpl`, printed `Array(...)`) and api.py (`device_put`). An
+`ArrayImpl` is an aval (shape, dtype, weak type) and a `Data` handle from the client. A jitted
+call returns its outputs as ArrayImpls *before* the device has computed them (dispatch is
+asynchronous); the first read of the values (`np.asarray`, `print`, `float`) waits, and so does
+`block_until_ready()`. A buffer donated to a computation is gone: using the array then raises
+JAX's error. The operators go through the primitives (array_methods.py).
+
+The seam to stage 2's eager `Array`: this class needs of an array only `aval` and its values
+(`_value`); a numpy-backed Array with the same two can be its base class, leaving this one the
+storage (`_data`, `_client`) and what a device adds (readiness, deletion, devices, DLPack).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import core
+from stages.s02_tracing.core import ShapedArray
+from stages.s07_caches.xla_bridge import Device
+
+from . import runtime
+from .computation_client import ComputationClient, Data
+
+
+class ArrayImpl:
+    """An array on one device: `aval` plus a PJRT buffer handle."""
+
+    __slots__ = ("aval", "_data", "_client", "_npy_value", "__weakref__")
+    __array_priority__ = 100  # `ndarray + array` asks this class first
+    __hash__ = None  # as JAX's: arrays compare elementwise, so they are not dict keys
+
+    def __init__(self, aval: ShapedArray, data: Data, client: ComputationClient):
+        self.aval, self._data, self._client = aval, data, client
+        self._npy_value: np.ndarray | None = None
+
+    dtype = property(lambda self: self.aval.dtype)
+    shape = property(lambda self: self.aval.shape)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    # --8<-- [start:state]
+    def is_deleted(self) -> bool:
+        return not self._data.has_value()
+
+    def _check_if_deleted(self) -> None:
+        if self.is_deleted():  # deleted, or donated to a computation: JAX's words
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
+
+    def delete(self) -> None:
+        """Free the buffer now; every later use raises."""
+        self._data.delete()
+        self._npy_value = None
+
+    def is_ready(self) -> bool:
+        """Whether the computation producing the values has finished (never blocks)."""
+        self._check_if_deleted()
+        return self._data.is_ready()
+
+    def block_until_ready(self) -> ArrayImpl:
+        """Wait for the device to finish computing this array; return it."""
+        self._check_if_deleted()
+        self._data.block_until_ready()
+        return self
+
+    @property
+    def _value(self) -> np.ndarray:
+        """The values on the host, fetched once (a blocking TransferFromDevice) and kept."""
+        # EXERCISE 9.2 (host-value): refuse a deleted array; fetch the values once, keep them
+        self._check_if_deleted()
+        if self._npy_value is None:
+            (self._npy_value,) = self._client.transfer_from_device([self._data])
+        return self._npy_value
+        # END EXERCISE
+    # --8<-- [end:state]
+
+    def data_on(self, device: str) -> Data:
+        """The handle to pass to a computation on `device`, copied there if it is elsewhere."""
+        self._check_if_deleted()
+        if self._data.device == device:
+            return self._data
+        return self._client.copy_to_device(self._data, device)
+
+    def devices(self) -> set[Device]:
+        self._check_if_deleted()
+        return {self.device}
+
+    @property
+    def device(self) -> Device:
+        return runtime.device_object(self._client, self._data.device)
+
+    # ------------------------------------------------------------------ to the host
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        kwargs = {} if copy is None else {"copy": copy}
+        return np.asarray(self._value, dtype=dtype, **kwargs)
+
+    def item(self) -> Any:
+        return self._value.item()
+
+    def tolist(self) -> Any:
+        return self._value.tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __complex__(self) -> complex:
+        return complex(self._value)
+
+    def __index__(self) -> int:
+        return self._value.__index__()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # ------------------------------------------------------------------ printing (JAX's)
+    def __repr__(self) -> str:
+        prefix = "Array("
+        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
+        line_width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            s = f"[], shape={self.shape}"
+        else:
+            s = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
+                                max_line_width=line_width)
+        last_line_len = len(s) - s.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line_len + len(dtype_str) + 2 > line_width else " "
+        return f"{prefix}{s},{sep}{dtype_str})"
+
+    def __str__(self) -> str:
+        return str(self._value)
+
+    def __format__(self, format_spec: str) -> str:
+        return format(self._value if self.ndim else self._value[()], format_spec)
+
+    # ------------------------------------------------------------------ DLPack
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: bool | None = None) -> Any:
+        """A capsule aliasing the device buffer: `torch.from_dlpack(x)`, `np.from_dlpack(x)`."""
+        self._check_if_deleted()
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device,
+                 "copy": copy}
+        return self._data.dlpack(**{k: v for k, v in given.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[Any, int]:
+        self._check_if_deleted()
+        return self._data.dlpack_device()
+
+
+def _aval_of_array(x: ArrayImpl) -> ShapedArray:
+    return x.aval
+
+
+# stage 2's get_aval (and so jit, grad, vmap) knows a device array by its aval
+core.pytype_aval_mappings[ArrayImpl] = _aval_of_array
+
+
+def _device_name(client: ComputationClient, device: Any) -> str:
+    if device is None:
+        return client.get_default_device()
+    if isinstance(device, Device):
+        return runtime.device_name(client, device)
+    return str(device)
+
+
+def device_put(x: Any, device: Any = None) -> ArrayImpl:
+    """`x` on `device` (the default device if None): a host value is transferred, a device
+    array already there is returned as it is, one elsewhere is copied (JAX: jax.device_put)."""
+    client = runtime.get_computation_client()
+    name = _device_name(client, device)
+    if isinstance(x, ArrayImpl):
+        data = x.data_on(name)
+        return x if data is x._data else ArrayImpl(x.aval, data, client)
+    aval = core.get_aval(x)
+    (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)], [name])
+    return ArrayImpl(aval, data, client)
+
+
+def from_dlpack(x: Any, device: Any = None) -> ArrayImpl:
+    """A device array from anything with `__dlpack__` (a torch tensor, a numpy array).
+
+    The values go through host memory (`np.from_dlpack`, then a transfer): JAX's from_dlpack
+    instead wraps the producer's buffer without a copy when it is on the same device.
+    """
+    return device_put(np.from_dlpack(x), device)

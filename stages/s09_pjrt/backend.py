@@ -1,0 +1,190 @@
+"""A PJRT backend for stage 7's jit: stage 8's StableHLO, compiled and run through the client.
+
+JAX: jax/_src/xla_bridge.py (a backend per platform, made by a registered factory), pxla.py
+(`ExecuteReplicated`: arguments to buffers, execute, outputs to arrays) and compiler.py (the
+serialized executable in the persistent cache). Stage 7 asks a backend to `lower`, `compile`,
+`serialize` and `deserialize`; this one lowers with stage 8, compiles through the
+ComputationClient and returns device arrays before the device is done. `use_pjrt()` makes it
+jit's default and sends eager primitives through stage 7's per-primitive cache.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import config
+from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s07_caches import api, dispatch, jit_p
+from stages.s07_caches.compiler import CompileOptions
+from stages.s07_caches.xla_bridge import Device, register_backend_factory
+from stages.s08_lowering import call_primitive_lowering, lower_jaxpr, lowering_rules
+from stages.s08_lowering.module import dce_jaxpr_consts
+
+from . import runtime
+from .array import ArrayImpl
+from .computation_client import CompileInstance, Computation, ComputationClient
+
+MAGIC = b"UAPIPJRT"  # our executable format: MAGIC | header length | JSON header | XLA's bytes
+FORMAT_VERSION = 1
+_LOWERING_PLATFORMS = {"CPU": "cpu", "CUDA": "cuda", "ROCM": "rocm", "TPU": "tpu"}
+
+
+def _aval(a: ShapedArray) -> list[Any]:
+    return [list(a.shape), a.dtype.name, a.weak_type]
+
+
+def _read_aval(doc: list[Any]) -> ShapedArray:
+    return ShapedArray(tuple(doc[0]), np.dtype(doc[1]), doc[2])
+
+
+class StableHloProgram:
+    """A lowered jit: the module text and which of the arguments it reads."""
+
+    def __init__(self, module_name: str, text: str, in_avals: Sequence[ShapedArray],
+                 out_avals: Sequence[ShapedArray], kept_var_idx: Sequence[int]):
+        self.module_name, self.text = module_name, text
+        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
+        self.kept_var_idx = tuple(kept_var_idx)
+
+    def header(self) -> dict[str, Any]:
+        return {"module_name": self.module_name, "in_avals": [_aval(a) for a in self.in_avals],
+                "out_avals": [_aval(a) for a in self.out_avals],
+                "kept_var_idx": list(self.kept_var_idx)}
+
+    def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"unknown dialect: {dialect}")
+        return self.text
+
+    def as_bytes(self, debug_info: bool) -> bytes:
+        # the text has no locations; the avals' weak types are ours, not the compiler's, but
+        # a deserialized executable gets them from here, so they belong in the key too
+        return json.dumps(self.header(), sort_keys=True).encode() + self.text.encode()
+
+
+# --8<-- [start:executable]
+class PjRtExecutable:
+    """A compiled jit: call it with every argument; it passes the kept ones to the device."""
+
+    def __init__(self, program: StableHloProgram, computation: Computation,
+                 client: ComputationClient):
+        self.program, self.computation, self.client = program, computation, client
+        self.in_avals, self.out_avals = program.in_avals, program.out_avals
+        self.device = computation.devices[0]
+
+    def call(self, *args: Any) -> list[ArrayImpl]:
+        device, arguments, host = self.device, [], []
+        for i in self.program.kept_var_idx:
+            x = args[i]
+            if type(x) is ArrayImpl:  # already a buffer (raises if deleted or donated)
+                arguments.append(x.data_on(device))
+            else:  # a host value: transferred below, all in one TransferToDevice
+                host.append(len(arguments))
+                arguments.append(np.asarray(x, dtype=self.in_avals[i].dtype))
+        if host:
+            put = self.client.transfer_to_device([arguments[k] for k in host],
+                                                 [device] * len(host))
+            for k, data in zip(host, put, strict=True):
+                arguments[k] = data
+        outs = self.client.execute_computation(self.computation, arguments, device)
+        return [ArrayImpl(aval, data, self.client)
+                for aval, data in zip(self.out_avals, outs, strict=True)]
+    # --8<-- [end:executable]
+
+    def as_text(self) -> str:
+        """XLA's optimized HLO: what the compiler made of the StableHLO (JAX: same)."""
+        return self.computation.hlo_text()
+
+    def cost_analysis(self) -> dict[str, float]:
+        return self.computation.cost_analysis()
+
+
+class PjRtBackend:
+    """Stage 7's backend interface (xla_bridge.Backend), over the process's client."""
+
+    supports_executable_serialization = True
+
+    def __init__(self, client: ComputationClient | None = None):
+        self.client = client or runtime.get_computation_client()
+        device_type = self.client.get_default_device().split(":")[0]
+        self.platform = _LOWERING_PLATFORMS.get(device_type, device_type.lower())
+        self.platform_version = f"PJRT {self.client.get_platform_version()}"
+        if jit_p not in lowering_rules:  # a jit inside a jit stays a call of a function
+            lowering_rules[jit_p] = call_primitive_lowering
+
+    def devices(self) -> list[Device]:
+        return [runtime.device_object(self.client, d) for d in self.client.get_local_devices()]
+
+    def lower(self, closed_jaxpr: ClosedJaxpr, *, module_name: str,
+              donated_invars: Sequence[bool], keep_unused: bool,
+              arg_names: Sequence[str]) -> StableHloProgram:
+        module = lower_jaxpr(closed_jaxpr, module_name.removeprefix("jit_"),
+                             donated=donated_invars, keep_unused=keep_unused,
+                             platform=self.platform)
+        n = len(closed_jaxpr.in_avals)
+        kept = range(n) if keep_unused else \
+            [i for i, used in enumerate(dce_jaxpr_consts(closed_jaxpr.jaxpr)[2]) if used]
+        return StableHloProgram(module.name, module.as_text(), closed_jaxpr.in_avals,
+                                closed_jaxpr.out_avals, kept)
+
+    def compile(self, program: StableHloProgram, options: CompileOptions) -> PjRtExecutable:
+        device = self.client.get_default_device()
+        instance = CompileInstance(Computation(program.module_name, program.text, [device]),
+                                   device, [device],
+                                   env_option_overrides=options.env_option_overrides)
+        (computation,) = self.client.compile([instance])
+        return PjRtExecutable(program, computation, self.client)
+
+    def serialize(self, executable: PjRtExecutable) -> bytes:
+        header = json.dumps(dict(executable.program.header(), format=FORMAT_VERSION)).encode()
+        body = self.client.serialize_computation(executable.computation)
+        return MAGIC + struct.pack(">I", len(header)) + header + body
+
+    def deserialize(self, data: bytes, options: CompileOptions) -> PjRtExecutable:
+        if not data.startswith(MAGIC):
+            raise ValueError("not a PJRT executable of this course")
+        (size,) = struct.unpack(">I", data[len(MAGIC):len(MAGIC) + 4])
+        start = len(MAGIC) + 4
+        header = json.loads(data[start:start + size])
+        if header.get("format") != FORMAT_VERSION:
+            raise ValueError(f"format {header.get('format')}, expected {FORMAT_VERSION}")
+        program = StableHloProgram(header["module_name"], "",
+                                   [_read_aval(a) for a in header["in_avals"]],
+                                   [_read_aval(a) for a in header["out_avals"]],
+                                   header["kept_var_idx"])
+        computation = self.client.deserialize_computation(data[start + size:])
+        return PjRtExecutable(program, computation, self.client)
+
+
+register_backend_factory("pjrt", PjRtBackend, priority=-1)  # only when asked for: use_pjrt()
+
+
+# --8<-- [start:use_pjrt]
+class use_pjrt:
+    """From here on, jit compiles and runs through PJRT and this thread's eager primitives
+    run as tiny jits (stage 7's op-by-op dispatch); used as a context manager, until the
+    block ends. Switching backends empties jit's in-memory caches: their first layer's key
+    does not name the backend."""
+
+    def __init__(self, eager_ops: bool = True):
+        self._prev = config.platforms.value
+        config.platforms.set_global("pjrt")
+        api.clear_caches()
+        self._op_by_op = dispatch.op_by_op() if eager_ops else None
+        if self._op_by_op is not None:
+            self._op_by_op.__enter__()
+
+    def __enter__(self) -> use_pjrt:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._op_by_op is not None:
+            self._op_by_op.__exit__(*exc_info)
+        config.platforms.set_global(self._prev)
+        api.clear_caches()
+# --8<-- [end:use_pjrt]

@@ -1,0 +1,62 @@
+"""The process's one client, made on first use from PJRT_DEVICE, and what it says about devices.
+
+torch_xla: torch_xla/csrc/runtime/runtime.cpp (`GetComputationClient`, which initializes once)
+and torch_xla/runtime.py (`device_type`, which picks CPU when PJRT_DEVICE is unset and says so
+in a warning). The registry (pjrt_registry.py) turns the device type into a client.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from stages.s07_caches.xla_bridge import Device
+
+from .computation_client import ComputationClient
+from .pjrt_registry import initialize_pjrt
+
+logger = logging.getLogger(__name__)
+
+_client: ComputationClient | None = None
+_lock = threading.Lock()
+_said_default = False
+
+
+def device_type() -> str:
+    """$PJRT_DEVICE, or "CPU" when it is unset (said once, as torch_xla's warning does)."""
+    global _said_default
+    value = os.environ.get("PJRT_DEVICE")
+    if value:
+        return value
+    if not _said_default:
+        _said_default = True
+        logger.warning("Defaulting to PJRT_DEVICE=CPU")
+    return "CPU"
+
+
+def get_computation_client() -> ComputationClient:
+    """The client of this process, made from `device_type()` the first time it is asked for."""
+    global _client
+    if _client is None:
+        with _lock:
+            if _client is None:
+                _client = initialize_pjrt(device_type())
+    return _client
+
+
+def global_runtime_device_count() -> int:
+    return len(get_computation_client().get_all_devices())
+
+
+def device_object(client: ComputationClient, name: str) -> Device:
+    """The device string "CPU:1" as the Device jit's backend lists (id, platform, kind)."""
+    return Device(client.device_id(name), name.split(":")[0].lower(),
+                  client.get_device_kind(name))
+
+
+def device_name(client: ComputationClient, device: Device) -> str:
+    for name in client.get_local_devices():
+        if client.device_id(name) == device.id:
+            return name
+    raise ValueError(f"{device} is not a device of {client}")

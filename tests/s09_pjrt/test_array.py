@@ -1,0 +1,123 @@
+"""Device arrays: JAX's printing, asynchronous results, deletion and donation with JAX's error,
+devices and device_put, DLPack both ways with torch and numpy, and operators that go through
+the primitives (on the device, through stage 7's per-primitive cache)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+import torch
+
+import stages.s07_caches as s07
+import stages.s09_pjrt as s09
+from stages.s02_tracing import core
+from stages.s02_tracing import numpy as jnp
+from stages.s07_caches import util
+from stages.s09_pjrt import ArrayImpl, device_put
+
+
+@pytest.mark.parametrize("value", [
+    np.arange(3, dtype=np.float32), np.arange(12, dtype=np.int32).reshape(3, 4),
+    np.float32(2.5), 2.0, 3, True, np.zeros((0, 2), np.float32),
+    np.linspace(-1, 1, 40, dtype=np.float32).reshape(4, 10),
+], ids=["vector", "matrix", "f32_scalar", "weak_float", "weak_int", "bool", "empty", "wide"])
+def test_an_array_prints_as_jax_prints_it(value):
+    ours, theirs = device_put(value), jax.device_put(value)
+    assert repr(ours) == repr(theirs)
+    assert str(ours) == str(theirs)
+    assert (ours.shape, ours.dtype, ours.weak_type) == (theirs.shape, theirs.dtype,
+                                                       theirs.weak_type)
+
+
+def test_a_jit_output_keeps_its_weak_type_as_jax_does():
+    ours = s07.jit(lambda x: x * 2.0)(3.0)
+    theirs = jax.jit(lambda x: x * 2.0)(3.0)
+    assert repr(ours) == repr(theirs) == "Array(6., dtype=float32, weak_type=True)"
+    assert f"{ours:.2f}" == f"{theirs:.2f}" == "6.00"
+
+
+def test_a_jitted_call_returns_before_the_result_is_ready():
+    f = s07.jit(lambda x: ((x @ x) @ x) @ x @ x)
+    x = device_put(np.full((768, 768), 1e-3, np.float32))
+    f(x).block_until_ready()  # compiled now: the next call only dispatches
+    out = f(x)
+    assert not out.is_ready()  # four 768x768 matmuls are still running
+    assert out.block_until_ready() is out and out.is_ready()
+    np.testing.assert_allclose(np.asarray(out)[0, :2], 768 ** 4 * 1e-15, rtol=1e-4)
+
+
+def test_a_donated_array_is_gone_with_jaxs_error():
+    theirs = jax.device_put(np.ones(3, np.float32))
+    jax.jit(lambda x: x + 1.0, donate_argnums=0)(theirs)
+    with pytest.raises(RuntimeError) as jax_err:
+        np.asarray(theirs)
+    ours = device_put(np.ones(3, np.float32))
+    out = s07.jit(lambda x: x + 1.0, donate_argnums=0)(ours)
+    assert ours.is_deleted() and not out.is_deleted()
+    for use in (np.asarray, repr, ArrayImpl.block_until_ready, lambda a: a + 1.0,
+                s07.jit(lambda x: x * 2.0)):
+        with pytest.raises(RuntimeError) as err:
+            use(ours)
+        assert str(err.value) == str(jax_err.value) == \
+            "Array has been deleted with shape=float32[3]."
+    np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
+
+
+def test_delete_frees_the_buffer():
+    x = device_put(np.arange(4.0, dtype=np.float32))
+    x.delete()
+    assert x.is_deleted()
+    with pytest.raises(RuntimeError, match=r"^Array has been deleted with shape=float32\[4\]\.$"):
+        x.devices()
+
+
+def test_devices_and_device_put():
+    x = device_put(np.arange(3, dtype=np.int32))
+    (device,) = x.devices()
+    assert (device.id, device.platform, device.device_kind) == (0, "cpu", "cpu")
+    assert x.device == device
+    assert device_put(x) is x and device_put(x, device) is x and device_put(x, "CPU:0") is x
+    assert core.get_aval(x) == core.ShapedArray((3,), np.int32)
+
+
+def test_dlpack_to_and_from_torch_and_numpy():
+    x = device_put(np.arange(6, dtype=np.float32).reshape(2, 3))
+    t = torch.from_dlpack(x)
+    assert t.shape == (2, 3) and t.dtype == torch.float32
+    np.testing.assert_array_equal(t.numpy(), np.asarray(x))
+    np.testing.assert_array_equal(np.from_dlpack(x), np.asarray(x))
+    back = s09.from_dlpack(torch.arange(4, dtype=torch.int32))
+    assert repr(back) == "Array([0, 1, 2, 3], dtype=int32)"
+    again = s09.from_dlpack(np.linspace(0, 1, 3, dtype=np.float32))
+    assert isinstance(again, ArrayImpl) and again.shape == (3,)
+
+
+def test_operators_go_through_the_primitives_to_the_device():
+    x = device_put(np.array([1.0, -2.0, 3.0], np.float32))
+    jx = jjnp.asarray(np.asarray(x))
+    prim = util.registry["primitive"]
+    before = prim.hits + prim.misses
+    for ours, theirs in [(x + 1.0, jx + 1.0), (2.0 * x, 2.0 * jx), (x * x, jx * jx),
+                         (-x, -jx), (x > 0.0, jx > 0.0), (x.sum(), jx.sum()),
+                         (x[1:], jx[1:]), (x.reshape(3, 1).T, jx.reshape(3, 1).T),
+                         (abs(x), abs(jx)), (x @ x, jx @ jx), (jnp.sin(x), jjnp.sin(jx))]:
+        assert type(ours) is ArrayImpl  # computed on the device, not on the host
+        assert repr(ours) == repr(theirs)
+    assert prim.hits + prim.misses > before  # each an eager primitive, a tiny jit
+    assert float(x[2]) == 3.0 and int(x[0]) == 1 and bool(x[0] > 0)
+    assert [float(v) for v in x] == [1.0, -2.0, 3.0] and len(x) == 3
+    assert x.tolist() == [1.0, -2.0, 3.0] and x[1].item() == -2.0
+    assert (np.ones(3, np.float32) + x).tolist() == [2.0, -1.0, 4.0]  # numpy defers to us
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x)
+    with pytest.raises(TypeError):
+        x + [1, 2, 3]
+
+
+def test_without_op_by_op_an_eager_op_runs_on_the_host_values():
+    x = device_put(np.array([1.0, 2.0], np.float32))
+    with core.set_current_trace(core.eval_trace):  # a bottom trace that does not dispatch
+        y = x + 1.0
+    assert type(y) is np.ndarray and y.tolist() == [2.0, 3.0]
