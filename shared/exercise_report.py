@@ -239,9 +239,13 @@ class ExerciseReport:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         out = os.environ.get("UNDER_API_EXERCISE_MAP")
-        if out:
-            data = {nodeid: sorted(hits) for nodeid, hits in self.reached.items()}
-            Path(out).write_text(json.dumps(data, indent=0, sort_keys=True))
+        if out:  # in the order the tests ran
+            data = {
+                "reached": {nodeid: sorted(hits) for nodeid, hits in self.reached.items()},
+                "failed": {f.nodeid: {"stubs": sorted(f.stubs), "reached": sorted(f.reached)}
+                           for f in self.failures.values()},
+            }
+            Path(out).write_text(json.dumps(data, indent=0))
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

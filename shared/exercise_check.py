@@ -1,0 +1,213 @@
+"""`make check-exercises`: every exercise is real, and wrong answers to it fail a test.
+
+For each built stage:
+
+1. its docs page has every exercise's anchor, and the copy with every exercise stubbed imports;
+2. a copy with the reference code runs the stage's tests under the exercise trace
+   (`shared/exercise_report.py`), which records which exercises each test reaches: the run must
+   pass, and every exercise must be reached by some test;
+3. each exercise stubbed alone makes one of the tests that reach it fail by reaching the stub;
+4. each wrong answer of `shared/exercise_mutants.py` makes one of those tests fail; one that
+   passes them is tried once more on all the stage's tests before it is called a survivor.
+
+Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.exercise_mutants import Mutant, MutantError, apply, mutants_of
+from shared.exercises import (
+    ROOT,
+    Exercise,
+    copy_regions,
+    docs_page,
+    parse_stage,
+    stage_dir,
+    write_workspace,
+)
+
+TIMEOUT = 900  # seconds for one pytest run; a hang is reported, not waited on forever
+WORKERS = 2
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    reached: dict[str, list[str]]  # test -> exercises it reached
+    failed: dict[str, dict[str, list[str]]]  # test -> {"stubs": [...], "reached": [...]}
+
+
+def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
+              stop_first: bool = True) -> Run:
+    """The stage's tests against `workspace` (or only the `select`ed ones), traced."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "reached.json"
+        env = dict(os.environ, WORKSPACE="1", UNDER_API_WORKSPACE_DIR=str(workspace),
+                   UNDER_API_EXERCISE_MAP=str(record))
+        if select is not None:
+            chosen = Path(tmp) / "select.txt"
+            chosen.write_text("\n".join(select))
+            env["UNDER_API_SELECT"] = str(chosen)
+        cmd = [sys.executable, "-m", "pytest", str(ROOT / "tests" / stage.name), "-q",
+               "-p", "no:cacheprovider", "--hypothesis-seed=0", "--tb=line", "-rN"]
+        if stop_first:
+            cmd.append("-x")
+        try:
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                                  timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return Run(-1, f"timed out after {TIMEOUT} s", {}, {})
+        data = json.loads(record.read_text()) if record.exists() else {}
+        return Run(done.returncode, done.stdout + done.stderr, data.get("reached", {}),
+                   data.get("failed", {}))
+
+
+def _tail(run: Run) -> str:
+    return "\n".join("      " + line for line in run.output.strip().splitlines()[-12:])
+
+
+@dataclass
+class StageCheck:
+    stage: Path
+    exercises: list[Exercise]
+    problems: list[str]
+    reached_by: dict[str, list[str]]  # exercise -> the tests that reach it
+    caught: dict[str, list[str]]  # exercise -> its mutants that failed a test
+
+    @property
+    def name(self) -> str:
+        return self.stage.name
+
+
+def prepare(stage: Path, tmp: Path) -> StageCheck:
+    """Steps 1 and 2: anchors, the stubbed copy imports, and who reaches what."""
+    exercises = parse_stage(stage)
+    check = StageCheck(stage, exercises, [], {e.number: [] for e in exercises},
+                       {e.number: [] for e in exercises})
+    page = ROOT / docs_page(stage)
+    page_text = page.read_text() if page.exists() else ""
+    for ex in exercises:
+        if "{#" + ex.anchor + "}" not in page_text:
+            check.problems.append(f"{ex.number} ({ex.name}): {docs_page(stage)} has no "
+                                  f"#{ex.anchor}")
+    stubbed = tmp / stage.name / "stubbed"
+    write_workspace(stage, stubbed)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stubbed), str(ROOT)]))
+    probe = f"import stages.{stage.name} as m; print(m.__file__)"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp, capture_output=True,
+                          text=True)
+    if done.returncode != 0 or str(stubbed) not in done.stdout:
+        check.problems.append(f"the stubbed copy does not import:\n{done.stderr[-2000:]}")
+    reference = tmp / stage.name / "reference"
+    write_workspace(stage, reference, only=set())
+    run = run_tests(stage, reference, stop_first=False)
+    if run.returncode != 0:
+        check.problems.append(f"the reference copy fails its tests:\n{_tail(run)}")
+    for test, numbers in run.reached.items():
+        for n in numbers:
+            if n in check.reached_by:
+                check.reached_by[n].append(test)
+    for ex in exercises:
+        if not check.reached_by[ex.number]:
+            check.problems.append(f"{ex.number} ({ex.name}): no test reaches it")
+    return check
+
+
+def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> str | None:
+    """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub."""
+    ws = tmp / check.name / f"stub-{ex.anchor}"
+    write_workspace(check.stage, ws, only={ex.number})
+    for select in (check.reached_by[ex.number], None):
+        run = run_tests(check.stage, ws, select)
+        if run.returncode == 1:
+            if any(ex.number in f.get("stubs", []) for f in run.failed.values()):
+                return None
+            return (f"{ex.number} ({ex.name}): stubbed alone, tests fail but none reaches its "
+                    f"stub:\n{_tail(run)}")
+        if run.returncode != 0:
+            return f"{ex.number} ({ex.name}): stubbed alone, the tests do not run:\n{_tail(run)}"
+    return f"{ex.number} ({ex.name}): stubbed alone, every test still passes"
+
+
+def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) -> str | None:
+    """Step 4: one wrong answer fails a test."""
+    label = f"{ex.number} ({ex.name}) wrong answer {m.mistake!r}"
+    ws = tmp / check.name / f"mutant-{ex.anchor}-{index}"
+    write_workspace(check.stage, ws, only=set())
+    region = copy_regions(ws / "stages" / check.name).get(ex.number)
+    if region is None or not region.closed:
+        return f"{label}: exercise {ex.number} has no closed region in the stage's code"
+    lines = region.path.read_text().splitlines()
+    try:
+        new = apply(m, lines, region.start, region.end - 1)
+    except MutantError as err:
+        return (f"{label} no longer applies: {err}; exercise {ex.number} is at "
+                f"{ex.path}:{ex.start}; update shared/exercise_mutants.py")
+    text = "\n".join(new) + "\n"
+    try:
+        compile(text, str(region.path), "exec")
+    except SyntaxError as err:
+        return f"{label}: the mutated code does not compile ({err}); fix the mutant"
+    region.path.write_text(text)
+    for select in (check.reached_by[ex.number], None):
+        run = run_tests(check.stage, ws, select)
+        if run.returncode == 1:
+            check.caught[ex.number].append(m.mistake)
+            return None
+        if run.returncode != 0:
+            return f"{label}: the tests do not run:\n{_tail(run)}"
+    return f"{label} passes every test of the stage: add a test that catches it"
+
+
+def check(stages: list[int], mutants: bool = True) -> int:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            checks = list(pool.map(lambda n: prepare(stage_dir(n), tmp), stages))
+            jobs: list[tuple[StageCheck, Callable[[], str | None]]] = []
+            for c in checks:
+                for ex in c.exercises:
+                    if not c.reached_by[ex.number]:
+                        continue
+                    jobs.append((c, lambda c=c, ex=ex: stub_alone(c, ex, tmp)))
+                    if not mutants:
+                        continue
+                    wrong = mutants_of(ex.number)
+                    if not wrong:
+                        c.problems.append(f"{ex.number} ({ex.name}): no wrong answers in "
+                                          "shared/exercise_mutants.py")
+                    for i, m in enumerate(wrong):
+                        jobs.append((c, lambda c=c, ex=ex, i=i, m=m: mutant(c, ex, i, m, tmp)))
+            results = list(pool.map(lambda job: job[1](), jobs))
+        for (c, _), problem in zip(jobs, results, strict=True):
+            if problem:
+                c.problems.append(problem)
+    failed = False
+    for c in checks:
+        status = "ok" if not c.problems else "FAILED"
+        total = sum(len(v) for v in c.caught.values())
+        extra = f", {total} wrong answers caught" if mutants else ""
+        print(f"stage {int(c.name[1:3])} ({c.name}): {len(c.exercises)} exercises{extra}, "
+              f"{status}")
+        for ex in c.exercises:
+            reached = len(c.reached_by[ex.number])
+            caught = f"; wrong answers caught: {len(c.caught[ex.number])}" if mutants else ""
+            print(f"  {ex.number} ({ex.name}): reached by {reached} tests{caught}")
+        for p in c.problems:
+            print(f"  problem: {p}")
+        failed = failed or bool(c.problems)
+    print(f"check-exercises took {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0
