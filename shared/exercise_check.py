@@ -47,6 +47,7 @@ class Run:
     output: str
     reached: dict[str, list[str]]  # test -> exercises it reached
     failed: dict[str, dict[str, list[str]]]  # test -> {"stubs": [...], "reached": [...]}
+    durations: dict[str, float]  # test -> seconds
 
 
 def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
@@ -68,10 +69,10 @@ def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
             done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                                   timeout=TIMEOUT)
         except subprocess.TimeoutExpired:
-            return Run(-1, f"timed out after {TIMEOUT} s", {}, {})
+            return Run(-1, f"timed out after {TIMEOUT} s", {}, {}, {})
         data = json.loads(record.read_text()) if record.exists() else {}
         return Run(done.returncode, done.stdout + done.stderr, data.get("reached", {}),
-                   data.get("failed", {}))
+                   data.get("failed", {}), data.get("durations", {}))
 
 
 def _tail(run: Run) -> str:
@@ -115,8 +116,10 @@ def prepare(stage: Path, tmp: Path) -> StageCheck:
     run = run_tests(stage, reference, stop_first=False)
     if run.returncode != 0:
         check.problems.append(f"the reference copy fails its tests:\n{_tail(run)}")
-    for test, numbers in run.reached.items():
-        for n in numbers:
+    # quickest tests first: with -x, a run ends at the first test that catches the mistake
+    quickest = sorted(run.reached, key=lambda test: run.durations.get(test, 0.0))
+    for test in quickest:
+        for n in run.reached[test]:
             if n in check.reached_by:
                 check.reached_by[n].append(test)
     for ex in exercises:

@@ -43,7 +43,7 @@ def apply(mutant: Mutant, lines: list[str], first: int, last: int) -> list[str]:
                               "(it must occur once)")
         i = first + hits[0]
         return [*lines[:i], lines[i].replace(mutant.find, mutant.replace), *lines[i + 1:]]
-    wanted = [line.strip() for line in mutant.find.strip("\n").splitlines()]
+    wanted = [line.strip() for line in textwrap.dedent(mutant.find).strip().splitlines()]
     stripped = [line.strip() for line in region]
     starts = [i for i in range(len(region) - len(wanted) + 1)
               if stripped[i : i + len(wanted)] == wanted]
@@ -52,7 +52,8 @@ def apply(mutant: Mutant, lines: list[str], first: int, last: int) -> list[str]:
                           "code (they must occur once)")
     i = first + starts[0]
     indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-    new = textwrap.indent(textwrap.dedent(mutant.replace.strip("\n")), indent).splitlines()
+    new = textwrap.indent(textwrap.dedent(mutant.replace.strip("\n").rstrip()),
+                          indent).splitlines()
     return [*lines[:i], *new, *lines[i + len(wanted):]]
 
 

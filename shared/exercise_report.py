@@ -117,6 +117,7 @@ class ExerciseReport:
         self.reached: dict[str, set[str]] = {}
         self.failures: dict[str, Failure] = {}
         self.passed: set[str] = set()
+        self.durations: dict[str, float] = {}
         self.stages_run: set[str] = set()
         sys.settrace(self._call)
         threading.settrace(self._call)
@@ -154,9 +155,10 @@ class ExerciseReport:
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list) -> None:
         select = os.environ.get("UNDER_API_SELECT")
-        if select:
-            wanted = set(Path(select).read_text().split("\n"))
-            keep = [item for item in items if item.nodeid in wanted]
+        if select:  # only these tests, in this order
+            wanted = {nodeid: k for k, nodeid in enumerate(Path(select).read_text().split("\n"))}
+            keep = sorted((item for item in items if item.nodeid in wanted),
+                          key=lambda item: wanted[item.nodeid])
             config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in wanted])
             items[:] = keep
         for item in items:
@@ -195,6 +197,7 @@ class ExerciseReport:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
         if report.failed and not hasattr(report, "_pdbshown"):  # file:line places in its text
             self._record(report.nodeid, report.longreprtext, None, None)
 
@@ -244,6 +247,7 @@ class ExerciseReport:
                 "reached": {nodeid: sorted(hits) for nodeid, hits in self.reached.items()},
                 "failed": {f.nodeid: {"stubs": sorted(f.stubs), "reached": sorted(f.reached)}
                            for f in self.failures.values()},
+                "durations": self.durations,
             }
             Path(out).write_text(json.dumps(data, indent=0))
 
