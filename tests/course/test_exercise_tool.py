@@ -188,3 +188,46 @@ def test_strip_only_stubs_named_exercises_in_place_and_keeps_the_learners_work(
     with pytest.raises(SystemExit, match=r"stage 9 has no exercise 9.7; its exercises are 9.1, "
                                          r"9.2"):
         tool.strip(9, force=False, only=["9.7"])
+
+
+def test_a_mutant_replaces_text_on_one_line_or_whole_lines_reindented():
+    from shared.exercise_mutants import Mutant, MutantError, apply
+
+    lines = ["def f(x):", "    # EXERCISE 9.1 (f): do it", "    if x:", "        return 1",
+             "    return 2", "    # END EXERCISE"]
+    one = Mutant("9.1", "returns 3", "return 2", "return 3")
+    assert apply(one, lines, 2, 5)[4] == "    return 3"
+    block = Mutant("9.1", "no branch", """
+        if x:
+            return 1
+        """, """
+        return 1
+        """)
+    assert apply(block, lines, 2, 5) == ["def f(x):", "    # EXERCISE 9.1 (f): do it",
+                                         "    return 1", "    return 2", "    # END EXERCISE"]
+    with pytest.raises(MutantError, match="'return 1' occurs 0 times in the exercise's code"):
+        apply(Mutant("9.1", "outside the region", "return 1", "return 0"), lines, 4, 5)
+    with pytest.raises(MutantError, match="occurs 2 times"):
+        apply(Mutant("9.1", "ambiguous", "return", "yield"), lines, 2, 5)
+
+
+def test_every_exercise_has_wrong_answers_and_each_still_applies_to_its_code():
+    from shared.exercise_mutants import MUTANTS, MutantError, apply, mutants_of
+
+    exercises = {ex.number: ex for stage in sorted((ROOT / "stages").glob("s[0-9][0-9]_*"))
+                 for ex in parse_stage(stage)}
+    assert {m.exercise for m in MUTANTS} <= set(exercises), "a mutant names no exercise"
+    problems = []
+    for number, ex in exercises.items():
+        if not mutants_of(number):
+            problems.append(f"{number}: no wrong answers in shared/exercise_mutants.py")
+        lines = (ROOT / ex.path).read_text().splitlines()
+        for m in mutants_of(number):
+            try:
+                changed = apply(m, lines, ex.start, ex.end - 1)
+            except MutantError as err:
+                problems.append(f"{number} {m.mistake!r}: {err}")
+                continue
+            compile("\n".join(changed), str(ex.path), "exec")
+            assert changed != lines
+    assert not problems, "\n".join(problems)

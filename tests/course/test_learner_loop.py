@@ -123,6 +123,8 @@ def test_the_all_stubbed_run_lists_every_exercise_as_to_do_and_is_quick(repo, st
     assert f"stage {n}: 0 of {len(parse_stage(stage))} exercises done" in out
     assert "not an exercise" not in out, out[-3000:]
     assert took < FIRST_RUN_BUDGET, f"the stubbed run of stage {n} took {took:.0f} s"
+    # hypothesis keeps no example from a workspace run: the reference run must not replay one
+    assert not (repo / ".hypothesis" / "examples").exists()
     shutil.rmtree(repo / "workspace" / "stages" / stage.name)
 
 
