@@ -99,11 +99,15 @@ class ExerciseReport:
         self.config = config
         self.copies = {p.name: p for p in sorted((workspace_dir() / "stages").glob("s[0-9]*_*"))}
         self.regions: dict[str, Region] = {}
+        self.names: dict[str, str] = {}  # exercise number -> name
         self.mine: set[str] = set()  # the learner's to write: stripped, or edited since
         for name, copy in self.copies.items():
             regions = copy_regions(copy)
             self.regions.update(regions)
             self.mine |= _learners(name, copy, regions)
+            stage = ROOT / "stages" / name
+            if stage.is_dir():
+                self.names.update({e.number: e.name for e in parse_stage(stage)})
         # per file name (as imported, and resolved): (first line, last line, number) of each
         # region's code, the marker lines excluded
         self.spans: dict[str, list[tuple[int, int, str]]] = {}
@@ -116,6 +120,7 @@ class ExerciseReport:
         self.current: set[str] = set()
         self.reached: dict[str, set[str]] = {}
         self.failures: dict[str, Failure] = {}
+        self.pending: dict[str, Failure] = {}  # the running test's exceptions, until reported
         self.passed: set[str] = set()
         self.durations: dict[str, float] = {}
         self.stages_run: set[str] = set()
@@ -174,6 +179,7 @@ class ExerciseReport:
             return (yield)
         finally:
             self.reached[item.nodeid] = self.current
+            self.pending.pop(item.nodeid, None)
             if item.nodeid not in self.failures:
                 self.passed.add(item.nodeid)
 
@@ -183,7 +189,9 @@ class ExerciseReport:
         traceback report costs about 0.1 s a failure, minutes for a stage of stubs."""
         if call.excinfo is None or isinstance(call.excinfo.value, pytest.skip.Exception):
             return None
-        failure = self._record(item.nodeid, "", call.excinfo.value, call.excinfo.tb)
+        # pending until pytest says it failed: an xfail test's exception is no failure
+        failure = self.pending.setdefault(item.nodeid, Failure(item.nodeid))
+        self._record(failure, "", call.excinfo.value, call.excinfo.tb)
         if not failure.stubs:
             return None
         first = min(failure.stubs, key=order)
@@ -198,17 +206,20 @@ class ExerciseReport:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
-        if report.failed and not hasattr(report, "_pdbshown"):  # file:line places in its text
-            self._record(report.nodeid, report.longreprtext, None, None)
+        if report.failed:
+            failure = self.failures.setdefault(
+                report.nodeid, self.pending.get(report.nodeid) or Failure(report.nodeid))
+            if not hasattr(report, "_pdbshown"):  # file:line places in its text
+                self._record(failure, report.longreprtext, None, None)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self._record(report.nodeid, report.longreprtext, None, None)
+            failure = self.failures.setdefault(report.nodeid, Failure(report.nodeid))
+            self._record(failure, report.longreprtext, None, None)
 
-    def _record(self, nodeid: str, text: str, exc: BaseException | None, tb: Any) -> Failure:
+    def _record(self, failure: Failure, text: str, exc: BaseException | None, tb: Any) -> None:
         """Note what a failure reached: stubs named in its exceptions or text, and the
         exercise regions it ran or that its tracebacks pass through."""
-        failure = self.failures.setdefault(nodeid, Failure(nodeid))
         texts = [text]
         places: list[tuple[str, int]] = []
         seen: set[int] = set()
@@ -226,7 +237,6 @@ class ExerciseReport:
                 places += [(m[1] or m[3], int(m[2] or m[4])) for m in FILE_LINE.finditer(t)]
         failure.reached |= self.current | self._regions_at(places)
         failure.stubs |= {n for n in failure.reached if self.regions[n].stub is not None}
-        return failure
 
     def _regions_at(self, places: list[tuple[str, int]]) -> set[str]:
         """The exercises whose code holds one of these (file, line) places."""

@@ -61,7 +61,7 @@ def summary_lines(report: Any, limit: int | None) -> list[str]:
     if others:
         lines.append("= exercises of your other workspace copies that failing tests reach =")
         for n in others:
-            lines += table.exercise(n, "", table.state(n), None)
+            lines += table.exercise(n, report.names.get(n, ""), table.state(n), None)
     if not_exercise:
         lines.append(f"not an exercise: {_plural(len(not_exercise), 'failing test')} that "
                      "ran none of your exercises' code")

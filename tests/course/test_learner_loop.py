@@ -20,7 +20,10 @@ import pytest
 from shared.exercises import ROOT, docs_page, parse_stage, reference_body
 
 STAGES = sorted(p for p in (ROOT / "stages").glob("s[0-9][0-9]_*") if p.is_dir())
-FIRST_RUN_BUDGET = 60.0  # seconds: a stubbed stage's first run must be quick feedback
+# A stubbed stage's first run should take well under a minute (5-35 s each on a 2-core machine);
+# shrinking the failures of hypothesis tests took minutes. The bound leaves room for a loaded
+# machine, so that it catches that regression without failing on a busy day.
+FIRST_RUN_BUDGET = 120.0
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +70,15 @@ def test_the_makefile_passes_only_through(repo):
     shutil.rmtree(repo / ".venv")
 
 
-def test_strip_one_see_it_to_do_paste_the_reference_back_see_it_done(repo):
+@pytest.fixture
+def clean(repo):
+    """Each test leaves no workspace copy behind for the next."""
+    yield repo
+    shutil.rmtree(repo / "workspace", ignore_errors=True)
+
+
+def test_strip_one_see_it_to_do_paste_the_reference_back_see_it_done(clean):
+    repo = clean
     stage = ROOT / "stages" / "s01_pytrees"
     ex = next(e for e in parse_stage(stage) if e.number == "1.2")
     out = exercise(repo, "--stage", "1", "--only", "1.2")
@@ -76,7 +87,7 @@ def test_strip_one_see_it_to_do_paste_the_reference_back_see_it_done(repo):
     copy_file, stub_line = repo / listed[1], int(listed[2])
     assert "NotImplementedError('exercise 1.2" in copy_file.read_text().splitlines()[stub_line - 1]
 
-    code, out = run_stage(repo, "tests/s01_pytrees/test_flatten.py")
+    code, out = run_stage(repo, "tests/s01_pytrees/test_flatten.py", "--exercise-names=0")
     assert code == 1
     row = next(line for line in out.splitlines() if line.strip().startswith("1.2 dict-order"))
     assert row.split()[2:] == ["to", "do", f"{listed[1]}:{stub_line}"]
@@ -107,7 +118,8 @@ def test_strip_one_see_it_to_do_paste_the_reference_back_see_it_done(repo):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stage", STAGES, ids=[p.name for p in STAGES])
-def test_the_all_stubbed_run_lists_every_exercise_as_to_do_and_is_quick(repo, stage):
+def test_the_all_stubbed_run_lists_every_exercise_as_to_do_and_is_quick(clean, stage):
+    repo = clean
     n = int(stage.name[1:3])
     exercise(repo, "--stage", str(n), "--force")
     started = time.monotonic()
@@ -125,7 +137,6 @@ def test_the_all_stubbed_run_lists_every_exercise_as_to_do_and_is_quick(repo, st
     assert took < FIRST_RUN_BUDGET, f"the stubbed run of stage {n} took {took:.0f} s"
     # hypothesis keeps no example from a workspace run: the reference run must not replay one
     assert not (repo / ".hypothesis" / "examples").exists()
-    shutil.rmtree(repo / "workspace" / "stages" / stage.name)
 
 
 @pytest.mark.parametrize("stage", STAGES, ids=[p.name for p in STAGES])
