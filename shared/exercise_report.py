@@ -7,14 +7,17 @@ files, so it knows which regions each test ran. A failing test is then attribute
 
 - to the exercises whose stub it reached (the stub's NotImplementedError, in its exception or
   its traceback, or a stub region it ran): those are "to do";
-- else to the written exercises whose code it ran: those are "wrong";
+- else to the learner's exercises whose code it ran (those `make exercise` stripped, or any other
+  whose code no longer reads as the reference's): those are "wrong";
 - else it is "not an exercise", listed by name.
 
-The run ends with one line per exercise of the stage: to do / wrong / done / not yet reached by a
-passing test, with its workspace location, its docs anchor and the failing tests under it; or, when
-everything passes, "all N exercises of stage K pass". Failures that only reached a stub are left
-out of pytest's FAILURES section (the table lists them), so the tracebacks shown are the ones that
-come from the learner's own code.
+The run ends with one line per exercise of the stage (`shared/exercise_table.py`): to do, wrong,
+done, not yet reached by a passing test, or reference (kept by ONLY=...), with its place in the
+workspace copy, its docs anchor and the failing tests under it; or, when everything passes, "all N
+exercises of stage K pass". Failures that only reached a stub are left out of pytest's FAILURES
+section (the table lists them), so the tracebacks shown are the ones from the learner's own code.
+Hypothesis runs at most WORKSPACE_EXAMPLES examples a test, does not shrink (a stub fails every
+example) and saves none (the reference run must not replay a stub's failure).
 
 `make check-exercises` reuses the trace: with UNDER_API_EXERCISE_MAP=file the run writes, per
 test, the exercises it reached; with UNDER_API_SELECT=file only the tests listed there run.
