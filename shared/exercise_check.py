@@ -10,19 +10,21 @@ For each built stage:
 4. each wrong answer of `shared/exercise_mutants.py` makes one of those tests fail; one that
    passes them is tried once more on all the stage's tests before it is called a survivor.
 
-Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time.
+Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time. Each is
+a fresh process forked from one that has already imported pytest, hypothesis and jax (seconds a
+run otherwise), so it imports the stage code of its own copy.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,26 +57,54 @@ def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
     """The stage's tests against `workspace` (or only the `select`ed ones), traced."""
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "reached.json"
-        env = dict(os.environ, WORKSPACE="1", UNDER_API_WORKSPACE_DIR=str(workspace),
-                   UNDER_API_EXERCISE_MAP=str(record))
+        env = {"WORKSPACE": "1", "UNDER_API_WORKSPACE_DIR": str(workspace),
+               "UNDER_API_EXERCISE_MAP": str(record)}
         if select is not None:
             chosen = Path(tmp) / "select.txt"
             chosen.write_text("\n".join(select))
             env["UNDER_API_SELECT"] = str(chosen)
         # only the test files that hold the selected tests: collecting the rest costs seconds
         paths = sorted({t.split("::")[0] for t in select}) if select else [f"tests/{stage.name}"]
-        cmd = [sys.executable, "-m", "pytest", *paths, "-q", "-p", "no:cacheprovider",
-               "--hypothesis-seed=0", "--tb=line", "-rN"]
+        args = [*paths, "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0", "--tb=line",
+                "-rN", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
         if stop_first:
-            cmd.append("-x")
-        try:
-            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                                  timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return Run(-1, f"timed out after {TIMEOUT} s", {}, {}, {})
+            args.append("-x")
+        returncode, output = _forked_pytest(args, env, Path(tmp) / "output.txt")
         data = json.loads(record.read_text()) if record.exists() else {}
-        return Run(done.returncode, done.stdout + done.stderr, data.get("reached", {}),
-                   data.get("failed", {}), data.get("durations", {}))
+        return Run(returncode, output, data.get("reached", {}), data.get("failed", {}),
+                   data.get("durations", {}))
+
+
+def _forked_pytest(args: list[str], env: dict[str, str], output: Path) -> tuple[int, str]:
+    """pytest.main(args) in a forked child (this process must not run threads), its exit code
+    and output; killed after TIMEOUT seconds."""
+    import pytest
+
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.environ.update(env)
+            os.chdir(ROOT)
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            code = int(pytest.main(args))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001 (anything: the parent reads the exit code)
+            code = 3
+        os._exit(code)
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            text = output.read_text() if output.exists() else ""
+            return os.waitstatus_to_exitcode(status), text
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return -1, f"timed out after {TIMEOUT} s"
+        time.sleep(0.05)
 
 
 def _tail(run: Run) -> str:
@@ -147,7 +177,7 @@ def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> str | None:
 
 
 def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) -> str | None:
-    """Step 4: one wrong answer fails a test."""
+    """Step 4: one wrong answer fails a test (None), or the problem."""
     label = f"{ex.number} ({ex.name}) wrong answer {m.mistake!r}"
     ws = tmp / check.name / f"mutant-{ex.anchor}-{index}"
     write_workspace(check.stage, ws, only=set())
@@ -169,39 +199,54 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) ->
     for select in (check.reached_by[ex.number], None):
         run = run_tests(check.stage, ws, select)
         if run.returncode == 1:
-            check.caught[ex.number].append(m.mistake)
             return None
         if run.returncode != 0:
             return f"{label}: the tests do not run:\n{_tail(run)}"
     return f"{label} passes every test of the stage: add a test that catches it"
 
 
+def _prepare(task: tuple[int, Path]) -> StageCheck:
+    return prepare(stage_dir(task[0]), task[1])
+
+
+def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]) -> tuple[str | None, float]:
+    """A stub check (no mutant) or a mutant check: its problem or None, and its seconds."""
+    c, ex, index, m, tmp = task
+    started = time.monotonic()
+    problem = stub_alone(c, ex, tmp) if m is None else mutant(c, ex, index, m, tmp)
+    return problem, time.monotonic() - started
+
+
 def check(stages: list[int], mutants: bool = True) -> int:
     started = time.monotonic()
-    with tempfile.TemporaryDirectory() as name:
+    import hypothesis.strategies  # noqa: F401  (imported once here, not in every run)
+    import jax.numpy  # noqa: F401
+    import pytest  # noqa: F401
+
+    with tempfile.TemporaryDirectory() as name, \
+            multiprocessing.get_context("fork").Pool(WORKERS) as pool:
         tmp = Path(name)
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            checks = list(pool.map(lambda n: prepare(stage_dir(n), tmp), stages))
-            jobs: list[tuple[StageCheck, str, Callable[[], str | None]]] = []
-            for c in checks:
-                for ex in c.exercises:
-                    if not c.reached_by[ex.number]:
-                        continue
-                    jobs.append((c, f"{ex.number} stubbed",
-                                 lambda c=c, ex=ex: stub_alone(c, ex, tmp)))
-                    if not mutants:
-                        continue
-                    wrong = mutants_of(ex.number)
-                    if not wrong:
-                        c.problems.append(f"{ex.number} ({ex.name}): no wrong answers in "
-                                          "shared/exercise_mutants.py")
-                    for i, m in enumerate(wrong):
-                        jobs.append((c, f"{ex.number} {m.mistake!r}",
-                                     lambda c=c, ex=ex, i=i, m=m: mutant(c, ex, i, m, tmp)))
-            results = list(pool.map(lambda job: _timed(job[2]), jobs))
-        for (c, _, _), (problem, _) in zip(jobs, results, strict=True):
-            if problem:
-                c.problems.append(problem)
+        checks = pool.map(_prepare, [(n, tmp) for n in stages], chunksize=1)
+        tasks: list[tuple[StageCheck, Exercise, int, Mutant | None, Path]] = []
+        for c in checks:
+            for ex in c.exercises:
+                if not c.reached_by[ex.number]:
+                    continue
+                tasks.append((c, ex, 0, None, tmp))
+                if not mutants:
+                    continue
+                wrong = mutants_of(ex.number)
+                if not wrong:
+                    c.problems.append(f"{ex.number} ({ex.name}): no wrong answers in "
+                                      "shared/exercise_mutants.py")
+                tasks += [(c, ex, i, m, tmp) for i, m in enumerate(wrong)]
+        results = pool.map(_job, tasks, chunksize=1)
+    by_name = {c.name: c for c in checks}
+    for (c, ex, _, m, _), (problem, _) in zip(tasks, results, strict=True):
+        if problem:
+            by_name[c.name].problems.append(problem)
+        elif m is not None:
+            by_name[c.name].caught[ex.number].append(m.mistake)
     failed = False
     for c in checks:
         status = "ok" if not c.problems else "FAILED"
@@ -216,13 +261,10 @@ def check(stages: list[int], mutants: bool = True) -> int:
         for p in c.problems:
             print(f"  problem: {p}")
         failed = failed or bool(c.problems)
-    slowest = sorted(zip(results, jobs, strict=True), key=lambda r: -r[0][1])[:5]
-    print("slowest runs: " + "; ".join(f"{job[1]} {seconds:.0f} s"
-                                       for (_, seconds), job in slowest))
+    labels = [f"{ex.number} {'stubbed' if m is None else repr(m.mistake)}"
+              for _, ex, _, m, _ in tasks]
+    slowest = sorted(zip(results, labels, strict=True), key=lambda r: -r[0][1])[:5]
+    print("slowest runs: " + "; ".join(f"{label} {seconds:.0f} s"
+                                       for (_, seconds), label in slowest))
     print(f"check-exercises took {time.monotonic() - started:.0f} s")
     return 1 if failed else 0
-
-
-def _timed(job: Callable[[], str | None]) -> tuple[str | None, float]:
-    started = time.monotonic()
-    return job(), time.monotonic() - started
