@@ -225,13 +225,11 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("5.1", "a batched scalar gets no trailing axes",
        "expand_dims(x, tuple(range(np.ndim(x), ndim)))", "x"),
     _m("5.2", "the reduced axes are not shifted past the batch axis",
-       "new_axes = tuple(np.where(np.less(axes, bdim), axes, np.add(axes, 1)))",
-       "new_axes = tuple(axes)"),
-    _m("5.2", "an axis equal to the batch axis is not shifted", "np.less(axes, bdim)",
-       "np.less_equal(axes, bdim)"),
-    _m("5.2", "the axes become Python ints (JAX prints np.int64)",
-       "new_axes = tuple(np.where(np.less(axes, bdim), axes, np.add(axes, 1)))",
-       "new_axes = tuple(int(a) for a in np.where(np.less(axes, bdim), axes, np.add(axes, 1)))"),
+       "new_axes = tuple(a if a < bdim else a + 1 for a in axes)", "new_axes = tuple(axes)"),
+    _m("5.2", "an axis equal to the batch axis is not shifted", "a if a < bdim else a + 1",
+       "a if a <= bdim else a + 1"),
+    _m("5.2", "the output's axes are counted around the per-example axes, not the shifted ones",
+       "if d not in new_axes]", "if d not in axes]"),
     _m("5.2", "the output batch axis is assumed unmoved", "out_dim = kept.index(bdim)",
        "out_dim = bdim"),
     _m("5.3", "lhs batched: the output batch axis forgets the batch dimensions",
@@ -274,7 +272,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("6.1", "traced bounds are not converted to one dtype",
        "if upper_dtype != dtype:", "if False:"),
     _m("6.2", "the ys keep the body's raw values (a Python float stacks as float64)",
-       "stack.append(_as_numpy(value, aval))", "stack.append(value)"),
+       "stack.append(as_numpy(value, aval))", "stack.append(value)"),
     _m("6.2", "reverse reads xs backwards but does not reverse the ys",
        "ys = [stack[::-1] for stack in ys]", "ys = [stack for stack in ys]"),
     _m("6.2", "reverse is ignored", "i = length - 1 - step if reverse else step",
@@ -286,7 +284,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("6.3", "the loop runs only while every example's predicate holds",
        "while pred.any():", "while pred.all():"),
     _m("6.4", "a type difference is not capitalized and lacks its final '.'",
-       'f"differ:\\n\\n{_bulleted(diffs)}\\n"', 'f"differ:\\n\\n{\'; \'.join(diffs)}\\n\\n"'),
+       'f"differ:\\n\\n{bulleted(diffs)}\\n"', 'f"differ:\\n\\n{\'; \'.join(diffs)}\\n\\n"'),
     _m("6.4", "types are compared with their weak types",
        "if not typematch(a, b)]", "if a != b]"),
     _m("6.4", "a structure mismatch is not caught first", "if in_tree != out_tree:",
@@ -305,6 +303,168 @@ MUTANTS: tuple[Mutant, ...] = (
        "ct_d = new_ct_d"),
     _m("6.6", "the carry's cotangent is passed through unchanged",
        "for ct in [*ct_d, *new_ct_c, *ct_a]]", "for ct in [*ct_d, *ct_c, *ct_a]]"),
+    # -- stage 7: caches -----------------------------------------------------------------------
+    _m("7.1", "a hit does not refresh the entry, so the oldest insert is evicted first",
+       "table.entries.move_to_end(key)", "pass"),
+    _m("7.1", "a thread that waits for another's flight counts a miss",
+       "self._count(hit=True)  # answered by the thread computing it", "self._count(hit=False)"),
+    _m("7.1", "a miss is not counted", """
+       self._count(hit=False)
+       table.flights[key] = _Flight()
+       """, """
+       table.flights[key] = _Flight()
+       """),
+    _m("7.2", "negative static_argnums are not counted from the end",
+       "static_nums = sorted({i % n for i in ji.static_argnums if -n <= i < n})",
+       "static_nums = sorted({i for i in ji.static_argnums if 0 <= i < n})"),
+    _m("7.2", "an array is described by its shape alone", "sig.append((x.shape, x.dtype))",
+       "sig.append(x.shape)"),
+    _m("7.2", "a Python scalar is described by its value, not its type",
+       "sig.append(t)  # the type decides the dtype, and whether it is weak", "sig.append(x)"),
+    _m("7.2", "the trace context is left out of the key",
+       "tuple(statics), config.trace_context()), leaves", "tuple(statics)), leaves"),
+    _m("7.3", "each ingredient's name is hashed instead of the ingredient",
+       "hashfn(hash_obj)", "hash_obj.update(name.encode())"),
+    _m("7.3", "the key is the digest alone, without the module name",
+       'return f"{program.module_name}-{hash_obj.hexdigest()}"', "return hash_obj.hexdigest()"),
+    _m("7.3", "a fresh hash per ingredient: only the last one counts",
+       "hashfn(hash_obj)", "hash_obj = hashlib.sha256(); hashfn(hash_obj)"),
+    _m("7.4", "a compiled executable is not written back to the disk",
+       "_cache_write(key, time.monotonic() - start, module_name, backend, executable)", "pass"),
+    _m("7.4", "a hit is counted as a miss", "persistent_cache.record(hit=True)",
+       "persistent_cache.record(hit=False)"),
+    _m("7.4", "the hit's events are recorded without the cache_hits event",
+       'monitoring.record_event("/jax/compilation_cache/cache_hits")', "pass"),
+    _m("7.5", "the checksum is never compared",
+       "if hashlib.sha256(body).digest() != digest:", "if False:"),
+    _m("7.5", "another writer's entry (no MAGIC) is accepted",
+       "if len(entry) < header or entry[:len(MAGIC)] != MAGIC:", "if len(entry) < header:"),
+    _m("7.5", "the checksum covers the whole entry, header included",
+       "if hashlib.sha256(body).digest() != digest:",
+       "if hashlib.sha256(entry).digest() != digest:"),
+    _m("7.6", "the most recently used entries are evicted first",
+       "heapq.heappush(heap, (atime, key, size))", "heapq.heappush(heap, (-atime, key, size))"),
+    _m("7.6", "the new entry's size is not counted",
+       "while heap and total > self.max_size - additional_size:",
+       "while heap and total > self.max_size:"),
+    _m("7.6", "an entry without an -atime file is never evicted",
+       "size, atime = (entry.stat().st_size if entry.exists() else 0), 0", "continue"),
+    _m("7.7", "the farthest key is reported", "closest = min(", "closest = max("),
+    _m("7.7", "ties are broken by the order the keys were seen, not by the text",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = min((diff_tracing_cache_keys(key, k) for k in seen_keys), "
+       "key=lambda d: d[:2])[-1]"),
+    _m("7.7", "only the most recently seen key is compared",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = diff_tracing_cache_keys(key, list(seen_keys)[-1])[-1]"),
+    # -- stage 8: lowering ---------------------------------------------------------------------
+    _m("8.1", "the dimensions are joined by x with none after the last",
+       'dims = "".join(f"{d}x" for d in aval.shape)',
+       'dims = "x".join(str(d) for d in aval.shape)'),
+    _m("8.1", "the dimensions are written last to first", "for d in aval.shape)",
+       "for d in aval.shape[::-1])"),
+    _m("8.2", "a conversion to bool is a plain convert",
+       "if aval_out.dtype == np.dtype(bool):", "if False:"),
+    _m("8.2", "the zero compared with has the output's dtype",
+       "full_like_aval(0, aval_in)", "full_like_aval(0, aval_out)"),
+    _m("8.3", "one constant per literal value, reused at every use", """
+       if isinstance(atom, core.Literal):
+           return ir_constant(atom.val, atom.aval)  # a new constant at each use, as JAX's
+       """, """
+       if isinstance(atom, core.Literal):
+           key = ("literal", str(atom.val), str(atom.aval))
+           if key not in env:
+               env[key] = ir_constant(atom.val, atom.aval)
+           return env[key]
+       """),
+    _m("8.3", "the invars are bound before the constvars",
+       "zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *args], strict=True)",
+       "zip([*jaxpr.invars, *jaxpr.constvars], [*consts, *args], strict=True)"),
+    _m("8.3", "an outlined primitive is looked up in the rule table",
+       "if eqn.primitive in _outlined:", "if False:"),
+    _m("8.4", "inputs and outputs are matched by size alone",
+       "return a.shape, a.dtype  # weak types do not matter to a buffer",
+       "return (a.size,)"),
+    _m("8.4", "a donated input aliases the last waiting output, not the first",
+       "i = waiting[strip(aval)].pop(0)", "i = waiting[strip(aval)].pop()"),
+    _m("8.4", "a donated input left over is not offered to XLA",
+       "if unused[i] and aval.size in free_sizes:", "if False:"),
+    _m("8.5", "the branches are lowered in reverse (true first)",
+       "zip(case_op.regions, branches, strict=True)",
+       "zip(case_op.regions, branches[::-1], strict=True)"),
+    _m("8.5", "the branch's constants are left out",
+       "consts = mlir.ir_consts(branch.consts, [v.aval for v in branch.jaxpr.constvars])",
+       "consts = []"),
+    _m("8.6", "a counter per name instead of the shared conflict counter", """
+       unique = name
+       while taken(unique):
+           unique = f"{name}_{counters[2]}"
+           counters[2] += 1
+       """, """
+       unique, k = name, 0
+       while taken(unique):
+           unique = f"{name}_{k}"
+           k += 1
+       """),
+    _m("8.6", "only the innermost scope is checked",
+       "return any(candidate in scope for scope in scopes)", "return candidate in scopes[-1]"),
+    _m("8.6", "the chosen name is recorded in the outermost scope", "scopes[-1].add(unique)",
+       "scopes[0].add(unique)"),
+    _m("8.7", "reverse is ignored", "if reverse:  # i = num_trips - i_ - 1", "if False:"),
+    _m("8.7", "the loop runs while i <= num_trips", '"LT", np.int32', '"LE", np.int32'),
+    _m("8.7", "the ys are written at the unreversed index",
+       "*a.shape)), y, i)", "*a.shape)), y, i_b)"),
+    # -- stage 9: PJRT -------------------------------------------------------------------------
+    _m("9.1", "the rounded units are taken off, not the whole ones",
+       "value -= math.floor(part) * scale", "value -= round(part) * scale"),
+    _m("9.1", "parts are not zero-padded", 'out.append(f"{part:0{width}.{digits}f}{suffix}")',
+       'out.append(f"{part:.{digits}f}{suffix}")'),
+    _m("9.1", "a zero part between two printed ones is left out",
+       "if part >= 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):",
+       "if part >= 1.0 or i + 1 == len(_TIME_PARTS):"),
+    _m("9.2", "a deleted array is not refused", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+       """, """
+       if self._npy_value is None:
+       """),
+    _m("9.2", "the values are fetched at every read", "if self._npy_value is None:",
+       "if True:"),
+    _m("9.3", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
+       "if env and os.path.isfile(env):", "if env:"),
+    _m("9.3", "the libtpu package's path is taken without checking the file",
+       "if os.path.isfile(path):", "if path:"),
+    _m("9.3", "an unset $TPU_LIBRARY_PATH is not noted",
+       'else "$TPU_LIBRARY_PATH (not set)")', 'else "")'),
+    _m("9.4", "plugins are consulted only for names the built-in branches do not know",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type not in DEVICE_TYPES:'),
+    _m("9.4", "CPU_NUM_DEVICES is ignored", 'int(os.environ.get("CPU_NUM_DEVICES", "1"))',
+       "1"),
+    _m("9.4", "TPU_LEGACY falls through to the unknown name", """
+       if device_type == "TPU_LEGACY":
+           raise ValueError("TPU_LEGACY client is no longer available.")
+       """, ""),
+    _m("9.5", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
+       "total_bytes += x.size"),
+    _m("9.5", "one handle counted per call", "CreateDataHandles.add_value(len(out))",
+       "CreateDataHandles.add_value(1)"),
+    _m("9.5", "every array goes to the first device",
+       "dev = self.pjrt_device(device)", "dev = self.pjrt_device(devices[0])"),
+    _m("9.6", "the assignment holds the devices' positions, not their ids",
+       "ids = [self.pjrt_device(d).id for d in instance.devices]",
+       "ids = list(range(len(instance.devices)))"),
+    _m("9.6", "the sharded arm does not turn SPMD partitioning on",
+       "options.executable_build_options.use_spmd_partitioning = True", "pass"),
+    _m("9.6", "the replica arm's assignment is laid out 1 x n",
+       "assignment = np.array(ids).reshape(n, 1)", "assignment = np.array(ids).reshape(1, n)"),
+    _m("9.7", "an argument on another device is not refused", "if arg.device != device:",
+       "if False:"),
+    _m("9.7", "an eager op is timed as ExecuteTime",
+       "timer = EagerOpExecuteTime if options.eager_mode else ExecuteTime",
+       "timer = ExecuteTime"),
+    _m("9.7", "the output handles are not counted",
+       "CreateDataHandles.add_value(len(outputs))", "pass"),
 )
 
 
