@@ -46,6 +46,7 @@ from .api_util import (
     fun_name,
     fun_signature,
     resolve_argnums,
+    result_paths,
 )
 from .sharding_impls import UNSPECIFIED
 from .util import CacheInfo, Stats, WeakrefCache, attribute_to
@@ -274,6 +275,8 @@ def _trace_for_jit(fun: Callable, dbg: lu.DebugInfo, args_ft: tuple, kwargs_ft: 
         event=dispatch.JAXPR_TRACE_EVENT) if at_top else contextlib.nullcontext()
     with timer:
         jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, avals)
+    # the outputs' key paths go into the debug info, where lowering finds its result names
+    jaxpr = jaxpr.replace(debug_info=dbg._replace(result_paths=result_paths(out_tree())))
     return ClosedJaxpr(jaxpr, consts), out_tree()
 # --8<-- [end:infer_params]
 
