@@ -19,7 +19,7 @@ Beside it (read when a step needs it):
   attributes.py     how MLIR writes a constant's digits: kept apart, only a printer's quirk
 
 JAX: jax/_src/interpreters/mlir.py and the `mlir.register_lowering` calls across jax/_src/lax.
-Importing the stage registers a rule for every primitive of stages 2-6. Stage code writes text
+Importing the stage registers a rule for every primitive of stages 2-7. Stage code writes text
 only: compiling it with jaxlib is stage 9's (the tests use shared/xla_runner.py).
 """
 

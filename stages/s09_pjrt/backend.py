@@ -19,10 +19,10 @@ import numpy as np
 
 from stages.s02_tracing import config
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
-from stages.s07_caches import api, dispatch, jit_p
+from stages.s07_caches import api, dispatch
 from stages.s07_caches.compiler import CompileOptions
 from stages.s07_caches.xla_bridge import Device, register_backend_factory
-from stages.s08_lowering import call_primitive_lowering, lower_jaxpr, lowering_rules
+from stages.s08_lowering import lower_jaxpr
 from stages.s08_lowering.module import dce_jaxpr_consts
 
 from . import runtime
@@ -114,8 +114,6 @@ class PjRtBackend:
         device_type = self.client.get_default_device().split(":")[0]
         self.platform = _LOWERING_PLATFORMS.get(device_type, device_type.lower())
         self.platform_version = f"PJRT {self.client.get_platform_version()}"
-        if jit_p not in lowering_rules:  # a jit inside a jit stays a call of a function
-            lowering_rules[jit_p] = call_primitive_lowering
 
     def devices(self) -> list[Device]:
         return [runtime.device_object(self.client, d) for d in self.client.get_local_devices()]
