@@ -26,6 +26,7 @@ only: compiling it with jaxlib is stage 9's (the tests use shared/xla_runner.py)
 from . import (
     asm_printer,
     attributes,
+    backend,
     calls,
     conditionals,
     elementwise,
@@ -38,6 +39,7 @@ from . import (
     reductions,
     structural,
 )
+from .backend import StableHloBackend, StableHloProgram, lower_to_stablehlo
 from .mlir import (
     LoweringRuleContext,
     call_primitive_lowering,
@@ -50,8 +52,11 @@ from .module import lower, lower_jaxpr
 
 __all__ = [
     "LoweringRuleContext",
+    "StableHloBackend",
+    "StableHloProgram",
     "asm_printer",
     "attributes",
+    "backend",
     "call_primitive_lowering",
     "calls",
     "conditionals",
@@ -63,6 +68,7 @@ __all__ = [
     "lower",
     "lower_fun",
     "lower_jaxpr",
+    "lower_to_stablehlo",
     "lowering_rules",
     "mlir",
     "module",
