@@ -15,12 +15,16 @@ Beside it (read when a step needs it):
   elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
   structural.py     the rules of shapes, slices, pad, iota, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
-  calls.py          custom_jvp/custom_vjp/checkpoint (inline) and autodiff's own primitives
+  calls.py          jit (a call of a private function), custom_jvp/custom_vjp/checkpoint
+                    (inline) and autodiff's own primitives
   attributes.py     how MLIR writes a constant's digits: kept apart, only a printer's quirk
+  backend.py        jit's lowering step (lower_to_stablehlo), and stage 7's interpreting
+                    backend with that step in front, "stablehlo", chosen by jax_platforms
 
 JAX: jax/_src/interpreters/mlir.py and the `mlir.register_lowering` calls across jax/_src/lax.
-Importing the stage registers a rule for every primitive of stages 2-7. Stage code writes text
-only: compiling it with jaxlib is stage 9's (the tests use shared/xla_runner.py).
+Importing the stage registers a rule for every primitive of stages 2-7, and the "stablehlo"
+backend without making it jit's default. Stage code writes text only: compiling it with jaxlib
+is stage 9's (the tests use shared/xla_runner.py).
 """
 
 from . import (
