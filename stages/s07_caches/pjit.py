@@ -38,7 +38,7 @@ from stages.s02_tracing.api_util import (
 )
 from stages.s02_tracing.core import ClosedJaxpr
 
-from . import dispatch, explain, pxla, stages
+from . import api_util, dispatch, explain, pxla, stages
 from .api_util import (
     Static,
     abstractify,
@@ -274,6 +274,7 @@ def _trace_for_jit(fun: Callable, dbg: lu.DebugInfo, args_ft: tuple, kwargs_ft: 
         event=dispatch.JAXPR_TRACE_EVENT) if at_top else contextlib.nullcontext()
     with timer:
         jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, avals)
+    jaxpr = jaxpr.replace(debug_info=dbg._replace(result_paths=api_util.result_paths(out_tree())))
     return ClosedJaxpr(jaxpr, consts), out_tree()
 # --8<-- [end:infer_params]
 
