@@ -8,10 +8,12 @@ Reading path (the lesson, in order):
   5. linear_util.py   WrappedFun, transformations, and the cache of traced calls
 
 Beside it (read when a step needs it):
+  array.py          the eager Array: what a primitive returns outside any transformation
   api_util.py       flatten_fun and the other transformations every API function uses
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
   errors.py         the errors a tracer raises when Python asks it for a value
+  config.py         flags (jax_disable_jit, ...): read by jit's caches in stage 7
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators
   _jax_compat.py    what exists only to print exactly as JAX does
@@ -23,6 +25,7 @@ the tracer operators.
 
 from . import core, lax, linear_util, numpy, partial_eval
 from .api import make_jaxpr
+from .array import Array
 from .core import Primitive, ShapedArray
 from .errors import (
     ConcretizationTypeError,
@@ -34,6 +37,7 @@ from .errors import (
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 
 __all__ = [
+    "Array",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "Jaxpr",

@@ -16,6 +16,7 @@ import numpy as np
 
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing.lax import add, div, eq, mul, neg, select, sub
+from stages.s02_tracing.lax.utils import const
 
 from . import ad_util
 from .ad import instantiate_zeros, primitive_jvps
@@ -75,12 +76,6 @@ def deflinear(primitive: core.Primitive) -> None:
     primitive_jvps[primitive] = functools.partial(linear_jvp, primitive)
 
 
-def _const(x: Any, value: float) -> Any:
-    """`value` as a numpy scalar of x's dtype: it stays an inline literal in a jaxpr."""
-    # JAX: lax._const
-    return np.array(value, dtypes.dtype(x))[()]
-
-
 def _maybe_broadcast(shape: tuple[int, ...], t: Any) -> Any:
     """`t` broadcast to `shape` (lax broadcasts rank-0 and size-1 operands implicitly)."""
     if np.shape(t) == tuple(shape):
@@ -106,12 +101,12 @@ def _cos_jvp(g, x, *, accuracy):
 
 
 def _tan_jvp(g, ans, x, *, accuracy):
-    return mul(g, add(_const(x, 1), mul(ans, ans)))
+    return mul(g, add(const(x, 1), mul(ans, ans)))
 
 
 def _tanh_jvp(g, ans, x, *, accuracy):
     # g * (1 - ans**2), written (g + g*ans) * (1 - ans) as JAX does
-    return mul(add(g, mul(g, ans)), sub(_const(x, 1), ans))
+    return mul(add(g, mul(g, ans)), sub(const(x, 1), ans))
 
 
 def _exp_jvp(g, ans, x, *, accuracy):
@@ -123,28 +118,28 @@ def _log_jvp(g, x, *, accuracy):
 
 
 def _log1p_jvp(g, x, *, accuracy):
-    return div(g, add(x, _const(x, 1)))
+    return div(g, add(x, const(x, 1)))
 
 
 def _sqrt_jvp(g, ans, x, *, accuracy):
-    return mul(g, div(_const(x, 0.5), ans))
+    return mul(g, div(const(x, 0.5), ans))
 
 
 def _rsqrt_jvp(g, ans, x, *, accuracy):
-    return mul(g, mul(_const(x, -0.5), div(ans, x)))
+    return mul(g, mul(const(x, -0.5), div(ans, x)))
 
 
 def _logistic_jvp(g, ans, x, *, accuracy):
-    return mul(g, mul(ans, sub(_const(ans, 1), ans)))
+    return mul(g, mul(ans, sub(const(ans, 1), ans)))
 
 
 def _erf_jvp(g, x):
-    return mul(_const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
+    return mul(const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
 
 
 def _abs_jvp(g, ans, x):
     # d|x| = g where x >= 0, -g elsewhere (so +1 at 0, like JAX)
-    return select(lax.ge(x, _const(x, 0)), g, neg(g))
+    return select(lax.ge(x, const(x, 0)), g, neg(g))
 
 
 def _integer_pow_jvp(g, x, *, y):
@@ -153,8 +148,8 @@ def _integer_pow_jvp(g, x, *, y):
     if y == 1:
         return g
     if y == 2:
-        return mul(g, mul(_const(x, 2), x))
-    return mul(g, mul(_const(x, y), lax.integer_pow(x, y - 1)))
+        return mul(g, mul(const(x, 2), x))
+    return mul(g, mul(const(x, y), lax.integer_pow(x, y - 1)))
 
 
 defjvp(lax.sin_p, _sin_jvp)
@@ -224,7 +219,7 @@ def _rem_jvp_rhs(g, x, y):
 
 
 def _replace_zero(x):
-    return select(eq(x, _const(x, 0)), lax.full_like(x, 1), x)
+    return select(eq(x, const(x, 0)), lax.full_like(x, 1), x)
 
 
 def _pow_jvp_lhs(g, ans, x, y):
@@ -232,11 +227,11 @@ def _pow_jvp_lhs(g, ans, x, y):
     if np.issubdtype(dtypes.dtype(y), np.integer):
         shape = _broadcast_shape(x, y)
         y_x = lax.convert_element_type(y, dtypes.dtype(x))
-        y_is_zero = _maybe_broadcast(shape, eq(y, _const(y, 0)))
+        y_is_zero = _maybe_broadcast(shape, eq(y, const(y, 0)))
         jac = select(y_is_zero, lax.full(shape, 0, dtypes.dtype(x)),
-                     mul(y_x, lax.pow(x, sub(y, _const(y, 1)))))
+                     mul(y_x, lax.pow(x, sub(y, const(y, 1)))))
     else:
-        jac = mul(y, lax.pow(x, sub(y, _const(y, 1))))
+        jac = mul(y, lax.pow(x, sub(y, const(y, 1))))
     return mul(g, jac)
 
 

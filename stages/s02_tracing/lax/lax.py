@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import core, dtypes
 from .. import partial_eval as pe
+from ..array import Array
 from .structural import broadcast
 from .utils import (
     canonicalize_precision,
@@ -135,13 +136,16 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     # JAX: lax._convert_element_type; jax.lax.convert_element_type is it with weak_type=False
     old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
     new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
-    if old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type):
-        is_64bit_numpy = isinstance(operand, np.ndarray) and operand.dtype != new_dtype
-        if is_64bit_numpy and core.trace_ctx.is_top_level():
-            return operand.astype(new_dtype)  # eager results have canonical dtypes
-        # Traced, a 64-bit numpy array stays as it is: the trace makes it one canonical
-        # constvar however often it is used (JAX forwards such a no-op convert away).
+    unchanged = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
+    if unchanged and isinstance(operand, (core.Tracer, Array)):
         return operand
+    if unchanged and not core.trace_ctx.is_top_level():
+        # Traced, a Python or numpy value stays as it is: a literal, or (a 64-bit numpy array)
+        # one canonical constvar however often it is used. Eager, it becomes an Array below.
+        return operand
+    if type(operand) is int:
+        # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
+        operand = np.asarray(operand).astype(new_dtype)[()]
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None
     )

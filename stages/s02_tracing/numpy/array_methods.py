@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, lax
+from ..array import Array
 from . import lax_numpy, reductions, ufuncs
 
 # ------------------------------------------------------------------ indexing
@@ -128,7 +129,8 @@ def _transpose(a: Any, *args: Any) -> Any:
 def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
     # `tracer + [1, 2]` returns NotImplemented, so Python tries list.__radd__ and then fails
     def method(self: Any, other: Any) -> Any:
-        if not isinstance(other, (core.Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+        if not isinstance(other, (core.Tracer, Array, np.ndarray, np.generic, bool, int, float,
+                                  complex)):
             return NotImplemented
         return fun(other, self) if swap else fun(self, other)
 
@@ -214,3 +216,4 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
 
 _set_shaped_array_attributes(core.ShapedArray)
 _set_tracer_aval_forwarding(core.Tracer)
+_set_tracer_aval_forwarding(Array)  # an eager Array's operators are a tracer's (JAX: the same)

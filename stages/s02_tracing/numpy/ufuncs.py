@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, lax
+from ..lax.utils import const
 from .util import (
     broadcast_arrays,
     check_arraylike,
@@ -137,22 +138,22 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
     if np.issubdtype(dt, np.integer):
         quotient = lax.div(x1, x2)
         rounded_wrong = lax.bitwise_and(
-            lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), _const(x1, 0))
+            lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), const(x1, 0))
         )
         return where(rounded_wrong, subtract(quotient, 1), quotient)
     # JAX: _float_divmod; the quotient of (x1 - x1 mod x2) / x2, fixed up by the signs
     mod = lax.rem(x1, x2)
-    div = lax.div(where(lax.eq(x2, _const(x2, 0)), x1, lax.sub(x1, mod)), x2)
-    fix = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    div = lax.div(where(lax.eq(x2, const(x2, 0)), x1, lax.sub(x1, mod)), x2)
+    fix = lax.bitwise_and(lax.ne(mod, const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     # unused here, but JAX's divmod fixes the modulus too, so its jaxpr has this select (as `_`)
     lax.select(fix, add(mod, x2), mod)
-    return lax.round(lax.select(fix, lax.sub(div, _const(div, 1)), div))
+    return lax.round(lax.select(fix, lax.sub(div, const(div, 1)), div))
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:
     """x1 mod x2 with the sign of x2 (Python's %); lax.rem keeps the sign of x1."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)
-    zero = _const(x1, 0)
+    zero = const(x1, 0)
     if np.issubdtype(dtypes.dtype(x2), np.integer):
         x2 = where(equal(x2, 0), lax.full_like(x2, 1), x2)  # no division by zero
     trunc_mod = lax.rem(x1, x2)
@@ -196,11 +197,6 @@ def reciprocal(x: Any, /) -> Any:
     return lax.integer_pow(x, -1)
 
 
-def _const(example: Any, value: Any) -> Any:
-    # JAX: lax._const: a strongly typed scalar of the example's dtype
-    return np.asarray(value, dtypes.dtype(example))
-
-
 def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
     """x where condition else y, all three broadcast together; select_n underneath.
 
@@ -214,7 +210,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
         )
     check_arraylike("where", condition, x, y)
     if dtypes.dtype(condition) != np.bool_:
-        condition = lax.ne(condition, _const(condition, 0))
+        condition = lax.ne(condition, const(condition, 0))
     x, y = promote_dtypes(x, y)
     if np.ndim(condition) == 0:
         x, y = broadcast_arrays(x, y)  # select_n takes a scalar `which` as it is
