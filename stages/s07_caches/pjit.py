@@ -31,6 +31,7 @@ from stages.s02_tracing import config, core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import argnums_partial, debug_info, flatten_fun
+from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
 
 from . import dispatch, explain, pxla, stages
@@ -145,6 +146,8 @@ class JitWrapped:
             t = type(x)
             if t is np.ndarray:
                 sig.append((x.shape, x.dtype))
+            elif t is Array:
+                sig.append(x.aval)  # an eager Array: its shape, dtype and weak type
             elif t in _WEAK_SCALARS:
                 sig.append(t)  # the type decides the dtype, and whether it is weak
             elif isinstance(x, np.generic):
