@@ -19,8 +19,8 @@ from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_e
 
 # Rules that compute an equation while staging, when its operands are constants, instead of
 # recording it: rule(consts, params) -> the outputs, or None to record the equation after all.
-# A const is None where the operand is a tracer. JAX: pe.const_fold_rules (its rules also get
-# the output avals, and return constants the trace wraps as tracers; ours return the values).
+# A const is None where the operand is a tracer; the outputs become constants of the trace.
+# JAX: pe.const_fold_rules (its rules also get the output avals).
 ConstFoldRule = Callable[[list[Any], dict[str, Any]], list[Any] | None]
 const_fold_rules: dict[core.Primitive, ConstFoldRule] = {}
 
@@ -133,7 +133,8 @@ class DynamicJaxprTrace(core.Trace):
             # the rule sees the constant operands (None for a tracer) and may compute now
             consts = [None if isinstance(x, core.Tracer) else x for x in tracers]
             folded = const_fold_rules[primitive](consts, params)
-            if folded is not None:
+            if folded is not None:  # constants of this trace: literals, or constvars
+                folded = [self.new_const(c) for c in folded]
                 return folded if primitive.multiple_results else folded[0]
         tracers = [self.to_jaxpr_tracer(x) for x in tracers]
         return self.default_process_primitive(primitive, tracers, params)

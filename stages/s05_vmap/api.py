@@ -33,6 +33,7 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun
 from stages.s04_autodiff import jvp, vjp
+from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
 
 from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
@@ -245,10 +246,13 @@ def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -
     for leaf in leaves:
         stop = start + int(np.size(leaf))
         # one leaf takes the whole axis: no slice equation for it
-        part = arr if len(leaves) == 1 else lax.slice_in_dim(arr, start, stop, axis=axis)
+        part = arr if len(leaves) == 1 or arr.dtype == float0 else \
+            lax.slice_in_dim(arr, start, stop, axis=axis)
         new_shape = (*shape[:axis], *np.shape(leaf), *shape[axis + 1:])
         like = leaf if example is None else example
-        if np.shape(part) != new_shape:
+        if getattr(arr, "dtype", None) == float0:  # an int output's tangent: zeros, as in JAX
+            part = lax.full(new_shape, 0, dtypes.dtype(like))
+        elif np.shape(part) != new_shape:
             part = lax.reshape(part, new_shape)
         part = lax.convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
         parts.append(part)

@@ -104,12 +104,18 @@ def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding)
 
 
 def _convert_element_type_fold(consts: list[Any], params: dict) -> list[Any] | None:
-    """Staged with a constant scalar operand, the conversion happens now: no equation."""
-    # JAX: _convert_elt_type_folding_rule, which returns a typed literal; ours returns a 0-d
-    # numpy array (a strong literal) or, for a weak result, a Python scalar (2 -> 2.0:f32[]).
+    """Staged with a constant operand, a conversion of a scalar happens now (no equation), and
+    one that changes nothing is the constant itself."""
+    # JAX: _convert_elt_type_folding_rule, which returns a typed literal, and the forwarding
+    # rule of a no-op conversion; ours returns a 0-d numpy array (a strong literal) or, for a
+    # weak result, a Python scalar (2 -> 2.0:f32[])
     (operand,) = consts
-    if not isinstance(operand, (bool, int, float, complex, np.generic)):
-        return None  # a tracer (None here) or an array: stage the equation
+    if isinstance(operand, np.ndarray) and operand.ndim:
+        unchanged = dtypes.canonicalize_dtype(operand.dtype) == params["new_dtype"]
+        # a constvar, as it would be without the conversion; else stage the equation
+        return [operand] if unchanged and not params["weak_type"] else None
+    if not isinstance(operand, (bool, int, float, complex, np.generic, np.ndarray)):
+        return None  # a tracer (None here) or an Array: stage the equation
     folded = _convert_element_type_impl(np.asarray(operand), **params)
     if not params["weak_type"]:
         return [folded]
@@ -139,10 +145,7 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     unchanged = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
     if unchanged and isinstance(operand, (core.Tracer, Array)):
         return operand
-    if unchanged and not core.trace_ctx.is_top_level():
-        # Traced, a Python or numpy value stays as it is: a literal, or (a 64-bit numpy array)
-        # one canonical constvar however often it is used. Eager, it becomes an Array below.
-        return operand
+    # anything else is bound: eager, it becomes an Array; staged, a literal or a constvar
     if type(operand) is int:
         # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
         operand = np.asarray(operand).astype(new_dtype)[()]

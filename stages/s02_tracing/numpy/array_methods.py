@@ -20,13 +20,14 @@ from . import lax_numpy, reductions, ufuncs
 # ------------------------------------------------------------------ indexing
 
 
+_ARRAYS = (core.Tracer, Array, np.ndarray)  # index values held in arrays: dynamic, as in JAX
+
+
 def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
     """The index as (kind, value) entries, one per consumed axis plus 'none' entries."""
     items = list(idx) if isinstance(idx, tuple) else [idx]
     for item in items:
-        if isinstance(item, (list, np.ndarray, bool)) or (
-            isinstance(item, core.Tracer) and item.ndim != 0
-        ):
+        if isinstance(item, (list, bool)) or (isinstance(item, _ARRAYS) and np.ndim(item) != 0):
             raise TypeError(
                 f"indexing with {type(item).__name__} (advanced indexing, a gather) is not "
                 "part of this stage; use int, slice, None and ... indices"
@@ -53,7 +54,8 @@ def _getitem(arr: Any, idx: Any) -> Any:
     entries = _expand_index(idx, np.ndim(arr))
     shape = np.shape(arr)
     starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
-    is_dynamic = any(isinstance(v, core.Tracer) for _, v in entries)
+    # a 0-d integer array (traced or not) is a dynamic start, as in JAX: dynamic_slice
+    is_dynamic = any(isinstance(v, _ARRAYS) for _, v in entries)
     axis = 0
     for kind, value in entries:
         if kind == "none":
@@ -70,7 +72,7 @@ def _getitem(arr: Any, idx: Any) -> Any:
             starts.append(start)
             limits.append(max(start, stop))
             strides.append(step)
-        elif isinstance(value, core.Tracer):
+        elif isinstance(value, _ARRAYS):
             if not np.issubdtype(value.dtype, np.integer):
                 raise TypeError(f"indices must be integers, got {value.dtype}")
             starts.append(value)
