@@ -237,7 +237,9 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
         else:
             tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown
     # END EXERCISE
-    linear = ClosedJaxpr(jaxpr, residuals)
+    # pruned as JAX prunes it: a loop's tangent that no output reads is gone from the loop too
+    # (a while_loop's tangent would otherwise reach the transpose, which refuses it)
+    linear = ClosedJaxpr(pe.dce_jaxpr(jaxpr, True, instantiate=True)[0], residuals)
     if has_aux:
         return primals_out, tangents_out, linear, aux()
     return primals_out, tangents_out, linear

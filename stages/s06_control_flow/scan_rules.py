@@ -33,6 +33,7 @@ from stages.s05_vmap.batching import (
 from .common import (
     as_numpy,
     bind_known,
+    compiled,
     fill_zeros,
     fixpoint,
     mapped_leading_aval,
@@ -63,6 +64,7 @@ def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carr
     """
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
+    jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp
     # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
     ys: list[list[Any]] = [[] for _ in y_avals]
     for step in range(length):
@@ -174,8 +176,11 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         ct_d = [add_jaxvals(old, new) for old, new in zip(ct_d, new_ct_d, strict=True)]
         return [ad.instantiate_zeros(ct) for ct in [*ct_d, *new_ct_c, *ct_a]]
 
-    y_nz_avals = [a for a, zero in zip(y_avals, ys_zero, strict=True) if not zero]
-    tangent = [tangent_aval(a) for a in [*d_avals, *c_avals, *y_nz_avals]]
+    # the carried and stacked cotangents have the types they arrive with (a strong ct makes a
+    # strong result, as in JAX); the consts' sums start as zeros of their tangent types
+    y_nz_avals = [mapped_leading_aval(core.get_aval(ct)) for ct in ct_ys]
+    tangent = [*[tangent_aval(a) for a in d_avals], *[core.get_aval(ct) for ct in ct_carry],
+               *y_nz_avals]
     jaxpr_trans = trace_to_closed_jaxpr(
         lu.wrap_init(transposed),
         [*jaxpr.in_avals[:num_ires], *tangent, *jaxpr.in_avals[num_consts + num_carry + num_a:]])
