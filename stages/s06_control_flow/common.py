@@ -26,8 +26,8 @@ from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.pretty_printer import jaxprs_in_params
 from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, dce_jaxpr
 from stages.s03_partial_eval.partial_eval import new_eqn_recipe
-from stages.s04_autodiff.ad_util import Zero
 from stages.s04_autodiff import custom_calls
+from stages.s04_autodiff.ad_util import Zero
 
 from .util import (
     aval_mismatch_extra,
