@@ -154,3 +154,18 @@ def check_bool_conversion(arr: Any) -> None:
             "The truth value of an array with more than one element is ambiguous. "
             "Use a.any() or a.all()"
         )
+
+
+def aval_mismatch_extra(a: Any, b: Any) -> str:
+    """`, so the dtypes do not match` and friends, for messages comparing two avals
+    (JAX: core.aval_mismatch_extra)."""
+    mismatches = []
+    if a.dtype != b.dtype:
+        mismatches.append("the dtypes do not match")
+    if a.shape != b.shape:
+        mismatches.append("the shapes do not match")
+    if not mismatches:
+        return ""
+    if len(mismatches) == 1:
+        return ", so " + mismatches[0]
+    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]

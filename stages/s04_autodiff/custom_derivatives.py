@@ -14,12 +14,15 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from stages.s01_pytrees import (
     PyTreeDef,
     keystr,
     tree_flatten,
     tree_flatten_with_path,
     tree_map,
+    tree_structure,
     tree_unflatten,
     treedef_children,
 )
@@ -27,8 +30,9 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ShapedArray
+from stages.s02_tracing.errors import aval_mismatch_extra
 
-from .ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
+from .ad_util import Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
 from .custom_calls import (  # noqa: F401  (re-exported: JAX has them in custom_derivatives)
     custom_jvp_call_p,
     custom_jvp_call_rules,
@@ -94,41 +98,47 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
     out_tree, res_tree = out_trees()
     res, cts_out = args[: res_tree.num_leaves], args[res_tree.num_leaves :]
     py_cts_in = f(tree_unflatten(res_tree, res), tree_unflatten(out_tree, cts_out))
-    arg_trees = treedef_children(in_tree)
-    if isinstance(py_cts_in, list) and len(py_cts_in) == len(arg_trees):
+    if isinstance(py_cts_in, list) and len(py_cts_in) == len(treedef_children(in_tree)):
         py_cts_in = tuple(py_cts_in)
-    structure_ok = isinstance(py_cts_in, tuple) and len(py_cts_in) == len(arg_trees)
+    # The cotangents are a tree prefix of the arguments: a None stands for zeros of its whole
+    # subtree (an argument, or part of one), any other leaf for each leaf under it (JAX's rule)
+    zero = object()
+    dummy = tree_unflatten(in_tree, [object()] * in_tree.num_leaves)
     flat: list[Any] = []
-    for ct, arg_tree in zip(py_cts_in if structure_ok else (), arg_trees, strict=False):
-        if ct is None:
-            flat += [None] * arg_tree.num_leaves  # no cotangent for this argument
-            continue
-        leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != arg_tree:
-            structure_ok = False
-            break
-        flat += leaves
-    if not structure_ok:
+
+    def append(ct: Any, subtree: Any) -> None:
+        n = tree_structure(subtree).num_leaves
+        if ct is not None or subtree is not None:
+            flat.extend([zero if ct is None else ct] * n)
+
+    try:
+        if not isinstance(py_cts_in, tuple):
+            raise ValueError
+        tree_map(append, py_cts_in, dummy, is_leaf=lambda x: x is None)
+    except ValueError:
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container (pytree) "
             "structure as the args tuple of the primal function, and in particular must "
             "produce a tuple of length equal to the number of arguments to the primal "
             f"function, but got bwd output structure {tree_flatten(py_cts_in)[1]} for primal "
-            f"input structure {in_tree}.")
-    paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(in_tree, range(len(flat))))[0]]
+            f"input structure {in_tree}.") from None
+    paths = [p for p, _ in tree_flatten_with_path(dummy)[0]]
     results = []
     for path, aval, ct in zip(paths, in_avals, flat, strict=True):
         expected = tangent_aval(aval)
-        if ct is None or type(ct) is Zero:
+        # an int or bool argument's cotangent is float0 whatever bwd says (1, 2.0, float0 zeros)
+        if ct is zero or type(ct) is Zero or expected.dtype == float0:
             results.append(Zero(expected))
             continue
         got = core.get_aval(ct)
-        if got.shape != expected.shape or got.dtype != expected.dtype:
+        # JAX lets a float argument's cotangent have another dtype (a temporary exception)
+        same_dtype = got.dtype == expected.dtype or np.issubdtype(expected.dtype, np.inexact)
+        if got.shape != expected.shape or not same_dtype:
             raise ValueError(
                 "Custom VJP bwd rule must produce an output with the same type as the args "
                 f"tuple of the primal function, but at output{keystr(path)} the bwd rule "
                 f"produced an output of type {got.str_short()} corresponding to an input of "
-                f"type {aval.str_short()}")
+                f"type {aval.str_short()}{aval_mismatch_extra(aval, got)}")
         results.append(ct)
     return results
 # --8<-- [end:flatten_bwd]
