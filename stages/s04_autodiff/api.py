@@ -12,7 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_leaves, tree_map, tree_unflatten
+from stages.s01_pytrees import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 from stages.s02_tracing import core, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun_nokwargs
@@ -184,7 +191,10 @@ class VJP:
     residuals = property(lambda self: self.f_jvp.residuals)
 
     # --8<-- [start:vjp_call]
-    def __call__(self, ct: Any) -> tuple[Any, ...]:
+    def __call__(self, ct: Any, *extra_args: Any) -> tuple[Any, ...]:
+        if extra_args:
+            name = self.debug_info.func_name if self.debug_info else "<unknown>"
+            raise TypeError(_VJP_TOO_MANY_ARGS.format(name, len(extra_args) + 1))
         f_jvp = self.f_jvp
         cts_flat, ct_tree = tree_flatten(ct)
         if ct_tree != f_jvp.out_tree:
@@ -211,6 +221,53 @@ class VJP:
                    else np.zeros(a.shape, float0) for a in f_jvp.in_avals]
         return tree_unflatten(f_jvp.in_tree, arg_cts)
     # --8<-- [end:vjp_call]
+
+
+# JAX: api._vjp_too_many_args
+_VJP_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {} was called with {} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
+# Both are pytrees, as JAX's are (a tree_util.Partial and api.VJP): their leaves are the
+# residuals and the known output tangents, so a transformation can return them.
+def _flatten_linearized(f: LinearizedFunction) -> tuple[list[Any], tuple]:
+    known = [t for t in f.tangents_out if t is not None and type(t) is not Zero]
+    pattern = [t if t is None or type(t) is Zero else True for t in f.tangents_out]
+    return [*f.residuals, *known], (f.jaxpr.jaxpr, len(f.residuals), f.in_tree, f.in_avals,
+                                    f.out_tree, pattern)
+
+
+def _unflatten_linearized(aux: tuple, leaves: Any) -> LinearizedFunction:
+    jaxpr, num_res, in_tree, in_avals, out_tree, pattern = aux
+    leaves = list(leaves)
+    known = iter(leaves[num_res:])
+    tangents_out = [next(known) if t is True else t for t in pattern]
+    return LinearizedFunction(ClosedJaxpr(jaxpr, leaves[:num_res]), in_tree, in_avals, out_tree,
+                              tangents_out)
+
+
+register_pytree_node(LinearizedFunction, _flatten_linearized, _unflatten_linearized)
+register_pytree_node(
+    VJP, lambda f: ((f.f_jvp,), (f.primal_out_avals, f.debug_info)),
+    lambda aux, children: VJP(children[0], *aux))
 
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
