@@ -137,11 +137,6 @@ def _erf_jvp(g, x):
     return mul(const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
 
 
-def _abs_jvp(g, ans, x):
-    # d|x| = g where x >= 0, -g elsewhere (so +1 at 0, like JAX)
-    return select(lax.ge(x, const(x, 0)), g, neg(g))
-
-
 def _integer_pow_jvp(g, x, *, y):
     if y == 0:
         return ad_util.zeros_like_aval(ad_util.tangent_aval(core.get_aval(x)))
@@ -163,7 +158,6 @@ defjvp2(lax.sqrt_p, _sqrt_jvp)
 defjvp2(lax.rsqrt_p, _rsqrt_jvp)
 defjvp2(lax.logistic_p, _logistic_jvp)
 defjvp(lax.erf_p, _erf_jvp)
-defjvp2(lax.abs_p, _abs_jvp)
 defjvp(lax.integer_pow_p, _integer_pow_jvp)
 deflinear(lax.neg_p)
 for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p):
@@ -218,7 +212,8 @@ def _rem_jvp_rhs(g, x, y):
     return mul(neg(g), mul(lax.sign(div(x, y)), lax.floor(lax.abs(div(x, y)))))
 
 
-def _replace_zero(x):
+def replace_zero(x):
+    """x with its zeros replaced by ones (a safe divisor; JAX: lax._replace_zero)."""
     return select(eq(x, const(x, 0)), lax.full_like(x, 1), x)
 
 
@@ -236,7 +231,7 @@ def _pow_jvp_lhs(g, ans, x, y):
 
 
 def _pow_jvp_rhs(g, ans, x, y):
-    return mul(g, mul(lax.log(_replace_zero(x)), ans))
+    return mul(g, mul(lax.log(replace_zero(x)), ans))
 
 
 def _balanced_eq(x, z, y):

@@ -27,8 +27,8 @@ def check(bwd, args, argnums=0):
             return x * 2.0
 
         f.defvjp(lambda x, y: (x * 2.0, None), bwd)
-        results.append((_outcome(lambda: lib.grad(f, argnums)(*args)),
-                        _outcome(lambda: lib.vjp(f, *args)[1](np.float32(1.0)))))
+        results.append((_outcome(lambda lib=lib, f=f: lib.grad(f, argnums)(*args)),
+                        _outcome(lambda lib=lib, f=f: lib.vjp(f, *args)[1](np.float32(1.0)))))
     for ours, theirs in zip(*results, strict=True):
         assert ours[0] == theirs[0], (ours, theirs)
         if ours[0] == "ok":

@@ -25,11 +25,11 @@ from .util import (
 
 __all__ = [
     "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clip", "cos", "divide", "equal", "exp", "floor", "floor_divide", "greater", "greater_equal",
-    "invert", "left_shift", "less", "less_equal", "log", "log1p", "maximum", "minimum", "mod",
-    "multiply", "negative", "not_equal", "positive", "power", "reciprocal", "remainder",
-    "right_shift", "sign", "sin", "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
-    "where"
+    "clip", "conj", "conjugate", "cos", "divide", "equal", "exp", "floor", "floor_divide",
+    "greater", "greater_equal", "imag", "invert", "left_shift", "less", "less_equal", "log",
+    "log1p", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive", "power",
+    "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square", "subtract",
+    "tan", "tanh", "true_divide", "where"
 ]
 
 
@@ -184,6 +184,31 @@ def power(x1: Any, x2: Any, /) -> Any:
             "loop, which this stage does not build; use a concrete exponent or floats"
         )
     return lax.pow(x1, x2)
+
+
+def _is_complex(x: Any) -> bool:
+    return np.issubdtype(dtypes.dtype(x), np.complexfloating)
+
+
+def real(x: Any, /) -> Any:
+    """The real part (a real x as it is)."""
+    (x,) = promote_args("real", x)
+    return lax.real(x) if _is_complex(x) else x
+
+
+def imag(x: Any, /) -> Any:
+    """The imaginary part (zeros for a real x)."""
+    (x,) = promote_args("imag", x)
+    return lax.imag(x) if _is_complex(x) else lax.full_like(x, 0)
+
+
+def conjugate(x: Any, /) -> Any:
+    """The complex conjugate (a real x as it is)."""
+    (x,) = promote_args("conjugate", x)
+    return lax.conj(x) if _is_complex(x) else x
+
+
+conj = conjugate
 
 
 def square(x: Any, /) -> Any:
