@@ -92,6 +92,23 @@ _NAMED_TUPLE = Registration(
 )
 
 
+def checked(to_iterable: Callable) -> Callable:
+    """A user's flatten rule, its output checked with the C++ registry's messages."""
+    def to_iterable_checked(x: Any) -> tuple[Iterable[Any], Any]:
+        out = to_iterable(x)
+        what = ("The to_iterable function for a custom PyTree node should return a (children, "
+                "aux_data) tuple")
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"{what}, got {out!r}")
+        try:
+            iter(out[0])
+        except TypeError:
+            raise ValueError(f"{what} where 'children' is iterable, got {out!r}") from None
+        return out
+
+    return to_iterable_checked
+
+
 def _is_known_leaf(leaf_predicate: Callable[..., Any], x: Any, path: tuple | None) -> bool:
     verdict = leaf_predicate(x) if path is None else leaf_predicate(path, x)
     if verdict is None:  # JAX still accepts None from a predicate, meaning "not a leaf"
@@ -136,8 +153,8 @@ class PyTreeRegistry:
     def register_node(self, nodetype: type, to_iterable: Callable, from_iterable: Callable,
                       to_iterable_with_keys: Callable | None = None) -> Registration:
         """Register a custom node type; a type can be registered once."""
-        registration = Registration(PyTreeKind.CUSTOM, nodetype, to_iterable, from_iterable,
-                                    to_iterable_with_keys)
+        registration = Registration(PyTreeKind.CUSTOM, nodetype, checked(to_iterable),
+                                    from_iterable, to_iterable_with_keys)
         self.add_registration(registration)
         return registration
 

@@ -13,7 +13,7 @@ from stages.s01_pytrees import PyTreeDef, tree_flatten
 
 from . import _jax_compat, core
 from . import linear_util as lu
-from .api_util import argnums_partial, flatten_fun
+from .api_util import argnums_partial, flatten_fun, shaped_abstractify
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
 
@@ -194,7 +194,8 @@ def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
         f, args = argnums_partial(f, dyn_argnums, args)
     args_flat, in_tree = tree_flatten((args, kwargs))
     flat_fun, out_tree = flatten_fun(f, in_tree)
-    in_avals = [core.get_aval(x) for x in args_flat]
+    in_avals = [shaped_abstractify(fun, x, path)
+                for x, path in zip(args_flat, debug_info.arg_names, strict=True)]
     jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
     return ClosedJaxpr(jaxpr, consts), args_flat, out_tree()
 # --8<-- [end:trace_to_jaxpr]

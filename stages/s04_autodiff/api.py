@@ -22,7 +22,12 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.api_util import (
+    argnums_partial2,
+    check_arg,
+    debug_info,
+    flatten_fun_nokwargs,
+)
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 
 from . import ad
@@ -148,8 +153,10 @@ class LinearizedFunction:
 
 def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for: str):
     primals_flat, in_tree = tree_flatten(tuple(primals))
-    for p in primals_flat:
-        core.get_aval(p)  # a TypeError naming the value if it is not an array
+    for p in primals_flat:  # a TypeError naming the value if it is not an array
+        if traced_for == "vjp" and not isinstance(p, np.ndarray):
+            check_arg(p)  # JAX's vjp words a non-array this way, a bad numpy dtype as get_aval
+        core.get_aval(p)
     f = lu.wrap_init(fun, debug_info=debug_info(traced_for, fun, tuple(primals), {}))
     if has_aux:
         flat_fun, out_trees = flatten_fun_nokwargs2(f, in_tree)
@@ -284,6 +291,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
 def check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x: Any) -> None:
     """A reverse-mode input must be a float or complex (int or bool only with allow_int);
     complex when `holomorphic`."""
+    check_arg(x)
     dtype = core.get_aval(x).dtype
     if holomorphic and not np.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "

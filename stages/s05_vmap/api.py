@@ -30,7 +30,7 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun
+from stages.s02_tracing.api_util import argnums_partial2, check_arg, debug_info, flatten_fun
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
@@ -189,6 +189,8 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
             raise ValueError(f"{_IN_AXES_MSG}, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
         args_flat, in_tree = tree_flatten((args, kwargs))
+        for x in args_flat:
+            core.get_aval(x)  # a value that is not an array: JAX's TypeError, before any axis
         f = lu.wrap_init(fun, debug_info=debug_info("vmap", fun, args, kwargs))
         flat_fun, out_tree = flatten_fun(f, in_tree)
         # keyword arguments are always mapped over axis 0, as in JAX
@@ -213,6 +215,7 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
 
 
 def _check_input_dtype_jacfwd(holomorphic: bool, x: Any) -> None:
+    check_arg(x)
     dtype = core.get_aval(x).dtype
     if holomorphic:
         if not np.issubdtype(dtype, np.complexfloating):
