@@ -130,8 +130,10 @@ class DynamicJaxprTrace(core.Trace):
 
     def process_primitive(self, primitive, tracers, params):
         if primitive in const_fold_rules:
-            # the rule sees the constant operands (None for a tracer) and may compute now
-            consts = [None if isinstance(x, core.Tracer) else x for x in tracers]
+            # the rule sees the constant operands (None for a tracer, a literal's value for
+            # one that is a literal: JAX's get_const) and may compute now
+            consts = [x.val.val if isinstance(x, DynamicJaxprTracer) and isinstance(
+                x.val, Literal) else None if isinstance(x, core.Tracer) else x for x in tracers]
             folded = const_fold_rules[primitive](consts, params)
             if folded is not None:  # constants of this trace: literals, or constvars
                 folded = [self.new_const(c) for c in folded]

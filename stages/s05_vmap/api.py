@@ -207,6 +207,11 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
                              f"{e.dst} but output was batched on axis {e.src}") from None
         return tree_unflatten(out_tree(), out_flat)
 
+    name = getattr(fun, "__name__", "fun")  # JAX's docstring, the function's own after it
+    vmap_f.__doc__ = (f"Vectorized version of {name}. Takes similar arguments as {name} but "
+                      f"with additional array axes over which {name} is mapped.")
+    if fun.__doc__:
+        vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
     return vmap_f
 # --8<-- [end:vmap]
 

@@ -77,12 +77,12 @@ core.pp_eqn_rules[broadcast_in_dim_p] = _broadcast_in_dim_pp_rule
 
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
     """Broadcast to `shape`, operand axis i becoming output axis broadcast_dimensions[i]."""
-    # an array or tracer that is already there passes through (a numpy value becomes an Array)
-    if (
-        isinstance(operand, (core.Tracer, Array))
-        and np.ndim(operand) == len(shape)
-        and not len(broadcast_dimensions)
-    ):
+    # an array or tracer already of that shape passes through (a numpy value becomes an Array;
+    # JAX binds an identity broadcast, then its staging trace forwards the operand)
+    identity = np.shape(operand) == tuple(shape) and \
+        tuple(broadcast_dimensions) == tuple(range(len(shape)))
+    if isinstance(operand, (core.Tracer, Array)) and (identity or (
+            np.ndim(operand) == len(shape) and not len(broadcast_dimensions))):
         return operand
     # JAX also carries `sharding` (always None here: no meshes in this stage)
     return broadcast_in_dim_p.bind(

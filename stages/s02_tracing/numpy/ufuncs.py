@@ -5,6 +5,7 @@ JAX: jax/_src/numpy/ufuncs.py (and `where`/`clip` from lax_numpy.py).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -137,7 +138,8 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
         return lax.div(x1, x2)
     if np.issubdtype(dt, np.integer):
         quotient = lax.div(x1, x2)
-        rounded_wrong = lax.bitwise_and(
+        # jnp-level `and`, as JAX's logical_and: weak bools (weak ints compared) become strong
+        rounded_wrong = bitwise_and(
             lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), const(x1, 0))
         )
         return where(rounded_wrong, subtract(quotient, 1), quotient)
@@ -168,22 +170,27 @@ mod = remainder
 
 
 def power(x1: Any, x2: Any, /) -> Any:
-    """x1 ** x2: integer_pow for a concrete Python/numpy integer exponent, else lax.pow."""
+    """x1 ** x2: integer_pow for a concrete integer exponent, else lax.pow."""
     check_arraylike("power", x1, x2)
-    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool):
+    try:
+        # a Python, numpy or concrete JAX integer (a tracer of unknown value refuses __index__)
+        y = operator.index(x2)
+    except TypeError:
+        pass
+    else:
         (x1,) = promote_dtypes_numeric(x1)
-        return lax.integer_pow(x1, int(x2))
-    d1, d2 = dtypes.dtype(x1), dtypes.dtype(x2)
-    if np.issubdtype(d1, np.inexact) and np.issubdtype(d2, np.integer):
-        x1, x2 = promote_shapes("power", x1, x2)
-        return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    if not np.issubdtype(dtypes.dtype(x1), np.inexact):
+        return lax.integer_pow(x1, y)
+    x1, x2 = promote_shapes("power", x1, x2)
+    x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX promotes first, used or not
+    if not np.issubdtype(dtypes.dtype(x1_), np.inexact):
         raise NotImplementedError(
             "power of an integer array by a traced integer array needs jnp's repeated-squaring "
             "loop, which this stage does not build; use a concrete exponent or floats"
         )
-    return lax.pow(x1, x2)
+    if np.issubdtype(dtypes.dtype(x1), np.inexact) and \
+            np.issubdtype(dtypes.dtype(x2), np.integer):
+        return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
+    return lax.pow(x1_, x2_)
 
 
 def _is_complex(x: Any) -> bool:
