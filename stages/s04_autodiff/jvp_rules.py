@@ -297,6 +297,9 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
                                           sharding=sharding)
     if not np.issubdtype(new_dtype, np.inexact):
         return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
+    g_aval = core.get_aval(g)
+    if (g_aval.dtype, g_aval.weak_type) == (new_dtype, weak_type):
+        return out, g  # a conversion that changes nothing: JAX's staging forwards it too
     return out, lax.convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type,
                                                 sharding=sharding)
 

@@ -143,7 +143,10 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
     new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
     unchanged = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
-    if unchanged and isinstance(operand, (core.Tracer, Array)):
+    # (as JAX, a tracer that knows its value is converted all the same: under jvp at the top
+    # level this makes the tangent's weak type the primal's)
+    concrete = isinstance(operand, core.Tracer) and operand.to_concrete_value() is not None
+    if unchanged and isinstance(operand, (core.Tracer, Array)) and not concrete:
         return operand
     # anything else is bound: eager, it becomes an Array; staged, a literal or a constvar
     if type(operand) is int:
