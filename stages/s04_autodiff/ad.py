@@ -319,9 +319,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any]
             return x.val
         return primal_env.get(x, UndefinedPrimal(x.aval))
 
+    # (an UndefinedPrimal given for an input is kept: its aval may say more than the binder's)
     for v, val in zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *primals_in], strict=True):
-        if not is_undefined_primal(val):
-            primal_env[v] = val
+        primal_env[v] = val
     # Forward scan: an equation reading an undefined value is linear and waits for the
     # reverse walk; any other equation computes from residuals and runs now.
     linear_eqns = []

@@ -293,13 +293,17 @@ def _select_n_jvp(primals, tangents):
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
     (operand,), (g,) = primals, tangents
-    out = lax.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
-                                          sharding=sharding)
+
+    def changes(x):  # a conversion that changes nothing is forwarded (JAX's staging does too)
+        aval = core.get_aval(x)
+        return (aval.dtype, aval.weak_type) != (new_dtype, weak_type)
+
+    out = operand if not changes(operand) else lax.convert_element_type_p.bind(
+        operand, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if not np.issubdtype(new_dtype, np.inexact):
         return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
-    g_aval = core.get_aval(g)
-    if (g_aval.dtype, g_aval.weak_type) == (new_dtype, weak_type):
-        return out, g  # a conversion that changes nothing: JAX's staging forwards it too
+    if not changes(g):
+        return out, g
     return out, lax.convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type,
                                                 sharding=sharding)
 

@@ -83,6 +83,10 @@ def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, shardi
     aval = operand.aval
     if ad_util.primal_dtype_to_tangent_dtype(aval.dtype) == ad_util.float0:
         return [ad_util.Zero(ad_util.tangent_aval(aval))]
+    # back to the operand's type; a cotangent already of that type is forwarded, as JAX's is
+    ct_aval = core.get_aval(ct)
+    if (ct_aval.dtype, ct_aval.weak_type) == (aval.dtype, aval.weak_type):
+        return [ct]
     return [lax.convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
                                             sharding=sharding)]
 

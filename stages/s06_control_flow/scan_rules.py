@@ -157,7 +157,7 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
     ct_ys = prune_zeros(ct_ys)
     # EXERCISE 6.6 (scan-transpose): build the transposed body, run it with reverse flipped
     d_avals = jaxpr.in_avals[num_ires:num_consts]
-    c_avals, a_avals = split_list(jaxpr.in_avals[num_consts:], [num_carry])
+    _, a_avals = split_list(jaxpr.in_avals[num_consts:], [num_carry])
     a_avals = a_avals[:num_a]
     y_avals = [tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
 
@@ -165,7 +165,9 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         # one iteration backwards: ct_d and ct_c come in as carries, ct_b and eres as xs
         ires_, ct_d, ct_c, ct_b, eres_ = split_list(args, [num_ires, num_d, num_carry,
                                                            len(ct_ys)])
-        primals = [*ires_, *[ad.UndefinedPrimal(a) for a in [*d_avals, *c_avals, *a_avals]],
+        # the carries typed by their cotangents as they arrive (JAX: its accumulators)
+        c_ct_avals = [core.get_aval(ct) for ct in ct_c]
+        primals = [*ires_, *[ad.UndefinedPrimal(a) for a in [*d_avals, *c_ct_avals, *a_avals]],
                    *eres_]
         ct_b_iter = iter(ct_b)
         ct_b = [Zero(a) if zero else next(ct_b_iter) for a, zero in zip(y_avals, ys_zero,
