@@ -88,7 +88,8 @@ def _add_jaxvals_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _add_jaxvals_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    return x
+    # weak only if both are: what JAX's eager add_any (an `add`) gives (its staged one says x's)
+    return x.update(weak_type=x.weak_type and y.weak_type)
 
 
 add_jaxvals_p.def_impl(_add_jaxvals_impl)

@@ -302,8 +302,8 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
         operand, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if not np.issubdtype(new_dtype, np.inexact):
         return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
-    if not changes(g):
-        return out, g
+    if isinstance(g, core.Tracer) and not changes(g):
+        return out, g  # (an eager tangent is converted all the same: an Array, as in JAX)
     return out, lax.convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type,
                                                 sharding=sharding)
 
