@@ -36,6 +36,7 @@ from stages.s02_tracing.api_util import (
     debug_info,
     flatten_fun,
 )
+from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
 
 from . import api_util, dispatch, explain, pxla, stages
@@ -148,6 +149,8 @@ class JitWrapped:
             t = type(x)
             if t is np.ndarray:
                 sig.append((x.shape, x.dtype))
+            elif t is Array:
+                sig.append(x.aval)  # an eager Array: its shape, dtype and weak type
             elif t in _WEAK_SCALARS:
                 sig.append(t)  # the type decides the dtype, and whether it is weak
             elif isinstance(x, np.generic):

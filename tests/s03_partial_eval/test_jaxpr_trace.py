@@ -10,7 +10,7 @@ from jax._src import core as jax_core
 from jax._src import linear_util as jax_lu
 
 from shared.testing import RTOL_ELEMENTWISE
-from stages.s02_tracing import ShapedArray, UnexpectedTracerError, core, lax
+from stages.s02_tracing import Array, ShapedArray, UnexpectedTracerError, core, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, trace_to_jaxpr_nounits
 from stages.s03_partial_eval import partial_eval as pe
@@ -76,7 +76,7 @@ def test_an_equation_with_every_input_known_returns_a_plain_value():
 
     trace_to_jaxpr_nounits(lu.wrap_init(f), [PartialVal.known(X), PartialVal.unknown(F32_3)])
     s, p = seen
-    assert isinstance(s, np.ndarray) and not isinstance(s, core.Tracer)
+    assert isinstance(s, Array) and not isinstance(s, core.Tracer)  # an eager Array
     assert isinstance(p, JaxprTracer) and not p.is_known()
 
 
