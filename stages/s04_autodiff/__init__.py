@@ -11,6 +11,7 @@ Beside it:
   transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
   gather_rules.py        the jvp and transpose rules of gather and the scatters
+  cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
   custom_calls.py        their two primitives, and one rule per trace type in two tables
   ad_checkpoint.py       checkpoint (remat2) and its rules; the remat policies
@@ -25,6 +26,7 @@ from . import (
     ad_checkpoint,
     ad_util,
     complex_rules,
+    cumulative_rules,
     custom_calls,
     custom_derivatives,
     gather_rules,
@@ -44,6 +46,7 @@ __all__ = [
     "checkpoint_name",
     "complex_rules",
     "custom_calls",
+    "cumulative_rules",
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",

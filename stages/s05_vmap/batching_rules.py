@@ -43,7 +43,8 @@ for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax
     defbroadcasting(_p)
 
 # reductions over `axes`
-for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.argmax_p, lax.argmin_p):
+for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.reduce_prod_p, lax.argmax_p,
+           lax.argmin_p):
     defreducer(_p)
 
 
@@ -230,11 +231,12 @@ def _iota_batch_rule(axis_data, vals, dims, **params):
     return lax.iota_p.bind(**params), not_mapped
 
 
-def _cumsum_batch_rule(axis_data, vals, dims, *, axis, reverse):
+def _cumred_batch_rule(prim, axis_data, vals, dims, *, axis, reverse):
+    # JAX: _cumred_batch_rule (cumsum, cumprod, cummax, cummin, cumlogsumexp)
     (operand,), (bdim,) = vals, dims
     if bdim is not_mapped:
-        return lax.cumsum(operand, axis, reverse), not_mapped
-    return lax.cumsum(operand, axis if axis < bdim else axis + 1, reverse), bdim
+        return prim.bind(operand, axis=axis, reverse=reverse), not_mapped
+    return prim.bind(operand, axis=axis if axis < bdim else axis + 1, reverse=reverse), bdim
 
 
 primitive_batchers[lax.broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
@@ -244,7 +246,9 @@ primitive_batchers[lax.squeeze_p] = _squeeze_batch_rule
 primitive_batchers[lax.concatenate_p] = _concatenate_batch_rule
 primitive_batchers[lax.pad_p] = _pad_batch_rule
 primitive_batchers[lax.iota_p] = _iota_batch_rule
-primitive_batchers[lax.cumsum_p] = _cumsum_batch_rule
+for _p in (lax.cumsum_p, lax.cumprod_p, lax.cummax_p, lax.cummin_p, lax.cumlogsumexp_p):
+    primitive_batchers[_p] = lambda axis_data, vals, dims, _p=_p, **params: \
+        _cumred_batch_rule(_p, axis_data, vals, dims, **params)
 
 
 # ------------------------------------------------------------------------------ slices

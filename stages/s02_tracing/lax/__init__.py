@@ -11,6 +11,7 @@ lax never promotes dtypes (numpy/ does, then calls lax).
   reductions.py   reduce_sum/max/min, argmax/argmin, cumsum
   lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
   slicing.py      slice, dynamic_slice, dynamic_update_slice, and `for row in tracer`
+  cumulative.py   cumprod/cummax/cummin/cumlogsumexp, reduce_prod, associative_scan
   gather.py       gather, its dimension numbers and out-of-bounds modes
   scatter.py      scatter, scatter_add/mul/min/max
 """
@@ -24,9 +25,11 @@ from . import (
     structural,
     utils,
 )
+from . import cumulative as _cumulative_module
 from . import gather as _gather_module
 from . import scatter as _scatter_module
 from .bitwise import *  # noqa: F403
+from .cumulative import *  # noqa: F403
 from .elementwise import *  # noqa: F403
 from .gather import *  # noqa: F403
 from .lax import *  # noqa: F403
@@ -38,6 +41,7 @@ from .utils import *  # noqa: F403
 
 __all__ = [
     *bitwise.__all__,
+    *_cumulative_module.__all__,
     *elementwise.__all__,
     *_gather_module.__all__,
     *lax.__all__,

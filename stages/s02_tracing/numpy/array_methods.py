@@ -159,6 +159,7 @@ _methods = {
     "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
     "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
     "argmax": reductions.argmax, "argmin": reductions.argmin, "cumsum": reductions.cumsum,
+    "prod": reductions.prod, "cumprod": reductions.cumprod,
     "astype": lax_numpy.astype, "squeeze": lax_numpy.squeeze, "ravel": lax_numpy.ravel,
     "flatten": lax_numpy.ravel, "dot": lax_numpy.dot, "clip": ufuncs.clip,
     "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
@@ -183,7 +184,7 @@ _TRACER_OPERATORS = (
     "xor rxor lshift rlshift rshift rrshift getitem"
 ).split()
 _TRACER_METHODS = (
-    "reshape transpose sum mean max min prod argmax argmin cumsum astype squeeze ravel "
+    "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
     "flatten dot clip any all swapaxes"
 ).split()
 
