@@ -233,3 +233,26 @@ for _p in (lax.scatter_min_p, lax.scatter_max_p):
         _p, primals, tangents, **kw)
 primitive_jvps[lax.scatter_p] = _scatter_jvp
 primitive_transposes[lax.scatter_p] = _scatter_transpose
+
+# ------------------------------------------------------------------ sort
+
+
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """Sort an iota along with the operands: the permutation it comes out as moves the
+    tangents too (a gather, example by example along the other axes)."""
+    shape = np.shape(primals[0])
+    iota = lax.broadcasted_iota(np.uint32, shape, dimension)
+    *outs, perm = lax.sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                                  num_keys=num_keys)
+    others = tuple(np.int64(d) for d in range(len(shape)) if d != dimension)
+    dn = GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(dimension,),
+                                start_index_map=(dimension,), operand_batching_dims=others,
+                                start_indices_batching_dims=others)
+    idx = lax.expand_dims(perm, (len(shape),))
+    tangents_out = [t if type(t) is Zero else
+                    lax.gather(t, idx, dn, (1,) * len(shape), mode="promise_in_bounds")
+                    for t in tangents]
+    return outs, tangents_out
+
+
+primitive_jvps[lax.sort_p] = _sort_jvp

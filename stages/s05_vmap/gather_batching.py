@@ -171,3 +171,22 @@ def _dynamic_update_slice_batch_rule(axis_data: AxisData, vals: Sequence[Any],
 
 primitive_batchers[lax.dynamic_slice_p] = _dynamic_slice_batch_rule
 primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
+
+
+def _sort_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
+                     dimension: int, is_stable: bool, num_keys: int) -> tuple[list, list]:
+    """Every operand batched along the same axis; the sorted axis shifts past it."""
+    proto, bdim = next((x, d) for x, d in zip(vals, dims, strict=True) if d is not not_mapped)
+    args = []
+    for x, d in zip(vals, dims, strict=True):
+        if d is not_mapped:
+            keep = [i for i in range(np.ndim(proto)) if i != bdim]
+            args.append(lax.broadcast_in_dim(x, np.shape(proto), keep))
+        else:
+            args.append(moveaxis(x, d, bdim))
+    outs = lax.sort_p.bind(*args, dimension=dimension + (bdim <= dimension),
+                           is_stable=is_stable, num_keys=num_keys)
+    return outs, [bdim] * len(outs)
+
+
+primitive_batchers[lax.sort_p] = _sort_batch_rule

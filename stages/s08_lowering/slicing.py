@@ -151,3 +151,47 @@ def _scatter_lowering(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.V
 for _prim in (lax.scatter_p, lax.scatter_add_p, lax.scatter_mul_p, lax.scatter_min_p,
               lax.scatter_max_p):
     register_lowering(_prim, _scatter_lowering)
+
+# ------------------------------------------------------------------ sort (JAX: lax.py)
+
+
+def _lt_comparator(*operands: Any, num_keys: int) -> Any:
+    """x < y on the first num_keys operand pairs, lexicographically; NaN after everything."""
+    def lt(x: Any, y: Any) -> Any:
+        if x.dtype.kind not in "fc":
+            return lax.lt(x, y)
+        return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.ne(y, y), lax.eq(x, x)))
+
+    def eq(x: Any, y: Any) -> Any:
+        if x.dtype.kind not in "fc":
+            return lax.eq(x, y)
+        return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
+    pairs = list(zip(operands[0:2 * num_keys:2], operands[1:2 * num_keys:2], strict=True))
+    p = None
+    for x, y in reversed(pairs):
+        p = lt(x, y) if p is None else lax.bitwise_or(lt(x, y), lax.bitwise_and(eq(x, y), p))
+    return p
+
+
+def _sort_lowering(ctx: LoweringRuleContext, *operands: ir.Value, dimension: int,
+                   is_stable: bool, num_keys: int) -> list[ir.Value]:
+    scalars = [a.update(shape=()) for a in ctx.avals_in]
+    types = [aval_to_ir_type(a) for a in scalars]
+    body = Region([t for t in types for _ in (0, 1)])
+    props = {"dimension": f"{dimension} : i64", "is_stable": str(bool(is_stable)).lower()}
+
+    def asm(p, op):
+        return (f'"{op.name}"({p.vs(op.operands)}) <{{{", ".join(f"{k} = {props[k]}" for k in sorted(props))}}}> '
+                f"({p.region(body, entry_args=True)}) : ({p.types(op.operands)}) -> "
+                f"({p.types(op.results)})")
+    op = hlo._op("stablehlo.sort", operands, [aval_to_ir_type(a) for a in ctx.avals_out], asm,
+                 regions=[body])
+    compare = mlir.lower_fun(_lt_comparator, multiple_results=False)
+    sub = ctx.replace(primitive=None, avals_in=[a for a in scalars for _ in (0, 1)],
+                      avals_out=[scalars[0].update(dtype=np.dtype(bool))])
+    with ir.InsertionPoint(body.block):
+        hlo.return_(compare(sub, *body.block.arguments, num_keys=num_keys))
+    return list(op.results)
+
+
+register_lowering(lax.sort_p, _sort_lowering)

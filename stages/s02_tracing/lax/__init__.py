@@ -14,6 +14,7 @@ lax never promotes dtypes (numpy/ does, then calls lax).
   cumulative.py   cumprod/cummax/cummin/cumlogsumexp, reduce_prod, associative_scan
   gather.py       gather, its dimension numbers and out-of-bounds modes
   scatter.py      scatter, scatter_add/mul/min/max
+  sorting.py      sort (several operands, lexicographic keys, stable)
 """
 
 from . import (
@@ -28,6 +29,7 @@ from . import (
 from . import cumulative as _cumulative_module
 from . import gather as _gather_module
 from . import scatter as _scatter_module
+from . import sorting as _sorting_module
 from .bitwise import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .elementwise import *  # noqa: F403
@@ -36,6 +38,7 @@ from .lax import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .scatter import *  # noqa: F403
 from .slicing import *  # noqa: F403
+from .sorting import *  # noqa: F403
 from .structural import *  # noqa: F403
 from .utils import *  # noqa: F403
 
@@ -48,6 +51,7 @@ __all__ = [
     *reductions.__all__,
     *_scatter_module.__all__,
     *slicing.__all__,
+    *_sorting_module.__all__,
     *structural.__all__,
     *utils.__all__,
 ]

@@ -261,3 +261,46 @@ class _IndexUpdateHelper:
 
     def __repr__(self) -> str:
         return f"_IndexUpdateHelper({self.array!r})"
+
+
+# ------------------------------------------------------------------ take, take_along_axis
+
+
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: Any = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False,
+         fill_value: Any = None) -> Any:
+    """Elements of `a` at `indices` along `axis` (of the flattened `a` if None); by default an
+    out-of-bounds index reads `fill_value` (NaN for floats), as in JAX."""
+    from . import lax_numpy
+
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
+    a = lax_numpy.asarray(a)
+    if axis is None:
+        a, axis = lax_numpy.ravel(a), 0
+    axis = axis % max(np.ndim(a), 1)
+    index = (slice(None),) * axis + (lax_numpy.asarray(indices),)
+    return rewriting_take(a, index, "fill" if mode is None else mode, fill_value,
+                          unique_indices, indices_are_sorted)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+                    fill_value: Any = None) -> Any:
+    """arr's elements at `indices` along `axis`, every other axis matched position by position
+    (broadcast against `indices`)."""
+    from . import lax_numpy
+
+    arr, indices = lax_numpy.asarray(arr), lax_numpy.asarray(indices)
+    if axis is None:
+        arr, axis = lax_numpy.ravel(arr), 0
+    axis = axis % np.ndim(arr)
+    arr_shape = list(np.shape(arr))
+    arr_shape[axis] = np.shape(indices)[axis]
+    out_shape = np.broadcast_shapes(np.shape(indices), tuple(arr_shape))
+    index = []
+    for d in range(np.ndim(arr)):
+        if d == axis:
+            index.append(lax_numpy.broadcast_to(indices, out_shape))
+        else:
+            index.append(lax.broadcasted_iota(np.int32, out_shape, d))
+    return rewriting_take(arr, tuple(index), "fill" if mode is None else mode, fill_value)
