@@ -180,8 +180,10 @@ def _sort_lowering(ctx: LoweringRuleContext, *operands: ir.Value, dimension: int
     body = Region([t for t in types for _ in (0, 1)])
     props = {"dimension": f"{dimension} : i64", "is_stable": str(bool(is_stable)).lower()}
 
+    text = ", ".join(f"{k} = {props[k]}" for k in sorted(props))
+
     def asm(p, op):
-        return (f'"{op.name}"({p.vs(op.operands)}) <{{{", ".join(f"{k} = {props[k]}" for k in sorted(props))}}}> '
+        return (f'"{op.name}"({p.vs(op.operands)}) <{{{text}}}> '
                 f"({p.region(body, entry_args=True)}) : ({p.types(op.operands)}) -> "
                 f"({p.types(op.results)})")
     op = hlo._op("stablehlo.sort", operands, [aval_to_ir_type(a) for a in ctx.avals_out], asm,
