@@ -249,12 +249,20 @@ def collective(ns):
     return f
 
 
+def assoc_scan(ns):
+    """Two parallel prefix scans: running sums, then running products of them."""
+    def f(w, x):
+        sums = ns.lax.associative_scan(ns.lax.add, ns.jnp.tanh(w * x))
+        return ns.lax.associative_scan(ns.lax.mul, sums * 0.5 + 1.0, reverse=True) * x
+    return f
+
+
 FUNCTIONS: dict[str, Callable[[SimpleNamespace], Callable]] = {
     "mlp": mlp, "cond": cond, "scan": scan, "fori": fori, "while": while_,
     "switch": switch, "scan_cond": scan_cond, "custom_jvp": custom_jvp,
     "custom_vjp": custom_vjp, "scan_custom_vjp": scan_custom_vjp, "checkpoint": checkpoint,
     "checkpoint_scan": checkpoint_scan, "gather_scatter": gather_scatter,
-    "collective": collective,
+    "collective": collective, "assoc_scan": assoc_scan,
 }
 
 # ------------------------------------------------------------------ transform stacks
