@@ -12,6 +12,7 @@ Beside it (read when a step needs it):
   api_util.py       flatten_fun and the other transformations every API function uses
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
+  flatten_util.py   ravel_pytree: a pytree of arrays as one flat vector
   errors.py         the errors a tracer raises when Python asks it for a value
   axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
   config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
@@ -24,8 +25,8 @@ linear_util.py, api_util.py, lax/, numpy/. Importing the stage imports `numpy`, 
 the tracer operators.
 """
 
-from . import core, lax, linear_util, numpy, partial_eval
-from .api import make_jaxpr
+from . import core, flatten_util, lax, linear_util, numpy, partial_eval
+from .api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from .array import Array
 from .core import Primitive, ShapedArray
 from .errors import (
@@ -35,6 +36,7 @@ from .errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from .flatten_util import ravel_pytree
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "ConcretizationTypeError",
     "Jaxpr",
     "Primitive",
+    "ShapeDtypeStruct",
     "ShapedArray",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -50,9 +53,12 @@ __all__ = [
     "UnexpectedTracerError",
     "core",
     "eval_jaxpr",
+    "eval_shape",
+    "flatten_util",
     "lax",
     "linear_util",
     "make_jaxpr",
     "numpy",
     "partial_eval",
+    "ravel_pytree",
 ]

@@ -22,7 +22,7 @@ registers the rules of cond, while and scan in the tables of stages 3-5. switch 
 
 from . import common, cond_rules, conditionals, loops, scan_rules, util, while_rules
 from .cond_rules import cond_p
-from .conditionals import cond, switch
+from .conditionals import cond, platform_dependent, switch
 from .loops import fori_loop, map, scan, while_loop
 from .scan_rules import scan_p
 from .while_rules import while_p
@@ -36,6 +36,7 @@ __all__ = [
     "fori_loop",
     "loops",
     "map",
+    "platform_dependent",
     "scan",
     "scan_p",
     "scan_rules",
