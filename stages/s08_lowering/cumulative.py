@@ -8,7 +8,6 @@ associative_scan, written with lax (`lower_fun`).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,8 +24,16 @@ def _get_one(dtype: np.dtype) -> np.ndarray:
     return np.array(1, dtype)
 
 
-def _cumulative_lowering(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value, *,
-                         axis: int, reverse: bool) -> list[ir.Value]:
+def _cumulative_lowering(reducer: str, identity: Any):
+    def rule(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, reverse: bool
+             ) -> list[ir.Value]:
+        return _reduce_window_scan(reducer, identity, ctx, x, axis, reverse)
+    rule.__name__ = f"_cum_{reducer}_lowering"
+    return rule
+
+
+def _reduce_window_scan(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value,
+                        axis: int, reverse: bool) -> list[ir.Value]:
     """A window as long as the axis, padded with n-1 identities before it (after, if reverse)."""
     (aval,) = ctx.avals_in
     n = aval.shape[axis]
@@ -46,11 +53,8 @@ def _cumlogsumexp(x: Any, *, axis: int, reverse: bool) -> Any:
     return lax.associative_scan(logaddexp, x, axis=axis, reverse=reverse)
 
 
-register_lowering(lax.cumprod_p, partial(_cumulative_lowering, "multiply", _get_one),
-                  inline=False)
-register_lowering(lax.cummax_p, partial(_cumulative_lowering, "maximum", _get_max_identity),
-                  inline=False)
-register_lowering(lax.cummin_p, partial(_cumulative_lowering, "minimum", _get_min_identity),
-                  inline=False)
+register_lowering(lax.cumprod_p, _cumulative_lowering("multiply", _get_one), inline=False)
+register_lowering(lax.cummax_p, _cumulative_lowering("maximum", _get_max_identity), inline=False)
+register_lowering(lax.cummin_p, _cumulative_lowering("minimum", _get_min_identity), inline=False)
 register_lowering(lax.cumlogsumexp_p, mlir.lower_fun(_cumlogsumexp, multiple_results=False))
 register_lowering(lax.reduce_prod_p, _reduce_rule("multiply", _get_one))
