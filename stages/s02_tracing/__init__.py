@@ -12,6 +12,7 @@ Beside it (read when a step needs it):
   api_util.py       flatten_fun and the other transformations every API function uses
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
+  eval_shape.py     eval_shape and ShapeDtypeStruct: a function's output types, never run
   flatten_util.py   ravel_pytree: a pytree of arrays as one flat vector
   errors.py         the errors a tracer raises when Python asks it for a value
   axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
@@ -26,7 +27,7 @@ the tracer operators.
 """
 
 from . import core, flatten_util, lax, linear_util, numpy, partial_eval
-from .api import ShapeDtypeStruct, eval_shape, make_jaxpr
+from .api import make_jaxpr
 from .array import Array
 from .core import Primitive, ShapedArray
 from .errors import (
@@ -36,6 +37,7 @@ from .errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from .eval_shape import ShapeDtypeStruct, eval_shape
 from .flatten_util import ravel_pytree
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 

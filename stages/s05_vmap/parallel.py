@@ -29,7 +29,7 @@ __all__ = ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_ind
            "ppermute", "ppermute_p", "psum", "psum_p", "psum_scatter", "reduce_scatter_p"]
 
 
-def _as_tuple(axis_name: Any) -> tuple:
+def as_tuple(axis_name: Any) -> tuple:
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
@@ -56,7 +56,7 @@ def psum(x: Any, axis_name: AxisName | Sequence[AxisName], *,
          axis_index_groups: Any = None) -> Any:
     """The sum of x over every index of the named axis (or axes); the same result everywhere."""
     _no_axis_index_groups(axis_index_groups)
-    axes = _as_tuple(axis_name)
+    axes = as_tuple(axis_name)
     if not axes:
         return x
 
@@ -86,7 +86,7 @@ def _reducer(prim: core.Primitive):
     def reduce(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                axis_index_groups: Any = None) -> Any:
         _no_axis_index_groups(axis_index_groups)
-        axes = _as_tuple(axis_name)
+        axes = as_tuple(axis_name)
         return tree_map(lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=None), x)
     return reduce
 
@@ -111,7 +111,7 @@ def all_gather(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                axis_index_groups: Any = None, axis: int = 0, tiled: bool = False) -> Any:
     """Every index's x, stacked along a new axis `axis` (concatenated there if `tiled`)."""
     _no_axis_index_groups(axis_index_groups)
-    axis_name = _as_tuple(axis_name)
+    axis_name = as_tuple(axis_name)
     if not axis_name:
         return x
     size = axis_size(axis_name)
@@ -128,7 +128,7 @@ def psum_scatter(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                  tiled: bool = False) -> Any:
     """psum, of which index k keeps only slice k along `scatter_dimension`."""
     _no_axis_index_groups(axis_index_groups)
-    axis_name = _as_tuple(axis_name)
+    axis_name = as_tuple(axis_name)
     if not axis_name:
         return x
     size = axis_size(axis_name)
@@ -173,7 +173,7 @@ def ppermute(x: Any, axis_name: AxisName | Sequence[AxisName],
              perm: Sequence[tuple[int, int]]) -> Any:
     """Send index src's x to index dst for each (src, dst) in perm; an index nobody sends to
     gets zeros."""
-    axis_name = _as_tuple(axis_name)
+    axis_name = as_tuple(axis_name)
     perm = tuple(tuple(p) for p in perm)
     return tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=axis_name, perm=perm), x)
 
@@ -223,7 +223,7 @@ pmin.__name__, pmin.__doc__ = "pmin", "The minimum of x over every index of the 
 def _unmapped_only(api_name: str):
     """An impl for collectives that only a map can run: check the names, else refuse."""
     def impl(*args: Any, axis_name: Any, **params: Any) -> Any:
-        _check_axis_names(_as_tuple(axis_name), api_name)
+        _check_axis_names(as_tuple(axis_name), api_name)
         raise NotImplementedError(f"Evaluation rule for '{api_name}' not implemented")
     return impl
 
@@ -282,7 +282,7 @@ reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
 def _all_to_all_abstract_eval(aval: core.ShapedArray, *, axis_name: Any, split_axis: int,
                               concat_axis: int, axis_index_groups: Any, tiled: bool
                               ) -> core.ShapedArray:
-    names = _as_tuple(axis_name)
+    names = as_tuple(axis_name)
     _check_axis_names(names, "all_to_all")
     size = math.prod(get_axis_env().axis_size(n) for n in names)
     shape = list(aval.shape)
@@ -302,7 +302,7 @@ all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
 
 
 def _axis_index_abstract_eval(*, axis_name: Any) -> core.ShapedArray:
-    _check_axis_names(_as_tuple(axis_name), "axis_index")
+    _check_axis_names(as_tuple(axis_name), "axis_index")
     return core.ShapedArray((), np.dtype(np.int32))
 
 

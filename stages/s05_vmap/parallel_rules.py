@@ -77,7 +77,7 @@ def _psum_transpose(ct: Any, x: Any, *, axes: tuple, axis_index_groups: Any) -> 
 
 def _axis_index_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
                         axis_name: Any) -> tuple[Any, BatchDim]:
-    if axis_data.name not in P._as_tuple(axis_name):
+    if axis_data.name not in P.as_tuple(axis_name):
         return P.axis_index_p.bind(axis_name=axis_name), not_mapped
     return lax.iota(np.int32, axis_data.size), 0  # example k's index is k
 
@@ -191,7 +191,7 @@ def _all_to_all_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
                         axis_name: Any, split_axis: int, concat_axis: int,
                         axis_index_groups: Any, tiled: bool) -> tuple[Any, BatchDim]:
     (x,), (d,) = vals, dims
-    names = P._as_tuple(axis_name)
+    names = P.as_tuple(axis_name)
     params = dict(axis_name=axis_name, axis_index_groups=None, tiled=tiled)
     if axis_data.name not in names:
         if d is not_mapped:

@@ -17,7 +17,7 @@ from stages.s04_autodiff.cumulative_rules import logaddexp
 
 from . import hlo, ir, mlir
 from .mlir import LoweringRuleContext, register_lowering
-from .reductions import _get_max_identity, _get_min_identity, _reduce_rule, _scalar_type
+from .reductions import get_max_identity, get_min_identity, reduce_rule, scalar_type
 
 
 def _get_one(dtype: np.dtype) -> np.ndarray:
@@ -43,7 +43,7 @@ def _reduce_window_scan(reducer: str, identity: Any, ctx: LoweringRuleContext, x
     padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
     window = [n if d == axis else 1 for d in range(aval.ndim)]
     init = mlir.ir_constant(identity(aval.dtype))
-    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, _scalar_type(aval))
+    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, scalar_type(aval))
     with ir.InsertionPoint(op.regions[0].block):
         hlo.return_([hlo.elementwise(reducer, *op.regions[0].block.arguments)])
     return [op.result]
@@ -54,7 +54,7 @@ def _cumlogsumexp(x: Any, *, axis: int, reverse: bool) -> Any:
 
 
 register_lowering(lax.cumprod_p, _cumulative_lowering("multiply", _get_one), inline=False)
-register_lowering(lax.cummax_p, _cumulative_lowering("maximum", _get_max_identity), inline=False)
-register_lowering(lax.cummin_p, _cumulative_lowering("minimum", _get_min_identity), inline=False)
+register_lowering(lax.cummax_p, _cumulative_lowering("maximum", get_max_identity), inline=False)
+register_lowering(lax.cummin_p, _cumulative_lowering("minimum", get_min_identity), inline=False)
 register_lowering(lax.cumlogsumexp_p, mlir.lower_fun(_cumlogsumexp, multiple_results=False))
-register_lowering(lax.reduce_prod_p, _reduce_rule("multiply", _get_one))
+register_lowering(lax.reduce_prod_p, reduce_rule("multiply", _get_one))

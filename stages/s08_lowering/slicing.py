@@ -63,7 +63,7 @@ def _bare_gather(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.Value,
              "indices_are_sorted": str(bool(indices_are_sorted)).lower(),
              "slice_sizes": "array<i64: " + ", ".join(str(int(s)) for s in slice_sizes) + ">"}
     out = aval_to_ir_type(ctx.avals_out[0])
-    return [hlo._op("stablehlo.gather", [operand, indices], [out],
+    return [hlo.generic_op("stablehlo.gather", [operand, indices], [out],
                     _generic("stablehlo.gather", props)).result]
 
 
@@ -136,7 +136,7 @@ def _scatter_lowering(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.V
              "unique_indices": str(bool(unique_indices)).lower()}
     scalar = aval_to_ir_type(ctx.avals_in[0].update(shape=()))
     body = Region([scalar, scalar])
-    op = hlo._op("stablehlo.scatter", [operand, indices, updates],
+    op = hlo.generic_op("stablehlo.scatter", [operand, indices, updates],
                  [aval_to_ir_type(ctx.avals_out[0])], _generic("stablehlo.scatter", props, body),
                  regions=[body])
     with ir.InsertionPoint(body.block):
@@ -186,8 +186,8 @@ def _sort_lowering(ctx: LoweringRuleContext, *operands: ir.Value, dimension: int
         return (f'"{op.name}"({p.vs(op.operands)}) <{{{text}}}> '
                 f"({p.region(body, entry_args=True)}) : ({p.types(op.operands)}) -> "
                 f"({p.types(op.results)})")
-    op = hlo._op("stablehlo.sort", operands, [aval_to_ir_type(a) for a in ctx.avals_out], asm,
-                 regions=[body])
+    out_types = [aval_to_ir_type(a) for a in ctx.avals_out]
+    op = hlo.generic_op("stablehlo.sort", operands, out_types, asm, regions=[body])
     compare = mlir.lower_fun(_lt_comparator, multiple_results=False)
     sub = ctx.replace(primitive=None, avals_in=[a for a in scalars for _ in (0, 1)],
                       avals_out=[scalars[0].update(dtype=np.dtype(bool))])

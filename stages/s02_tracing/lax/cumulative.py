@@ -20,7 +20,7 @@ from .. import dtypes
 from .bitwise import bitwise_or
 from .elementwise import add
 from .gather import GatherDimensionNumbers, gather
-from .reductions import _cumred_shape_rule, _number_dtype_rule, _reduce_op_shape_rule
+from .reductions import cumred_shape_rule, number_dtype_rule, reduce_op_shape_rule
 from .slicing import slice_in_dim
 from .structural import concatenate, pad
 from .utils import canonicalize_axis, const, first_dtype, standard_primitive
@@ -39,7 +39,7 @@ def _cumulative_impl(ufunc: Any):
 
 
 def _cumulative(name: str, ufunc: Any, dtype_rule: Any) -> tuple[Any, Callable]:
-    prim = standard_primitive(_cumred_shape_rule, dtype_rule, name, _cumulative_impl(ufunc))
+    prim = standard_primitive(cumred_shape_rule, dtype_rule, name, _cumulative_impl(ufunc))
 
     def op(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         return prim.bind(operand, axis=int(axis), reverse=bool(reverse))
@@ -48,18 +48,18 @@ def _cumulative(name: str, ufunc: Any, dtype_rule: Any) -> tuple[Any, Callable]:
     return prim, op
 
 
-cumprod_p, cumprod = _cumulative("cumprod", np.multiply, _number_dtype_rule("cumprod"))
+cumprod_p, cumprod = _cumulative("cumprod", np.multiply, number_dtype_rule("cumprod"))
 cummax_p, cummax = _cumulative("cummax", np.maximum, first_dtype)
 cummin_p, cummin = _cumulative("cummin", np.minimum, first_dtype)
 cumlogsumexp_p, cumlogsumexp = _cumulative("cumlogsumexp", np.logaddexp,
-                                           _number_dtype_rule("cumlogsumexp"))
+                                           number_dtype_rule("cumlogsumexp"))
 
 
 def _reduce_prod_impl(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
     return np.prod(x, axis=axes, dtype=x.dtype)
 
 
-reduce_prod_p = standard_primitive(_reduce_op_shape_rule, _number_dtype_rule("reduce_prod"),
+reduce_prod_p = standard_primitive(reduce_op_shape_rule, number_dtype_rule("reduce_prod"),
                                    "reduce_prod", _reduce_prod_impl)
 
 

@@ -63,12 +63,12 @@ class GatherScatterMode(enum.Enum):
 # ------------------------------------------------------------------ checks (JAX's messages)
 
 
-def _is_sorted(dims: Sequence[int], op: str, name: str) -> None:
+def is_sorted(dims: Sequence[int], op: str, name: str) -> None:
     if any(dims[i] < dims[i - 1] for i in range(1, len(dims))):
         raise TypeError(f"{name} in {op} op must be sorted; got {dims}")
 
 
-def _no_duplicate_dims(dims: Sequence[int], op: str, name: str) -> None:
+def no_duplicate_dims(dims: Sequence[int], op: str, name: str) -> None:
     if len(set(dims)) != len(dims):
         raise TypeError(f"{name} in {op} op must not repeat; got: {dims}.")
 
@@ -99,8 +99,8 @@ def _gather_shape_rule(operand: core.ShapedArray, indices: core.ShapedArray, *,
                        **params: Any) -> tuple[int, ...]:
     dn = dimension_numbers
     ivd = indices.ndim - 1  # the index vector is always the last axis
-    _is_sorted(dn.offset_dims, "gather", "offset_dims")
-    _no_duplicate_dims(dn.offset_dims, "gather", "offset_dims")
+    is_sorted(dn.offset_dims, "gather", "offset_dims")
+    no_duplicate_dims(dn.offset_dims, "gather", "offset_dims")
     out_rank = len(dn.offset_dims) + indices.ndim - 1
     for i, d in enumerate(dn.offset_dims):
         if d < 0 or d >= out_rank:
@@ -110,7 +110,7 @@ def _gather_shape_rule(operand: core.ShapedArray, indices: core.ShapedArray, *,
         raise TypeError(f"Gather op has {len(dn.start_index_map)} elements in start_index_map "
                         f"and the bound of dimension index_vector_dim={ivd} of indices is "
                         f"{indices.shape[ivd]}. These two numbers must be equal.")
-    _is_sorted(dn.collapsed_slice_dims, "gather", "collapsed_slice_dims")
+    is_sorted(dn.collapsed_slice_dims, "gather", "collapsed_slice_dims")
     _sorted_dims_in_range(dn.collapsed_slice_dims, operand.ndim, "gather",
                           "collapsed_slice_dims")
     if operand.ndim != len(slice_sizes):

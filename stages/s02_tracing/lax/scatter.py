@@ -19,9 +19,9 @@ import numpy as np
 from .. import core, dtypes
 from .gather import (
     GatherScatterMode,
-    _is_sorted,
-    _no_duplicate_dims,
     index_dtype_rule,
+    is_sorted,
+    no_duplicate_dims,
     window_starts,
 )
 from .utils import argnum_weak_type, check_same_dtypes, standard_primitive
@@ -53,9 +53,9 @@ def _scatter_shape_rule(operand: core.ShapedArray, indices: core.ShapedArray,
                         updates: core.ShapedArray, *, dimension_numbers: ScatterDimensionNumbers,
                         **params: Any) -> tuple[int, ...]:
     dn = dimension_numbers
-    _is_sorted(dn.update_window_dims, "scatter", "update_window_dims")
-    _no_duplicate_dims(dn.update_window_dims, "scatter", "update_window_dims")
-    _is_sorted(dn.inserted_window_dims, "scatter", "inserted_window_dims")
+    is_sorted(dn.update_window_dims, "scatter", "update_window_dims")
+    no_duplicate_dims(dn.update_window_dims, "scatter", "update_window_dims")
+    is_sorted(dn.inserted_window_dims, "scatter", "inserted_window_dims")
     ivd = indices.ndim - 1
     if len(dn.scatter_dims_to_operand_dims) != indices.shape[ivd]:
         raise TypeError(f"Scatter op has {len(dn.scatter_dims_to_operand_dims)} elements in "

@@ -212,7 +212,7 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
     for name in _TRACER_METHODS:
         setattr(tracer, name, _forward_to_aval(f"_{name}"))
     tracer.T = property(lambda self: _forward_to_aval("_T")(self))
-    tracer.at = property(indexing._IndexUpdateHelper)  # x.at[idx].set(v): a scatter
+    tracer.at = property(indexing.IndexUpdateHelper)  # x.at[idx].set(v): a scatter
 
 
 _set_shaped_array_attributes(core.ShapedArray)

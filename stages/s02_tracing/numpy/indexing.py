@@ -219,8 +219,9 @@ def scatter_update(arr: Any, idx: Any, values: Any, op: str, mode: Any = None,
     return lax.squeeze(out, plan.newaxes) if plan.newaxes else out
 
 
-class _IndexUpdateRef:
-    """`x.at[idx]`: the methods that return x updated at idx (JAX: _IndexUpdateRef)."""
+class IndexUpdateRef:
+    """`x.at[idx]`: the methods that return x updated at idx (JAX: _IndexUpdateRef, printed
+    under that name)."""
 
     def __init__(self, array: Any, index: Any):
         self.array, self.index = array, index
@@ -230,15 +231,14 @@ class _IndexUpdateRef:
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
             mode: Any = None, fill_value: Any = None) -> Any:
-        from .array_methods import _getitem
         if not is_advanced(self.index) and mode is None and fill_value is None:
-            return _getitem(self.array, self.index)
+            return self.array[self.index]
         return rewriting_take(self.array, self.index, mode, fill_value, unique_indices,
                               indices_are_sorted)
 
 
 def _method(op: str):
-    def update(self: _IndexUpdateRef, values: Any, *, indices_are_sorted: bool = False,
+    def update(self: IndexUpdateRef, values: Any, *, indices_are_sorted: bool = False,
                unique_indices: bool = False, mode: Any = None) -> Any:
         return scatter_update(self.array, self.index, values, op, mode, indices_are_sorted,
                               unique_indices)
@@ -247,17 +247,17 @@ def _method(op: str):
 
 
 for _op in _SCATTERS:
-    setattr(_IndexUpdateRef, _op, _method(_op))
+    setattr(IndexUpdateRef, _op, _method(_op))
 
 
-class _IndexUpdateHelper:
-    """`x.at`: indexing it gives an _IndexUpdateRef."""
+class IndexUpdateHelper:
+    """`x.at`: indexing it gives an IndexUpdateRef (JAX: _IndexUpdateHelper)."""
 
     def __init__(self, array: Any):
         self.array = array
 
-    def __getitem__(self, index: Any) -> _IndexUpdateRef:
-        return _IndexUpdateRef(self.array, index)
+    def __getitem__(self, index: Any) -> IndexUpdateRef:
+        return IndexUpdateRef(self.array, index)
 
     def __repr__(self) -> str:
         return f"_IndexUpdateHelper({self.array!r})"
