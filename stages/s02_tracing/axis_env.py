@@ -32,6 +32,10 @@ class AxisEnv:
     def axis_names(self) -> tuple:
         return tuple(self.axis_sizes)
 
+    def key(self) -> tuple:
+        """A hashable snapshot, for caches whose traces depend on it (jit's)."""
+        return tuple(self.axis_sizes.items()), self.spmd_axis_names
+
 
 class _State(threading.local):
     def __init__(self) -> None:
