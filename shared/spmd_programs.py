@@ -1,0 +1,101 @@
+"""SPMD programs written once against an API namespace, run on our stage 11 and on JAX.
+
+`api` has: jit, P, NamedSharding, make_mesh(shape, names), with_sharding_constraint,
+device_put, np (a numpy module), value_and_grad, tree_map, shard_map, psum, use_shardy(flag)
+(a context manager). `run_all(api, n)` runs every program on `n` devices and returns, per
+program, the lowered texts (Shardy and GSPMD) and the values as nested lists: the tests
+compare ours with what tests/s11_spmd/jax_oracle.py gets from JAX in a process of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from shared import mlp
+
+SIZES = (16, 32, 32, 8)
+
+
+def _texts(api: Any, jitted: Any, *args: Any) -> dict[str, str]:
+    out = {}
+    for name, flag in (("shardy", True), ("gspmd", False)):
+        with api.use_shardy(flag):
+            out[name] = jitted.lower(*args).as_text()
+    return out
+
+
+def sharded_matmul(api: Any, n: int) -> dict[str, Any]:
+    """x split by rows over "data", w by columns over "model", a constraint in between."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P, NS = api.P, api.NamedSharding
+
+    def f(x, w):
+        y = api.np.dot(x, w)
+        y = api.with_sharding_constraint(y, NS(mesh, P("data", "model")))
+        return api.np.tanh(y)
+
+    x = np.linspace(-1, 1, 8 * n * 6, dtype=np.float32).reshape(4 * n, 12)
+    w = np.linspace(-2, 2, 12 * 8, dtype=np.float32).reshape(12, 8)
+    jitted = api.jit(f, in_shardings=(NS(mesh, P("data", None)), NS(mesh, P(None, "model"))),
+                     out_shardings=NS(mesh, P(None, "model")))
+    out = jitted(x, w)
+    shards = [[s.device.id, [[i.start, i.stop] for i in s.index], s.replica_id]
+              for s in out.addressable_shards]
+    return dict(_texts(api, jitted, x, w), values=[np.asarray(out).tolist()],
+                spec=repr(out.sharding.spec), shards=shards)
+
+
+def _train(api: Any, n: int, mesh: Any, param_specs: Callable, batch_spec: Any,
+           steps: int = 3) -> dict[str, Any]:
+    P, NS = api.P, api.NamedSharding
+    step = mlp.make_train_step(api.np, api.value_and_grad, api.tree_map, learning_rate=0.1)
+    params = mlp.init_params(SIZES)
+    x, y = mlp.batch(4 * n, SIZES)
+    p_sh = api.tree_map(lambda spec: NS(mesh, spec), param_specs(params),
+                        is_leaf=lambda s: isinstance(s, api.P))
+    b_sh = NS(mesh, batch_spec)
+    jitted = api.jit(step, in_shardings=(p_sh, b_sh, b_sh),
+                     out_shardings=(p_sh, NS(mesh, P())))
+    texts = _texts(api, jitted, params, x, y)
+    params = api.device_put(params, p_sh)
+    x, y = api.device_put(x, b_sh), api.device_put(y, b_sh)
+    losses = []
+    for _ in range(steps):
+        params, loss = jitted(params, x, y)
+        losses.append(float(loss))
+    final = [np.asarray(leaf).tolist() for layer in params for leaf in (layer["w"], layer["b"])]
+    return dict(texts, values=[losses, *final])
+
+
+def data_parallel_mlp(api: Any, n: int) -> dict[str, Any]:
+    """Parameters replicated, the batch split over every device: SGD steps."""
+    mesh = api.make_mesh((n,), ("data",))
+    P = api.P
+    return _train(api, n, mesh, lambda params: [{"w": P(), "b": P()} for _ in params],
+                  P("data", None))
+
+
+def mlp_2d(api: Any, n: int) -> dict[str, Any]:
+    """A (data, model) mesh: batch over "data", hidden units over "model" (Megatron style)."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P = api.P
+
+    def specs(params):
+        return [{"w": P(None, "model"), "b": P("model")},
+                {"w": P("model", None), "b": P()},
+                {"w": P(), "b": P()}]
+    return _train(api, n, mesh, specs, P("data", None))
+
+
+PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
+    "sharded_matmul": sharded_matmul,
+    "data_parallel_mlp": data_parallel_mlp,
+    "mlp_2d": mlp_2d,
+}
+
+
+def run_all(api: Any, n: int) -> dict[str, dict[str, Any]]:
+    return {name: program(api, n) for name, program in PROGRAMS.items()}

@@ -1,0 +1,64 @@
+"""Stage 11: SPMD. One program for many devices, told how each array is laid out.
+
+JAX: jax/_src/mesh.py, partition_spec.py, named_sharding.py, sharding_impls.py, pjit.py,
+interpreters/pxla.py, shard_map.py, distributed.py. torch_xla:
+torch_xla/distributed/spmd/xla_sharding.py, torch_xla/runtime.py.
+
+Reading path (the lesson, in order):
+  1. mesh.py              devices in an array with named axes
+  2. partition_spec.py    per array dimension, the mesh axes that split it
+  3. sharding_impls.py    NamedSharding: block shapes, each device's slice, the tile assignment
+  4. hlo_sharding.py      the compiler's form: tile dims, an iota permutation, replicas
+  5. mlir.py              the annotations: Shardy (sdy.mesh, #sdy.sharding) or GSPMD strings
+  6. pjit.py              jit with shardings: lower, annotate, compile for N partitions, run
+  7. array.py             a global array as one buffer per device; device_put with a sharding
+
+Beside it:
+  sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
+  visualize.py            which device holds which block, drawn in the terminal
+"""
+
+from . import (
+    array,
+    hlo_sharding,
+    mesh,
+    mlir,
+    partition_spec,
+    pjit,
+    sharding_constraint,
+    sharding_impls,
+)
+from .array import ArrayImpl, Shard, device_put
+from .hlo_sharding import HloSharding
+from .mesh import AxisType, Mesh, devices, make_mesh
+from .partition_spec import P, PartitionSpec
+from .pjit import jit
+from .sharding_constraint import sharding_constraint_p, with_sharding_constraint
+from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
+
+__all__ = [
+    "ArrayImpl",
+    "AxisType",
+    "HloSharding",
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Shard",
+    "Sharding",
+    "SingleDeviceSharding",
+    "array",
+    "device_put",
+    "devices",
+    "hlo_sharding",
+    "jit",
+    "make_mesh",
+    "mesh",
+    "mlir",
+    "partition_spec",
+    "pjit",
+    "sharding_constraint",
+    "sharding_constraint_p",
+    "sharding_impls",
+    "with_sharding_constraint",
+]
