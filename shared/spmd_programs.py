@@ -90,10 +90,22 @@ def mlp_2d(api: Any, n: int) -> dict[str, Any]:
     return _train(api, n, mesh, specs, P("data", None))
 
 
+def pictures(api: Any, n: int) -> dict[str, Any]:
+    """visualize_sharding's table for a few layouts (no colours)."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P, NS = api.P, api.NamedSharding
+    cases = [((8, 8), P("data", "model")), ((8, 8), P(None, "model")), ((8, 8), P("model")),
+             ((4 * n, 16), P(("data", "model"))), ((8 * n,), P(("data", "model"))),
+             ((8, 8), P()), ((8, 16), P("model", "data"))]
+    return {"values": [], "tables": [api.sharding_text(shape, NS(mesh, spec))
+                                     for shape, spec in cases]}
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
     "mlp_2d": mlp_2d,
+    "pictures": pictures,
 }
 
 

@@ -27,6 +27,7 @@ from . import (
     pjit,
     sharding_constraint,
     sharding_impls,
+    visualize,
 )
 from .array import ArrayImpl, Shard, device_put
 from .hlo_sharding import HloSharding
@@ -35,6 +36,7 @@ from .partition_spec import P, PartitionSpec
 from .pjit import jit
 from .sharding_constraint import sharding_constraint_p, with_sharding_constraint
 from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
+from .visualize import visualize_array_sharding, visualize_sharding
 
 __all__ = [
     "ArrayImpl",
@@ -60,5 +62,8 @@ __all__ = [
     "sharding_constraint",
     "sharding_constraint_p",
     "sharding_impls",
+    "visualize",
+    "visualize_array_sharding",
+    "visualize_sharding",
     "with_sharding_constraint",
 ]

@@ -75,4 +75,4 @@ OURS = types.SimpleNamespace(
     with_sharding_constraint=s11.with_sharding_constraint, device_put=s11.device_put,
     np=snp, value_and_grad=s04.value_and_grad, tree_map=tree_map,
     shard_map=getattr(s11, "shard_map", None), psum=getattr(s11, "psum", None),
-    use_shardy=_use_shardy)
+    use_shardy=_use_shardy, sharding_text=s11.visualize.sharding_text)

@@ -4,6 +4,7 @@ is fixed when JAX's backend starts): `python jax_oracle.py N` prints JSON."""
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import sys
 import types
@@ -30,7 +31,15 @@ def use_shardy(flag: bool):
         jax.config.update("jax_use_shardy_partitioner", prev)
 
 
+def sharding_text(shape, sharding) -> str:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        jax.debug.visualize_sharding(shape, sharding, use_color=False)
+    return out.getvalue().rstrip("\n") + "\n"
+
+
 api = types.SimpleNamespace(
+    sharding_text=sharding_text,
     jit=jax.jit, P=PartitionSpec, NamedSharding=NamedSharding,
     make_mesh=lambda shape, names: jax.make_mesh(shape, names,
                                                  axis_types=(AxisType.Auto,) * len(names)),

@@ -78,3 +78,9 @@ def _numpy_loss_and_grads(params, x, y):
 def test_each_device_holds_the_block_jax_gives_it(run):
     _, ours, theirs = run
     assert ours["sharded_matmul"]["shards"] == theirs["sharded_matmul"]["shards"]
+
+
+def test_the_sharding_tables_are_jaxs_drawings(run):
+    _, ours, theirs = run
+    for a, b in zip(ours["pictures"]["tables"], theirs["pictures"]["tables"], strict=True):
+        assert a == b, "\n" + a + "\n" + b
