@@ -101,11 +101,76 @@ def pictures(api: Any, n: int) -> dict[str, Any]:
                                      for shape, spec in cases]}
 
 
+def shard_map_program(api: Any, n: int) -> dict[str, Any]:
+    """A body written for one device's blocks; its text inside a jit, values and gradient."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, NS = api.P, api.NamedSharding
+
+    def body(a, b, c):
+        return api.np.sin(a) * b + c, api.np.cos(b)
+
+    f = api.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P("x", "y"), P("y")),
+                      out_specs=(P("x", "y"), P("x", "y")))
+    a = np.linspace(-2, 2, 2 * n * 8, dtype=np.float32).reshape(2 * n, 8)
+    b, c = a[::-1] * 0.5, np.linspace(0, 1, 8, dtype=np.float32)
+    out = f(a, b, c)
+
+    def loss(a, b, c):
+        y, z = f(a, b, c)
+        return api.np.sum(y * y) + api.np.sum(z)
+    grads = api.jit(api.grad(loss, argnums=(0, 1)))(a, b, c)
+    jitted = api.jit(f, in_shardings=NS(mesh, P()))
+    return dict(_texts(api, jitted, a, b, c),
+                values=[np.asarray(o).tolist() for o in (*out, *grads)])
+
+
+def shard_map_errors(api: Any, n: int) -> dict[str, Any]:
+    """The message of each check shard_map makes, for one bad call each."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P = api.P
+    x = np.zeros((2 * n, 6), np.float32)
+
+    def ident(a):
+        return a
+
+    def double(a):
+        return a * 2.0
+
+    def total(a):
+        return api.np.sum(a)
+
+    def pair(a, b):
+        return a
+
+    calls = [
+        (ident, P("x", "y"), P("x", "y"), (np.zeros((2 * n, 5), np.float32),)),  # uneven
+        (ident, P("z"), P("x"), (x,)),  # an axis the mesh lacks
+        (ident, P("x", None, None), P("x"), (x,)),  # a spec longer than the rank
+        (ident, P("x", "x"), P("x"), (x,)),  # an axis twice
+        (pair, (P("x"),), P("x"), (x, x)),  # not one spec per argument
+        (double, P("x"), P(), (x,)),  # declared replicated, varies over x
+        (double, P("x", "y"), P("y"), (x,)),  # declared replicated over x
+        (ident, P("x"), P("z"), (x,)),
+        (total, P("x"), P("x"), (x,)),  # an output spec longer than the rank
+        (ident, P("x"), (P("x"), P("x")), (x,)),  # not one spec per output
+    ]
+    messages = []
+    for f, ins, outs, args in calls:
+        try:
+            api.shard_map(f, mesh=mesh, in_specs=ins, out_specs=outs)(*args)
+            messages.append("no error")
+        except Exception as e:  # noqa: BLE001 (the message is the point)
+            messages.append(f"{type(e).__name__}: {e}")
+    return {"values": [], "messages": messages}
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
     "mlp_2d": mlp_2d,
     "pictures": pictures,
+    "shard_map_program": shard_map_program,
+    "shard_map_errors": shard_map_errors,
 }
 
 

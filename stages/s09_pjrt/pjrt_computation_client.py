@@ -153,17 +153,25 @@ class PjRtComputation(Computation):
     def output_shardings(self) -> list[tuple[list[int], list[int], bool] | None]:
         """Per output, the sharding the SPMD partitioner chose: (tile dimensions, logical
         devices in order, replicated on the last tile dimension), or None if replicated."""
-        out = []
-        for proto in self.executable.get_output_shardings() or []:
-            hlo = xc.HloSharding.from_proto(proto)
-            out.append(None if hlo.is_replicated() else
-                       (list(hlo.tile_assignment_dimensions()),
-                        list(hlo.tile_assignment_devices()), hlo.replicate_on_last_tile_dim()))
-        return out
+        return _read_shardings(self.executable.get_output_shardings())
+
+    def parameter_shardings(self) -> list[tuple[list[int], list[int], bool] | None]:
+        """Per parameter, the same: what each argument must be cut into."""
+        return _read_shardings(self.executable.get_parameter_shardings())
 
     def cost_analysis(self) -> dict[str, float]:
         costs = self.executable.cost_analysis()
         return dict(costs[0] if isinstance(costs, list) else costs)
+
+
+def _read_shardings(protos: Any) -> list[tuple[list[int], list[int], bool] | None]:
+    out = []
+    for proto in protos or []:
+        hlo = xc.HloSharding.from_proto(proto)
+        out.append(None if hlo.is_replicated() else
+                   (list(hlo.tile_assignment_dimensions()),
+                    list(hlo.tile_assignment_devices()), hlo.replicate_on_last_tile_dim()))
+    return out
 
 
 # ------------------------------------------------------------------ the client

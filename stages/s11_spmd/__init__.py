@@ -14,6 +14,9 @@ Reading path (the lesson, in order):
   7. array.py             a global array as one buffer per device; device_put with a sharding
 
 Beside it:
+  shard_map.py        shard_map: specs checked, the body traced on blocks, the vma check
+  shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
+  shard_map_checks.py its checks, with JAX's messages
   sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
   visualize.py            which device holds which block, drawn in the terminal
 """
@@ -25,6 +28,8 @@ from . import (
     mlir,
     partition_spec,
     pjit,
+    shard_map_checks,
+    shard_map_rules,
     sharding_constraint,
     sharding_impls,
     visualize,
@@ -34,6 +39,7 @@ from .hlo_sharding import HloSharding
 from .mesh import AxisType, Mesh, devices, make_mesh
 from .partition_spec import P, PartitionSpec
 from .pjit import jit
+from .shard_map import shard_map, shard_map_p  # the function; the module is shard_map.py
 from .sharding_constraint import sharding_constraint_p, with_sharding_constraint
 from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
 from .visualize import visualize_array_sharding, visualize_sharding
@@ -59,6 +65,10 @@ __all__ = [
     "mlir",
     "partition_spec",
     "pjit",
+    "shard_map",
+    "shard_map_checks",
+    "shard_map_p",
+    "shard_map_rules",
     "sharding_constraint",
     "sharding_constraint_p",
     "sharding_impls",

@@ -55,6 +55,7 @@ class ShardedProgram:
         self.name, self.text, self.devices = name, text, list(devices)
         self.in_avals, self.out_avals = closed.in_avals, closed.out_avals
         self.kept, self.in_shardings = list(kept), list(in_shardings)
+        self.asked_in: list[Sharding | None] = []  # set by lower_sharded: None where unasked
         self.out_shardings, self.shardy = list(out_shardings), shardy
 
     def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
@@ -77,6 +78,7 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
                   keep_unused: bool = False) -> ShardedProgram:
     """Stage 8's module for the jaxpr, with every argument's and result's sharding on @main."""
     given = [s for s in [*in_shardings, *out_shardings] if s is not None]
+    given += [NamedSharding(m, _replicated()) for m in jaxpr_meshes(closed.jaxpr)]
     devices = given[0]._device_assignment
     for s in given:
         if s._device_assignment != devices:
@@ -99,9 +101,33 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
     # an argument nobody placed is replicated (JAX: it would be on the first device)
     in_full = [s if s is not None else NamedSharding(_any_mesh(given), _replicated())
                for s in in_shardings]
-    return ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
-                          kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
+    program = ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
+                             kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
+    program.asked_in = list(in_shardings)
+    return program
 # --8<-- [end:lower]
+
+
+def jaxpr_meshes(jaxpr: core.Jaxpr) -> list[Any]:
+    """The meshes the equations name (a shard_map's, a constraint's), inner jaxprs included."""
+    from .mesh import Mesh
+
+    found: list[Any] = []
+
+    def visit(j: core.Jaxpr) -> None:
+        for eqn in j.eqns:
+            for v in eqn.params.values():
+                for x in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(x, Mesh):
+                        found.append(x)
+                    elif isinstance(x, NamedSharding):
+                        found.append(x.mesh)
+                    elif isinstance(x, core.ClosedJaxpr):
+                        visit(x.jaxpr)
+                    elif isinstance(x, core.Jaxpr):
+                        visit(x)
+    visit(jaxpr)
+    return list(dict.fromkeys(found))
 
 
 def _any_mesh(shardings: Sequence[Sharding]) -> Any:
@@ -124,25 +150,29 @@ class ShardedExecutable:
         self.local_names = [names[d] for d in self.local]
         # --8<-- [start:read_back]
         mesh = _any_mesh([s for s in program.in_shardings if s is not None])
-        chosen = computation.output_shardings()  # what the partitioner decided
-        self.out_shardings = []
-        for aval, asked, got in zip(program.out_avals, program.out_shardings, chosen,
-                                    strict=True):
-            if asked is not None:
-                self.out_shardings.append(asked)
-            elif got is None:
-                self.out_shardings.append(NamedSharding(mesh, _replicated()))
-            else:
-                dims, devs, last = got
-                hlo = HloSharding.from_devices(np.array(devs).reshape(dims), last)
-                self.out_shardings.append(hlo_to_named_sharding(hlo, mesh, aval.ndim))
+
+        def read(chosen: Any, aval: core.ShapedArray) -> NamedSharding:
+            if chosen is None:
+                return NamedSharding(mesh, _replicated())
+            dims, devs, last = chosen
+            hlo = HloSharding.from_devices(np.array(devs).reshape(dims), last)
+            return hlo_to_named_sharding(hlo, mesh, aval.ndim)
+        # what the partitioner decided where nobody said: for the arguments, their layout
+        params = computation.parameter_shardings()
+        self.in_shardings = list(program.in_shardings)
+        for k, i in enumerate(program.kept):
+            if program.asked_in[i] is None:
+                self.in_shardings[i] = read(params[k], program.in_avals[i])
+        self.out_shardings = [asked if asked is not None else read(got, aval) for aval, asked, got
+                              in zip(program.out_avals, program.out_shardings,
+                                     computation.output_shardings(), strict=True)]
         # --8<-- [end:read_back]
 
     # --8<-- [start:call]
     def call(self, *args: Any) -> list[ArrayImpl]:
         arguments = []
         for i in self.program.kept:
-            x, sharding = args[i], self.program.in_shardings[i]
+            x, sharding = args[i], self.in_shardings[i]
             if isinstance(x, ArrayImpl):  # already laid out: its buffers, if the layout fits
                 arguments.append(x.shards_for(sharding))
             else:  # a host value (or a one-device array): cut into blocks and sent
@@ -178,7 +208,7 @@ class ShardedJit:
     def lower(self, *args: Any, **kwargs: Any) -> ShardedProgram:
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, args)
-        if all(s is None for s in [*ins, *outs]):
+        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
             raise ValueError("jit with shardings lowers a sharded program: give "
                              "in_shardings, out_shardings or sharded arguments")
         p = traced._p.params
@@ -190,7 +220,8 @@ class ShardedJit:
             return with_out_constraints(self._jit, self._out)(*args, **kwargs)
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, args)
-        if all(s is None for s in [*ins, *outs]):  # nothing sharded: stage 9's path
+        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
+            # nothing sharded: stage 9's path
             return self._jit(*args, **kwargs)
         key = (id(traced.jaxpr), tuple(ins), tuple(outs), mlir.use_shardy_partitioner.value)
         entry = self._executables.get(key)

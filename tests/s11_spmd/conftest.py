@@ -73,6 +73,6 @@ def _use_shardy(flag: bool) -> Any:
 OURS = types.SimpleNamespace(
     jit=s11.jit, P=s11.P, NamedSharding=s11.NamedSharding, make_mesh=s11.make_mesh,
     with_sharding_constraint=s11.with_sharding_constraint, device_put=s11.device_put,
-    np=snp, value_and_grad=s04.value_and_grad, tree_map=tree_map,
-    shard_map=getattr(s11, "shard_map", None), psum=getattr(s11, "psum", None),
+    np=snp, value_and_grad=s04.value_and_grad, grad=s04.grad, tree_map=tree_map,
+    shard_map=s11.shard_map, psum=getattr(s11, "psum", None),
     use_shardy=_use_shardy, sharding_text=s11.visualize.sharding_text)
