@@ -19,10 +19,12 @@ Beside it:
   shard_map_checks.py its checks, with JAX's messages
   sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
   visualize.py            which device holds which block, drawn in the terminal
+  distributed.py          more than one process: coordination service, clients, gloo
 """
 
 from . import (
     array,
+    distributed,
     hlo_sharding,
     mesh,
     mlir,
@@ -34,7 +36,7 @@ from . import (
     sharding_impls,
     visualize,
 )
-from .array import ArrayImpl, Shard, device_put
+from .array import ArrayImpl, Shard, device_put, make_array_from_process_local_data
 from .hlo_sharding import HloSharding
 from .mesh import AxisType, Mesh, devices, make_mesh
 from .partition_spec import P, PartitionSpec
@@ -58,8 +60,10 @@ __all__ = [
     "array",
     "device_put",
     "devices",
+    "distributed",
     "hlo_sharding",
     "jit",
+    "make_array_from_process_local_data",
     "make_mesh",
     "mesh",
     "mlir",

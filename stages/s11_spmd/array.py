@@ -102,6 +102,9 @@ class ArrayImpl(s09_array.ArrayImpl):
         """The global value: each distinct block fetched once and put in its place."""
         self._check_if_deleted()
         if self._npy_value is None:
+            if self.sharding.is_fully_replicated:  # any one copy is the value
+                (self._npy_value,) = self._client.transfer_from_device(self._shards[:1])
+                return self._npy_value
             if len(self._devices()) != self.sharding.num_devices:
                 raise RuntimeError("Fetching value for `jax.Array` that spans non-addressable "
                                    "(non process local) devices is not possible.")
@@ -149,6 +152,26 @@ def put_shards(x: np.ndarray, sharding: Sharding, client: ComputationClient) -> 
     index_map = sharding.devices_indices_map(x.shape)
     return client.transfer_to_device([np.ascontiguousarray(x[index_map[d]]) for d in devices],
                                      [names[d] for d in devices])
+
+
+def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
+                                       global_shape: tuple[int, ...]) -> ArrayImpl:
+    """A global array from this process's rows: the blocks of its own devices, cut from the
+    part of dimension 0 they cover (JAX: jax.make_array_from_process_local_data)."""
+    client = runtime.get_computation_client()
+    local = np.asarray(local_data)
+    index_map = sharding.devices_indices_map(tuple(global_shape))
+    devices = addressable(client, sharding._device_assignment)
+    first = min(index_map[d][0].start or 0 for d in devices)
+    names = device_names(client)
+    blocks = []
+    for d in devices:
+        rows = index_map[d][0]
+        shift = slice((rows.start or 0) - first, (rows.stop or global_shape[0]) - first)
+        blocks.append(np.ascontiguousarray(local[(shift, *index_map[d][1:])]))
+    shards = client.transfer_to_device(blocks, [names[d] for d in devices])
+    return ArrayImpl(core.ShapedArray(tuple(global_shape), local.dtype), sharding, shards,
+                     client)
 
 
 # --8<-- [start:device_put]
