@@ -13,6 +13,7 @@ Beside it (read when a step needs it):
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
   errors.py         the errors a tracer raises when Python asks it for a value
+  axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
   config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators

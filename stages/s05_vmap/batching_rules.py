@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core, lax
-from stages.s02_tracing.core import Primitive
 
 from . import _jax_compat
 from .batching import (
@@ -265,57 +264,4 @@ def _slice_batch_rule(axis_data, vals, dims, *, start_indices, limit_indices, st
     return lax.slice(operand, starts, limits, strides), bdim
 
 
-def _index_zero(indices: Sequence[Any]) -> np.ndarray:
-    # a start index for the batch axis, of the same integer dtype as the others
-    return np.zeros((), core.get_aval(indices[0]).dtype if indices else np.int32)
-
-
-def _unrolled(prim: Primitive, axis_data: AxisData, vals: Sequence[Any],
-              dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
-    """Bind `prim` once per example and stack the results: exact, but one equation each.
-
-    JAX turns a dynamic_slice/dynamic_update_slice with batched start indices into a single
-    gather/scatter; stage 2 has no gather primitive, so ours unrolls over the batch.
-    """
-    outs = []
-    for i in range(axis_data.size):
-        example = [x if d is not_mapped else lax.index_in_dim(x, i, d, keepdims=False)
-                   for x, d in zip(vals, dims, strict=True)]
-        outs.append(lax.expand_dims(prim.bind(*example, **params), (0,)))
-    return lax.concatenate(outs, 0), 0
-
-
-def _dynamic_slice_batch_rule(axis_data, vals, dims, *, slice_sizes):
-    operand, *indices = vals
-    operand_bdim, *index_dims = dims
-    if all(d is not_mapped for d in dims):
-        return lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes), not_mapped
-    if any(d is not not_mapped for d in index_dims):
-        return _unrolled(lax.dynamic_slice_p, axis_data, vals, dims, slice_sizes=slice_sizes)
-    # same window for every example: start at 0 on the batch axis and take all of it
-    indices = list(indices)
-    indices.insert(operand_bdim, _index_zero(indices))
-    sizes = list(slice_sizes)
-    sizes.insert(operand_bdim, np.shape(operand)[operand_bdim])
-    out = lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes))
-    return out, operand_bdim
-
-
-def _dynamic_update_slice_batch_rule(axis_data, vals, dims):
-    operand, update, *indices = vals
-    operand_bdim, update_bdim, *index_dims = dims
-    if all(d is not_mapped for d in dims):
-        return lax.dynamic_update_slice_p.bind(operand, update, *indices), not_mapped
-    if any(d is not not_mapped for d in index_dims):
-        return _unrolled(lax.dynamic_update_slice_p, axis_data, vals, dims)
-    # same window for every example: the batch axis first on both, written from index 0
-    size = axis_data.size
-    operand = bdim_at_front(operand, operand_bdim, size)
-    update = bdim_at_front(update, update_bdim, size)
-    out = lax.dynamic_update_slice_p.bind(operand, update, _index_zero(indices), *indices)
-    return out, 0
-
-
 primitive_batchers[lax.slice_p] = _slice_batch_rule
-primitive_batchers[lax.dynamic_slice_p] = _dynamic_slice_batch_rule
-primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batch_rule
