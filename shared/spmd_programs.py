@@ -1,9 +1,10 @@
 """SPMD programs written once against an API namespace, run on our stage 11 and on JAX.
 
 `api` has: jit, P, NamedSharding, make_mesh(shape, names), with_sharding_constraint,
-device_put, np (a numpy module), value_and_grad, tree_map, shard_map, psum, use_shardy(flag)
-(a context manager). `run_all(api, n)` runs every program on `n` devices and returns, per
-program, the lowered texts (Shardy and GSPMD) and the values as nested lists: the tests
+device_put, np (a numpy module), value_and_grad, grad, tree_map, shard_map, collectives (a
+module with psum, pmax, axis_index, all_gather, psum_scatter, ppermute), use_shardy(flag) (a
+context manager), sharding_text(shape, sharding). `run_all(api, n)` runs every program on
+`n` devices and returns, per program, the lowered texts (Shardy and GSPMD) and the values as nested lists: the tests
 compare ours with what tests/s11_spmd/jax_oracle.py gets from JAX in a process of its own.
 """
 
@@ -164,6 +165,52 @@ def shard_map_errors(api: Any, n: int) -> dict[str, Any]:
     return {"values": [], "messages": messages}
 
 
+def collectives_program(api: Any, n: int) -> dict[str, Any]:
+    """Each collective once in a shard_map body (replica groups over one axis of two)."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, c = api.P, api.collectives
+
+    def body(a):
+        s = c.psum(a, "y")
+        m = c.pmax(a, "x")
+        i = c.axis_index("y")
+        g = c.all_gather(a, "y", tiled=True)
+        r = c.psum_scatter(g, "y", tiled=True)
+        p = c.ppermute(a, "x", perm=[(k, (k + 1) % (n // 2)) for k in range(n // 2)])
+        return s + m + i + r + p
+
+    f = api.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"),
+                      check_vma=False)
+    x = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
+    return dict(_texts(api, api.jit(f), x), values=[np.asarray(f(x)).tolist()])
+
+
+def shard_map_psum(api: Any, n: int) -> dict[str, Any]:
+    """A data-parallel gradient by hand: each device's rows, then psum of the gradients."""
+    mesh = api.make_mesh((n,), ("batch",))
+    P = api.P
+
+    def loss(w, x, y):
+        d = api.np.tanh(api.np.dot(x, w)) - y
+        return api.np.sum(d * d)
+
+    def step(w, x, y):
+        value, g = api.value_and_grad(loss)(w, x, y)
+        psum = api.collectives.psum
+        return w - 0.1 * psum(g, "batch"), psum(value, "batch")
+
+    # check_vma=False: JAX's varying-axes types would psum the gradient of the replicated w
+    # by themselves (ours has no such types); without them both take the psum written here
+    f = api.jit(api.shard_map(step, mesh=mesh, in_specs=(P(), P("batch"), P("batch")),
+                              out_specs=(P(), P()), check_vma=False))
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    x = rng.standard_normal((4 * n, 6)).astype(np.float32)
+    y = rng.standard_normal((4 * n, 3)).astype(np.float32)
+    new_w, value = f(w, x, y)
+    return dict(_texts(api, f, w, x, y), values=[np.asarray(new_w).tolist(), float(value)])
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
@@ -171,6 +218,8 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "pictures": pictures,
     "shard_map_program": shard_map_program,
     "shard_map_errors": shard_map_errors,
+    "collectives_program": collectives_program,
+    "shard_map_psum": shard_map_psum,
 }
 
 

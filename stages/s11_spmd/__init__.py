@@ -17,6 +17,7 @@ Beside it:
   shard_map.py        shard_map: specs checked, the body traced on blocks, the vma check
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
+  collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
   sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
   visualize.py            which device holds which block, drawn in the terminal
   distributed.py          more than one process: coordination service, clients, gloo
@@ -24,6 +25,7 @@ Beside it:
 
 from . import (
     array,
+    collectives,
     distributed,
     hlo_sharding,
     mesh,
@@ -59,6 +61,7 @@ __all__ = [
     "SingleDeviceSharding",
     "array",
     "device_put",
+    "collectives",
     "devices",
     "distributed",
     "hlo_sharding",

@@ -26,6 +26,7 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
+from stages.s02_tracing.axis_env import extend_axis_env_nd
 from stages.s07_caches import dispatch
 from stages.s07_caches.api_util import fun_name as get_fun_name
 
@@ -76,7 +77,8 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         # EXERCISE 11.4 (per-device-trace): trace f once, on each argument's block
         block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]
         flat_f, out_tree = flatten_fun_nokwargs(lu.wrap_init(f), in_tree)
-        jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
+        with extend_axis_env_nd(mesh.shape.items()):  # the mesh axes are named axes inside
+            jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
         # END EXERCISE
         closed = core.ClosedJaxpr(jaxpr, consts)
         outs_tree = tree_unflatten(out_tree(), list(out_avals))  # avals stand in as leaves

@@ -28,7 +28,7 @@ from stages.s08_lowering.mlir import (
     register_lowering,
 )
 
-from . import mlir
+from . import collectives, mlir
 from .hlo_sharding import HloSharding
 from .partition_spec import PartitionSpec
 from .shard_map import shard_map_p
@@ -134,7 +134,7 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, **_):
                     f"out_shardings=[{outs}] manual_axes={{{axes}}} ({params}) "
                     f"{p.region(region)} : ({p.types(op.operands)}) -> {results}")
         op = ir.Operation("sdy.manual_computation", args, out_types, asm, regions=[region])
-        with ir.InsertionPoint(region.block):
+        with ir.InsertionPoint(region.block), collectives.manual_mesh(mesh):
             consts = ir_consts(jaxpr.consts, [v.aval for v in jaxpr.jaxpr.constvars])
             body = jaxpr_subcomp(ctx.module_context, jaxpr.jaxpr, consts,
                                  *region.block.arguments)
@@ -147,7 +147,8 @@ def _shard_map_lowering(ctx, *args, jaxpr, mesh, in_specs, out_specs, **_):
                                 {"mhlo.sharding": f'"{s._to_xla_hlo_sharding(a.ndim)}"'})
         blocks.append(mlir.custom_call("SPMDFullToShardShape", full, t,
                                        {"mhlo.sharding": manual}))
-    func = lower_jaxpr_to_fun(ctx.module_context, "shmap_body", jaxpr)
+    with collectives.manual_mesh(mesh):
+        func = lower_jaxpr_to_fun(ctx.module_context, "shmap_body", jaxpr)
     for attrs, s, a in zip(func.result_attrs, out_specs, jaxpr.out_avals, strict=True):
         attrs["jax.result_info"] = f'"{_spec_names(s, a.ndim)}"'
     results = hlo.call(func.name, blocks, [aval_to_ir_type(a) for a in jaxpr.out_avals])

@@ -13,7 +13,8 @@ from shared.spmd_programs import PROGRAMS, SIZES
 from tests.s11_spmd.conftest import OURS, cpu_devices, jax_results
 
 PROGRAM_NAMES = sorted(PROGRAMS)
-LOWERED = ["data_parallel_mlp", "mlp_2d", "shard_map_program", "sharded_matmul"]
+LOWERED = ["collectives_program", "data_parallel_mlp", "mlp_2d", "shard_map_program",
+           "shard_map_psum", "sharded_matmul"]
 
 
 @pytest.fixture(scope="module", params=[4, 8])
@@ -112,3 +113,18 @@ def _sorted_sets(text):
     """A frozenset prints in hash order, which changes from process to process."""
     return re.sub(r"frozenset\(\{([^}]*)\}\)",
                   lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
+
+
+def test_a_psum_in_shard_map_gives_one_devices_gradient_step(run):
+    """The psum of the per-device gradients is the gradient over the whole batch."""
+    n, ours, _ = run
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 3))
+    x, y = rng.standard_normal((4 * n, 6)), rng.standard_normal((4 * n, 3))
+    w, x, y = (a.astype(np.float32).astype(np.float64) for a in (w, x, y))
+    t = np.tanh(x @ w)
+    grad = x.T @ (2 * (t - y) * (1 - t * t))
+    np.testing.assert_allclose(ours["shard_map_psum"]["values"][0], w - 0.1 * grad,
+                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(ours["shard_map_psum"]["values"][1], np.sum((t - y) ** 2),
+                               rtol=1e-4)
