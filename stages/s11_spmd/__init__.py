@@ -40,7 +40,7 @@ from . import (
 )
 from .array import ArrayImpl, Shard, device_put, make_array_from_process_local_data
 from .hlo_sharding import HloSharding
-from .mesh import AxisType, Mesh, devices, make_mesh
+from .mesh import AxisType, Mesh, cpu_client, devices, make_mesh
 from .partition_spec import P, PartitionSpec
 from .pjit import jit
 from .shard_map import shard_map, shard_map_p  # the function; the module is shard_map.py
@@ -62,6 +62,7 @@ __all__ = [
     "array",
     "device_put",
     "collectives",
+    "cpu_client",
     "devices",
     "distributed",
     "hlo_sharding",

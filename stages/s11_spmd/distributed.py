@@ -71,7 +71,7 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int, *,
     cpu = xc.make_cpu_client(asynchronous=True, distributed_client=client, node_id=process_id,
                              num_nodes=num_processes, collectives=collectives,
                              num_devices=local_device_count)
-    runtime._client = PjRtComputationClient(cpu, "CPU")  # the process's one client
+    runtime.set_computation_client(PjRtComputationClient(cpu, "CPU"))
 # --8<-- [end:initialize]
 
 

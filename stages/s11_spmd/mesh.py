@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -106,6 +107,22 @@ class Mesh:
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
         return f"Mesh({axes}, axis_types={self.axis_types!r})"
+
+
+def cpu_client(n: int) -> Any:
+    """A client of `n` CPU devices (the registry's CPU branch with CPU_NUM_DEVICES=n), to hand
+    to `runtime.set_computation_client` (JAX: jax_num_cpu_devices, set before JAX starts)."""
+    from stages.s09_pjrt import initialize_pjrt
+
+    saved = os.environ.get("CPU_NUM_DEVICES")
+    os.environ["CPU_NUM_DEVICES"] = str(n)
+    try:
+        return initialize_pjrt("CPU")
+    finally:
+        if saved is None:
+            del os.environ["CPU_NUM_DEVICES"]
+        else:
+            os.environ["CPU_NUM_DEVICES"] = saved
 
 
 def devices() -> list[Device]:

@@ -107,6 +107,7 @@ def annotate_main(module: ir.Module, arg_shardings: Sequence[tuple[Sharding | No
                   num_partitions: int) -> None:
     """Write each kept argument's and each result's sharding (None: the compiler chooses) on
     @main, and the partition count on the module."""
+    # EXERCISE 11.3 (annotate): the partition count, then one attribute per sharding given
     module.attributes["mhlo.num_partitions"] = f"{num_partitions} : i32"
     main = module.functions[0]
     for attrs, (sharding, ndim) in [*zip(main.arg_attrs, arg_shardings, strict=True),
@@ -114,6 +115,7 @@ def annotate_main(module: ir.Module, arg_shardings: Sequence[tuple[Sharding | No
         if sharding is not None:
             name, value = sharding_attr(sharding, ndim)
             attrs[name] = value
+    # END EXERCISE
 # --8<-- [end:annotate]
 
 

@@ -149,6 +149,7 @@ class NamedSharding(Sharding):
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The shape of one device's block: each dimension divided by its split count."""
         self.check_compatible_aval(global_shape)
+        # EXERCISE 11.2 (shard-shape): divide each dimension by its split count, or say why not
         parts = self.split_counts(len(global_shape))
         out = []
         for dim, (size, p) in enumerate(zip(global_shape, parts, strict=True)):
@@ -159,6 +160,7 @@ class NamedSharding(Sharding):
                     f"per-dimension tiling factors: {parts} should evenly divide the shape)")
             out.append(size // p)
         return tuple(out)
+        # END EXERCISE
     # --8<-- [end:shard_shape]
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:

@@ -32,17 +32,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextlib.contextmanager
 def cpu_devices(n: int):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CPU_NUM_DEVICES", str(n))
-        mp.setenv("PJRT_DEVICE", "CPU")
-        client = s09.initialize_pjrt("CPU")
-    prev = runtime._client
-    runtime._client = client
+    client = s11.cpu_client(n)
+    prev = runtime.set_computation_client(client)
     try:
         with s09.use_pjrt():
             yield client
     finally:
-        runtime._client = prev
+        runtime.set_computation_client(prev)
 
 
 @pytest.fixture(scope="module")
