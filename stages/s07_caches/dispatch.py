@@ -120,16 +120,12 @@ def _hashable(params: dict[str, Any]) -> bool:
     return True
 
 
-# primitives whose impl compiles on its own terms (a later stage's, e.g. shard_map's over a mesh)
-runs_own_impl: set[core.Primitive] = set()
-
-
 class DispatchTrace(core.EvalTrace):
     """A bottom trace that runs each primitive through `apply_primitive`."""
 
     def process_primitive(self, primitive, args, params):
-        if primitive is pjit.jit_p or primitive in runs_own_impl or not _hashable(params) or any(
-                isinstance(x, core.Tracer) for x in args):
+        if primitive is pjit.jit_p or hasattr(primitive, "own_impl") or not _hashable(
+                params) or any(isinstance(x, core.Tracer) for x in args):
             return super().process_primitive(primitive, args, params)
         return apply_primitive(primitive, *args, **params)
 

@@ -27,7 +27,6 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
 from stages.s02_tracing.axis_env import extend_axis_env_nd
-from stages.s07_caches import dispatch
 from stages.s07_caches.api_util import fun_name as get_fun_name
 
 from . import shard_map_checks as checks
@@ -150,5 +149,5 @@ def _impl(*args: Any, jaxpr: core.ClosedJaxpr, mesh: Mesh, in_specs: tuple,
 _eager_jits: dict[Any, tuple[core.ClosedJaxpr, Any]] = {}
 
 shard_map_p.def_impl(_impl)
-dispatch.runs_own_impl.add(shard_map_p)  # eagerly, a sharded jit of its own, not a one-op jit
+shard_map_p.own_impl = True  # eagerly a sharded jit of its own, not stage 7's one-op jit
 shard_map_p.def_abstract_eval(_abstract_eval)

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from stages.s02_tracing import core
 from stages.s04_autodiff import ad
+from stages.s04_autodiff.ad import jvp_jaxpr
+from stages.s04_autodiff.ad_checkpoint import transpose_jaxpr
 from stages.s04_autodiff.ad_util import Zero
 from stages.s05_vmap import batching
-from stages.s07_caches.pjit_rules import _batch_jaxpr, _jvp_jaxpr, _transpose_jaxpr, keep_where
+from stages.s07_caches.pjit_rules import batch_jaxpr2, keep_where
 from stages.s08_lowering import hlo, ir
 from stages.s08_lowering.mlir import (
     aval_to_ir_type,
@@ -43,7 +45,7 @@ def _shard_map_jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
     nz_in = tuple(type(t) is not Zero for t in tangents)
     if not any(nz_in):
         return primal_outs, [Zero.from_primal_value(p) for p in primal_outs]
-    jaxpr_jvp, nz_out = _jvp_jaxpr(jaxpr, nz_in, False)
+    jaxpr_jvp, nz_out = jvp_jaxpr(jaxpr, nz_in, False)
     outs = shard_map_p.bind(*primals, *keep_where(tangents, nz_in), jaxpr=jaxpr_jvp,
                             in_specs=(*in_specs, *keep_where(in_specs, nz_in)),
                             out_specs=(*out_specs, *keep_where(out_specs, nz_out)), **params)
@@ -60,7 +62,7 @@ ad.primitive_jvps[shard_map_p] = _shard_map_jvp
 def _shard_map_transpose(cts, *args, jaxpr, in_specs, out_specs, **params):
     in_linear = tuple(ad.is_undefined_primal(x) for x in args)
     out_zeros = tuple(type(ct) is Zero for ct in cts)
-    transposed, in_zeros = _transpose_jaxpr(jaxpr, in_linear, out_zeros)
+    transposed, in_zeros = transpose_jaxpr(jaxpr, in_linear, out_zeros)
     zeros = iter(in_zeros)
     nonzero_in = [lin and not next(zeros) for lin in in_linear]
     outs = iter(shard_map_p.bind(
@@ -86,7 +88,7 @@ def _insert_unsplit(spec: PartitionSpec, ndim: int, dim: int) -> PartitionSpec:
 def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
     vals = [batching.bdim_at_front(v, d, axis_data.size) for v, d in zip(vals, dims,
                                                                            strict=True)]
-    new_jaxpr, out_dims = _batch_jaxpr(jaxpr, axis_data, (0,) * len(vals))
+    new_jaxpr, out_dims = batch_jaxpr2(jaxpr, axis_data, (0,) * len(vals))
     in_specs = tuple(_insert_unsplit(s, v.ndim - 1, 0) for s, v in zip(in_specs, vals,
                                                                         strict=True))
     out_specs = tuple(

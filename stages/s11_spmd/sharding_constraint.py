@@ -17,7 +17,6 @@ from stages.s02_tracing import core
 from stages.s04_autodiff import ad
 from stages.s04_autodiff.jvp_rules import deflinear
 from stages.s05_vmap import batching
-from stages.s07_caches import dispatch
 from stages.s08_lowering.mlir import register_lowering
 
 from . import mlir
@@ -49,7 +48,7 @@ def _impl(x: Any, *, sharding: Sharding) -> Any:
 
 
 sharding_constraint_p.def_impl(_impl)
-dispatch.runs_own_impl.add(sharding_constraint_p)  # eagerly a device_put, not a one-op jit
+sharding_constraint_p.own_impl = True  # eagerly a device_put, not stage 7's one-op jit
 sharding_constraint_p.def_abstract_eval(lambda aval, *, sharding: aval)
 
 # jvp: the tangent constrained the same way; transpose: the cotangent too

@@ -90,3 +90,19 @@ def test_each_primitive_has_its_rules_and_the_absences_are_the_listed_ones():
         assert "impl" in vars(prim) and "abstract_eval" in vars(prim)
         for name in NO_RULE:
             assert prim not in getattr(pe, name)
+
+
+def test_a_psum_makes_an_output_that_may_be_declared_replicated(four):
+    from stages.s05_vmap.parallel import all_gather, axis_index, psum
+
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    total = s11.shard_map(lambda a: psum(a, ("x", "y")), mesh=mesh, in_specs=P("x", "y"),
+                          out_specs=P())  # checked: the psum made it the same everywhere
+    np.testing.assert_allclose(np.asarray(total(x)), x.reshape(2, 2, 2, 1).sum((0, 2)))
+    rows = s11.shard_map(lambda a: all_gather(a, "y", axis=1, tiled=True), mesh=mesh,
+                         in_specs=P("x", "y"), out_specs=P("x"))
+    np.testing.assert_array_equal(np.asarray(rows(x)), x)
+    jaxpr = make_jaxpr(lambda a: (psum(a, "y"), axis_index("x") + a),
+                       axis_env=[("x", 2), ("y", 2)])(np.ones(2, np.float32)).jaxpr
+    assert infer_vma(jaxpr, [frozenset("xy")]) == [frozenset("x"), frozenset("xy")]
