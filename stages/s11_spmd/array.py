@@ -137,7 +137,8 @@ class ArrayImpl(s09_array.ArrayImpl):
     def shards_for(self, sharding: Sharding) -> list[Data]:
         """The buffers a program expecting `sharding` takes: ours if it is ours, else the
         value laid out again (through the host)."""
-        if sharding is self.sharding or sharding.is_equivalent_to(self.sharding, self.ndim):
+        if sharding is self.sharding or sharding == self.sharding or \
+                sharding.is_equivalent_to(self.sharding, self.ndim):
             return self._shards
         return put_shards(self._value, sharding, self._client)
 

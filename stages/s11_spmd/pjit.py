@@ -158,14 +158,16 @@ class ShardedExecutable:
             hlo = HloSharding.from_devices(np.array(devs).reshape(dims), last)
             return hlo_to_named_sharding(hlo, mesh, aval.ndim)
         # what the partitioner decided where nobody said: for the arguments, their layout
-        params = computation.parameter_shardings()
+        n_in, n_out = len(program.kept), len(program.out_avals)
+        params = computation.parameter_shardings() or [None] * n_in  # none on one device
+        outs = computation.output_shardings() or [None] * n_out
         self.in_shardings = list(program.in_shardings)
         for k, i in enumerate(program.kept):
             if program.asked_in[i] is None:
                 self.in_shardings[i] = read(params[k], program.in_avals[i])
         self.out_shardings = [asked if asked is not None else read(got, aval) for aval, asked, got
-                              in zip(program.out_avals, program.out_shardings,
-                                     computation.output_shardings(), strict=True)]
+                              in zip(program.out_avals, program.out_shardings, outs,
+                                     strict=True)]
         # --8<-- [end:read_back]
 
     # --8<-- [start:call]
@@ -195,6 +197,7 @@ class ShardedJit:
         self._jit = s07_pjit.jit(fun, **jit_kwargs)
         self._in, self._out = in_shardings, out_shardings
         self._executables: dict[Any, tuple[Any, ShardedExecutable]] = {}
+        self._fast: dict[Any, tuple[ShardedExecutable, Any]] = {}
 
     def _shardings(self, traced: Any, args: tuple) -> tuple[list, list]:
         leaves = tree_flatten(args)[0]
@@ -215,9 +218,29 @@ class ShardedJit:
         return lower_sharded(traced.jaxpr, p["name"], ins, outs,
                              p["donated_invars"], p["keep_unused"])
 
+    def _signature(self, leaves: list) -> tuple | None:
+        """The fast path's key: each leaf's type, shape, dtype and layout (JAX: the C++
+        PjitFunctionCache's signature, which holds the argument shardings too)."""
+        sig = []
+        for x in leaves:
+            if isinstance(x, ArrayImpl):
+                sig.append((x.aval, x.sharding))
+            elif isinstance(x, np.ndarray):
+                sig.append((x.shape, x.dtype))
+            else:
+                return None
+        return tuple(sig)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(core.trace_ctx.trace, core.EvalTrace):
             return with_out_constraints(self._jit, self._out)(*args, **kwargs)
+        leaves, tree = tree_flatten((args, kwargs))
+        key = self._signature(leaves)
+        hit = self._fast.get((tree, key, mlir.use_shardy_partitioner.value)) \
+            if key is not None else None
+        if hit is not None:  # the same types and layouts as a call before: run at once
+            executable, out_tree = hit
+            return tree_unflatten(out_tree, executable.call(*leaves))
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, args)
         if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
@@ -231,7 +254,9 @@ class ShardedJit:
                                     p["keep_unused"])
             entry = (traced.jaxpr, program.compile())
             self._executables[key] = entry
-        leaves = tree_flatten((args, kwargs))[0]
+        if key is not None and not traced._p.consts:
+            self._fast[(tree, key, mlir.use_shardy_partitioner.value)] = (entry[1],
+                                                                         traced.out_tree)
         return tree_unflatten(traced.out_tree, entry[1].call(*leaves))
 
 
