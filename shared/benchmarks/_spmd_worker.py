@@ -32,46 +32,46 @@ from stages.s04_autodiff import value_and_grad  # noqa: E402
 from stages.s09_pjrt import runtime  # noqa: E402
 
 
+def _row(n: int, params: list, x: np.ndarray, y: np.ndarray, repeat: int, number: int
+         ) -> dict:
+    mesh = s11.make_mesh((n,), ("data",))
+    rep, split = s11.NamedSharding(mesh, s11.P()), s11.NamedSharding(mesh, s11.P("data"))
+    ours = s11.jit(mlp.make_train_step(jnp, value_and_grad, s01.tree_map),
+                   in_shardings=(rep, split, split), out_shardings=(rep, rep))
+    p = [s11.device_put(params, rep)]
+    xd, yd = s11.device_put(x, split), s11.device_put(y, split)
+    jmesh = jax.make_mesh((n,), ("data",), axis_types=(AxisType.Auto,),
+                          devices=jax.devices()[:n])
+    jrep, jsplit = JNS(jmesh, JP()), JNS(jmesh, JP("data"))
+    theirs = jax.jit(mlp.make_train_step(jjnp, jax.value_and_grad, jax.tree_util.tree_map),
+                     in_shardings=(jrep, jsplit, jsplit), out_shardings=(jrep, jrep))
+    q = [jax.device_put(params, jrep)]
+    xj, yj = jax.device_put(x, jsplit), jax.device_put(y, jsplit)
+
+    def step_ours() -> None:
+        p[0], loss = ours(p[0], xd, yd)
+        loss.block_until_ready()
+
+    def step_jax() -> None:
+        q[0], loss = theirs(q[0], xj, yj)
+        loss.block_until_ready()
+
+    ours_t = best_time(step_ours, repeat=repeat, number=number)
+    jax_t = best_time(step_jax, repeat=repeat, number=number)
+    same = np.allclose(np.asarray(ours(p[0], xd, yd)[1]), np.asarray(theirs(q[0], xj, yj)[1]),
+                       rtol=1e-4)
+    return dict(n=n, ours=ours_t, jax=jax_t, same=bool(same))
+
+
 def main(quick: bool) -> list[dict]:
     sizes = (64, 128, 128, 10) if quick else (784, 512, 512, 10)
     batch = 64 if quick else 512
     repeat, number = (3, 3) if quick else (5, 10)
     params, (x, y) = mlp.init_params(sizes), mlp.batch(batch, sizes)
     runtime.set_computation_client(s11.cpu_client(4))
-    rows = []
     with s09.use_pjrt():
-        for n in (1, 2, 4):
-            mesh = s11.make_mesh((n,), ("data",))
-            rep, split = s11.NamedSharding(mesh, s11.P()), s11.NamedSharding(mesh, s11.P("data"))
-            ours = s11.jit(mlp.make_train_step(jnp, value_and_grad, s01.tree_map),
-                           in_shardings=(rep, split, split), out_shardings=(rep, rep))
-            p = [s11.device_put(params, rep)]
-            xd, yd = s11.device_put(x, split), s11.device_put(y, split)
-
-            jmesh = jax.make_mesh((n,), ("data",), axis_types=(AxisType.Auto,),
-                                  devices=jax.devices()[:n])
-            jrep, jsplit = JNS(jmesh, JP()), JNS(jmesh, JP("data"))
-            theirs = jax.jit(mlp.make_train_step(jjnp, jax.value_and_grad,
-                                                 jax.tree_util.tree_map),
-                             in_shardings=(jrep, jsplit, jsplit), out_shardings=(jrep, jrep))
-            q = [jax.device_put(params, jrep)]
-            xj, yj = jax.device_put(x, jsplit), jax.device_put(y, jsplit)
-
-            def step_ours():
-                p[0], loss = ours(p[0], xd, yd)
-                loss.block_until_ready()
-
-            def step_jax():
-                q[0], loss = theirs(q[0], xj, yj)
-                loss.block_until_ready()
-
-            ours_t = best_time(step_ours, repeat=repeat, number=number)
-            jax_t = best_time(step_jax, repeat=repeat, number=number)
-            same = np.allclose(np.asarray(ours(p[0], xd, yd)[1]),
-                               np.asarray(theirs(q[0], xj, yj)[1]), rtol=1e-4)
-            rows.append(dict(n=n, ours=ours_t, jax=jax_t, same=bool(same), sizes=sizes,
-                             batch=batch))
-    return rows
+        return [dict(_row(n, params, x, y, repeat, number), sizes=sizes, batch=batch)
+                for n in (1, 2, 4)]
 
 
 if __name__ == "__main__":
