@@ -235,9 +235,9 @@ class ShardedJit:
         if not isinstance(core.trace_ctx.trace, core.EvalTrace):
             return with_out_constraints(self._jit, self._out)(*args, **kwargs)
         leaves, tree = tree_flatten((args, kwargs))
-        key = self._signature(leaves)
-        hit = self._fast.get((tree, key, mlir.use_shardy_partitioner.value)) \
-            if key is not None else None
+        sig = self._signature(leaves)
+        hit = self._fast.get((tree, sig, mlir.use_shardy_partitioner.value)) \
+            if sig is not None else None
         if hit is not None:  # the same types and layouts as a call before: run at once
             executable, out_tree = hit
             return tree_unflatten(out_tree, executable.call(*leaves))
@@ -254,8 +254,8 @@ class ShardedJit:
                                     p["keep_unused"])
             entry = (traced.jaxpr, program.compile())
             self._executables[key] = entry
-        if key is not None and not traced._p.consts:
-            self._fast[(tree, key, mlir.use_shardy_partitioner.value)] = (entry[1],
+        if sig is not None and not traced._p.consts:
+            self._fast[(tree, sig, mlir.use_shardy_partitioner.value)] = (entry[1],
                                                                          traced.out_tree)
         return tree_unflatten(traced.out_tree, entry[1].call(*leaves))
 
