@@ -51,6 +51,11 @@ def set_computation_client(client: ComputationClient | None) -> ComputationClien
     global _client
     with _lock:
         previous, _client = _client, client
+    from stages.s07_caches import api, xla_bridge
+
+    from .backend import PjRtBackend  # jit's backend and its executables held the old client
+    xla_bridge.register_backend_factory("pjrt", PjRtBackend, priority=-1)
+    api.clear_caches()
     return previous
 
 
