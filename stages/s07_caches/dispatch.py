@@ -124,8 +124,8 @@ class DispatchTrace(core.EvalTrace):
     """A bottom trace that runs each primitive through `apply_primitive`."""
 
     def process_primitive(self, primitive, args, params):
-        if primitive is pjit.jit_p or not _hashable(params) or any(
-                isinstance(x, core.Tracer) for x in args):
+        if primitive is pjit.jit_p or hasattr(primitive, "own_impl") or not _hashable(
+                params) or any(isinstance(x, core.Tracer) for x in args):
             return super().process_primitive(primitive, args, params)
         return apply_primitive(primitive, *args, **params)
 

@@ -112,6 +112,7 @@ class CompileInstance:
     devices: list[str]
     is_sharded: bool = False  # SPMD: one program partitioned over `devices` (stage 11)
     eager_mode: bool = False  # stamps EagerOpCompileTime instead of CompileTime
+    use_shardy_partitioner: bool = False  # SPMD: the annotations are Shardy's, not GSPMD's
     # jit(..., compiler_options=...): (flag, value) pairs the compiler overrides
     env_option_overrides: tuple[tuple[str, Any], ...] = ()
 

@@ -150,9 +150,28 @@ class PjRtComputation(Computation):
         get = getattr(self.executable, "get_hlo_text", None)
         return get() if get is not None else self.executable.hlo_modules()[0].to_string()
 
+    def output_shardings(self) -> list[tuple[list[int], list[int], bool] | None]:
+        """Per output, the sharding the SPMD partitioner chose: (tile dimensions, logical
+        devices in order, replicated on the last tile dimension), or None if replicated."""
+        return _read_shardings(self.executable.get_output_shardings())
+
+    def parameter_shardings(self) -> list[tuple[list[int], list[int], bool] | None]:
+        """Per parameter, the same: what each argument must be cut into."""
+        return _read_shardings(self.executable.get_parameter_shardings())
+
     def cost_analysis(self) -> dict[str, float]:
         costs = self.executable.cost_analysis()
         return dict(costs[0] if isinstance(costs, list) else costs)
+
+
+def _read_shardings(protos: Any) -> list[tuple[list[int], list[int], bool] | None]:
+    out = []
+    for proto in protos or []:
+        hlo = xc.HloSharding.from_proto(proto)
+        out.append(None if hlo.is_replicated() else
+                   (list(hlo.tile_assignment_dimensions()),
+                    list(hlo.tile_assignment_devices()), hlo.replicate_on_last_tile_dim()))
+    return out
 
 
 # ------------------------------------------------------------------ the client
@@ -234,6 +253,9 @@ class PjRtComputationClient(ComputationClient):
             assignment = np.array(ids).reshape(n, 1)
         options.device_assignment = xc.DeviceAssignment.create(assignment)
         # END EXERCISE
+        if instance.is_sharded:
+            options.executable_build_options.use_shardy_partitioner = \
+                instance.use_shardy_partitioner
         options.env_option_overrides = list(instance.env_option_overrides)
         return options
 

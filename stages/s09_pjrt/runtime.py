@@ -45,6 +45,20 @@ def get_computation_client() -> ComputationClient:
     return _client
 
 
+def set_computation_client(client: ComputationClient | None) -> ComputationClient | None:
+    """Make `client` the process's client (None: made again on next use); return the old one.
+    A run of several processes (stage 11) puts its distributed client here."""
+    global _client
+    with _lock:
+        previous, _client = _client, client
+    from stages.s07_caches import api, xla_bridge
+
+    from .backend import PjRtBackend  # jit's backend and its executables held the old client
+    xla_bridge.register_backend_factory("pjrt", PjRtBackend, priority=-1)
+    api.clear_caches()
+    return previous
+
+
 def global_runtime_device_count() -> int:
     return len(get_computation_client().get_all_devices())
 

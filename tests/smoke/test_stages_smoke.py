@@ -126,3 +126,28 @@ def test_pjrt_client_runs_jit_a_gradient_and_a_training_step_on_the_installed_ja
         close(s07.jit(lambda v: s06.scan(lambda c, y: (c + y, c * y), 0.0, v))(x)[1],
               jax.lax.scan(lambda c, y: (c + y, c * y), 0.0, X)[1])
         assert np.asarray(x).tolist() == X.tolist() and (x * 2.0).tolist() == (X * 2).tolist()
+
+
+def test_spmd_runs_a_sharded_jit_and_a_shard_map_with_psum_on_four_cpu_devices():
+    # stage 11 compiles for several partitions through jaxlib (Shardy annotations, the output
+    # shardings read back): a new jaxlib could change any of these
+    import stages.s09_pjrt as s09
+    import stages.s11_spmd as s11
+    from stages.s05_vmap.parallel import psum
+    from stages.s09_pjrt import runtime
+
+    previous = runtime.set_computation_client(s11.cpu_client(4))
+    try:
+        with s09.use_pjrt():
+            mesh = s11.make_mesh((2, 2), ("data", "model"))
+            x = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
+            w = np.arange(24, dtype=np.float32).reshape(4, 6) / 10
+            f = s11.jit(lambda a, b: onp.tanh(onp.dot(a, b)),
+                        in_shardings=(s11.NamedSharding(mesh, s11.P("data")),
+                                      s11.NamedSharding(mesh, s11.P(None, "model"))))
+            close(f(x, w), np.tanh(x @ w), rtol=1e-4)
+            total = s11.shard_map(lambda a: psum(onp.sum(a), ("data", "model")), mesh=mesh,
+                                  in_specs=s11.P("data", "model"), out_specs=s11.P())
+            close(total(x), x.sum(), rtol=1e-5)
+    finally:
+        runtime.set_computation_client(previous)

@@ -1,0 +1,228 @@
+"""SPMD programs written once against an API namespace, run on our stage 11 and on JAX.
+
+`api` has: jit, P, NamedSharding, make_mesh(shape, names), with_sharding_constraint,
+device_put, np (a numpy module), value_and_grad, grad, tree_map, shard_map, collectives (a
+module with psum, pmax, axis_index, all_gather, psum_scatter, ppermute), use_shardy(flag) (a
+context manager), sharding_text(shape, sharding). `run_all(api, n)` runs every program on
+`n` devices and returns, per program, the lowered texts (Shardy and GSPMD) and the values
+as nested lists: the tests compare ours with what tests/s11_spmd/jax_oracle.py gets from JAX
+in a process of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from shared import mlp
+
+SIZES = (16, 32, 32, 8)
+
+
+def _texts(api: Any, jitted: Any, *args: Any) -> dict[str, str]:
+    out = {}
+    for name, flag in (("shardy", True), ("gspmd", False)):
+        with api.use_shardy(flag):
+            out[name] = jitted.lower(*args).as_text()
+    return out
+
+
+def sharded_matmul(api: Any, n: int) -> dict[str, Any]:
+    """x split by rows over "data", w by columns over "model", a constraint in between."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P, NS = api.P, api.NamedSharding
+
+    def f(x, w):
+        y = api.np.dot(x, w)
+        y = api.with_sharding_constraint(y, NS(mesh, P("data", "model")))
+        return api.np.tanh(y)
+
+    x = np.linspace(-1, 1, 8 * n * 6, dtype=np.float32).reshape(4 * n, 12)
+    w = np.linspace(-2, 2, 12 * 8, dtype=np.float32).reshape(12, 8)
+    jitted = api.jit(f, in_shardings=(NS(mesh, P("data", None)), NS(mesh, P(None, "model"))),
+                     out_shardings=NS(mesh, P(None, "model")))
+    out = jitted(x, w)
+    shards = [[s.device.id, [[i.start, i.stop] for i in s.index], s.replica_id]
+              for s in out.addressable_shards]
+    return dict(_texts(api, jitted, x, w), values=[np.asarray(out).tolist()],
+                spec=repr(out.sharding.spec), shards=shards)
+
+
+def _train(api: Any, n: int, mesh: Any, param_specs: Callable, batch_spec: Any,
+           steps: int = 3) -> dict[str, Any]:
+    P, NS = api.P, api.NamedSharding
+    step = mlp.make_train_step(api.np, api.value_and_grad, api.tree_map, learning_rate=0.1)
+    params = mlp.init_params(SIZES)
+    x, y = mlp.batch(4 * n, SIZES)
+    p_sh = api.tree_map(lambda spec: NS(mesh, spec), param_specs(params),
+                        is_leaf=lambda s: isinstance(s, api.P))
+    b_sh = NS(mesh, batch_spec)
+    jitted = api.jit(step, in_shardings=(p_sh, b_sh, b_sh),
+                     out_shardings=(p_sh, NS(mesh, P())))
+    texts = _texts(api, jitted, params, x, y)
+    params = api.device_put(params, p_sh)
+    x, y = api.device_put(x, b_sh), api.device_put(y, b_sh)
+    losses = []
+    for _ in range(steps):
+        params, loss = jitted(params, x, y)
+        losses.append(float(loss))
+    final = [np.asarray(leaf).tolist() for layer in params for leaf in (layer["w"], layer["b"])]
+    return dict(texts, values=[losses, *final])
+
+
+def data_parallel_mlp(api: Any, n: int) -> dict[str, Any]:
+    """Parameters replicated, the batch split over every device: SGD steps."""
+    mesh = api.make_mesh((n,), ("data",))
+    P = api.P
+    return _train(api, n, mesh, lambda params: [{"w": P(), "b": P()} for _ in params],
+                  P("data", None))
+
+
+def mlp_2d(api: Any, n: int) -> dict[str, Any]:
+    """A (data, model) mesh: batch over "data", hidden units over "model" (Megatron style)."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P = api.P
+
+    def specs(params):
+        return [{"w": P(None, "model"), "b": P("model")},
+                {"w": P("model", None), "b": P()},
+                {"w": P(), "b": P()}]
+    return _train(api, n, mesh, specs, P("data", None))
+
+
+def pictures(api: Any, n: int) -> dict[str, Any]:
+    """visualize_sharding's table for a few layouts (no colours)."""
+    mesh = api.make_mesh((n // 2, 2), ("data", "model"))
+    P, NS = api.P, api.NamedSharding
+    cases = [((8, 8), P("data", "model")), ((8, 8), P(None, "model")), ((8, 8), P("model")),
+             ((4 * n, 16), P(("data", "model"))), ((8 * n,), P(("data", "model"))),
+             ((8, 8), P()), ((8, 16), P("model", "data"))]
+    return {"values": [], "tables": [api.sharding_text(shape, NS(mesh, spec))
+                                     for shape, spec in cases]}
+
+
+def shard_map_program(api: Any, n: int) -> dict[str, Any]:
+    """A body written for one device's blocks; its text inside a jit, values and gradient."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, NS = api.P, api.NamedSharding
+
+    def body(a, b, c):
+        return api.np.sin(a) * b + c, api.np.cos(b)
+
+    f = api.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P("x", "y"), P("y")),
+                      out_specs=(P("x", "y"), P("x", "y")))
+    a = np.linspace(-2, 2, 2 * n * 8, dtype=np.float32).reshape(2 * n, 8)
+    b, c = a[::-1] * 0.5, np.linspace(0, 1, 8, dtype=np.float32)
+    out = f(a, b, c)
+
+    def loss(a, b, c):
+        y, z = f(a, b, c)
+        return api.np.sum(y * y) + api.np.sum(z)
+    grads = api.jit(api.grad(loss, argnums=(0, 1)))(a, b, c)
+    jitted = api.jit(f, in_shardings=NS(mesh, P()))
+    return dict(_texts(api, jitted, a, b, c),
+                values=[np.asarray(o).tolist() for o in (*out, *grads)])
+
+
+def shard_map_errors(api: Any, n: int) -> dict[str, Any]:
+    """The message of each check shard_map makes, for one bad call each."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P = api.P
+    x = np.zeros((2 * n, 6), np.float32)
+
+    def ident(a):
+        return a
+
+    def double(a):
+        return a * 2.0
+
+    def total(a):
+        return api.np.sum(a)
+
+    def pair(a, b):
+        return a
+
+    calls = [
+        (ident, P("x", "y"), P("x", "y"), (np.zeros((2 * n, 5), np.float32),)),  # uneven
+        (ident, P("z"), P("x"), (x,)),  # an axis the mesh lacks
+        (ident, P("x", None, None), P("x"), (x,)),  # a spec longer than the rank
+        (ident, P("x", "x"), P("x"), (x,)),  # an axis twice
+        (pair, (P("x"),), P("x"), (x, x)),  # not one spec per argument
+        (double, P("x"), P(), (x,)),  # declared replicated, varies over x
+        (double, P("x", "y"), P("y"), (x,)),  # declared replicated over x
+        (ident, P("x"), P("z"), (x,)),
+        (total, P("x"), P("x"), (x,)),  # an output spec longer than the rank
+        (ident, P("x"), (P("x"), P("x")), (x,)),  # not one spec per output
+    ]
+    messages = []
+    for f, ins, outs, args in calls:
+        try:
+            api.shard_map(f, mesh=mesh, in_specs=ins, out_specs=outs)(*args)
+            messages.append("no error")
+        except Exception as e:  # noqa: BLE001 (the message is the point)
+            messages.append(f"{type(e).__name__}: {e}")
+    return {"values": [], "messages": messages}
+
+
+def collectives_program(api: Any, n: int) -> dict[str, Any]:
+    """Each collective once in a shard_map body (replica groups over one axis of two)."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, c = api.P, api.collectives
+
+    def body(a):
+        s = c.psum(a, "y")
+        m = c.pmax(a, "x")
+        i = c.axis_index("y")
+        g = c.all_gather(a, "y", tiled=True)
+        r = c.psum_scatter(g, "y", tiled=True)
+        p = c.ppermute(a, "x", perm=[(k, (k + 1) % (n // 2)) for k in range(n // 2)])
+        return s + m + i + r + p
+
+    f = api.shard_map(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"),
+                      check_vma=False)
+    x = np.arange(n * 8, dtype=np.float32).reshape(n, 8)
+    return dict(_texts(api, api.jit(f), x), values=[np.asarray(f(x)).tolist()])
+
+
+def shard_map_psum(api: Any, n: int) -> dict[str, Any]:
+    """A data-parallel gradient by hand: each device's rows, then psum of the gradients."""
+    mesh = api.make_mesh((n,), ("batch",))
+    P = api.P
+
+    def loss(w, x, y):
+        d = api.np.tanh(api.np.dot(x, w)) - y
+        return api.np.sum(d * d)
+
+    def step(w, x, y):
+        value, g = api.value_and_grad(loss)(w, x, y)
+        psum = api.collectives.psum
+        return w - 0.1 * psum(g, "batch"), psum(value, "batch")
+
+    # check_vma=False: JAX's varying-axes types would psum the gradient of the replicated w
+    # by themselves (ours has no such types); without them both take the psum written here
+    f = api.jit(api.shard_map(step, mesh=mesh, in_specs=(P(), P("batch"), P("batch")),
+                              out_specs=(P(), P()), check_vma=False))
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    x = rng.standard_normal((4 * n, 6)).astype(np.float32)
+    y = rng.standard_normal((4 * n, 3)).astype(np.float32)
+    new_w, value = f(w, x, y)
+    return dict(_texts(api, f, w, x, y), values=[np.asarray(new_w).tolist(), float(value)])
+
+
+PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
+    "sharded_matmul": sharded_matmul,
+    "data_parallel_mlp": data_parallel_mlp,
+    "mlp_2d": mlp_2d,
+    "pictures": pictures,
+    "shard_map_program": shard_map_program,
+    "shard_map_errors": shard_map_errors,
+    "collectives_program": collectives_program,
+    "shard_map_psum": shard_map_psum,
+}
+
+
+def run_all(api: Any, n: int) -> dict[str, dict[str, Any]]:
+    return {name: program(api, n) for name, program in PROGRAMS.items()}

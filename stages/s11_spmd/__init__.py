@@ -1,0 +1,87 @@
+"""Stage 11: SPMD. One program for many devices, told how each array is laid out.
+
+JAX: jax/_src/mesh.py, partition_spec.py, named_sharding.py, sharding_impls.py, pjit.py,
+interpreters/pxla.py, shard_map.py, distributed.py. torch_xla:
+torch_xla/distributed/spmd/xla_sharding.py, torch_xla/runtime.py.
+
+Reading path (the lesson, in order):
+  1. mesh.py              devices in an array with named axes
+  2. partition_spec.py    per array dimension, the mesh axes that split it
+  3. sharding_impls.py    NamedSharding: block shapes, each device's slice, the tile assignment
+  4. hlo_sharding.py      the compiler's form: tile dims, an iota permutation, replicas
+  5. mlir.py              the annotations: Shardy (sdy.mesh, #sdy.sharding) or GSPMD strings
+  6. pjit.py              jit with shardings: lower, annotate, compile for N partitions, run
+  7. array.py             a global array as one buffer per device; device_put with a sharding
+
+Beside it:
+  shard_map.py        shard_map: specs checked, the body traced on blocks, the vma check
+  shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
+  shard_map_checks.py its checks, with JAX's messages
+  collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
+  sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
+  visualize.py            which device holds which block, drawn in the terminal
+  distributed.py          more than one process: coordination service, clients, gloo
+"""
+
+from . import (
+    array,
+    collectives,
+    distributed,
+    hlo_sharding,
+    mesh,
+    mlir,
+    partition_spec,
+    pjit,
+    shard_map_checks,
+    shard_map_rules,
+    sharding_constraint,
+    sharding_impls,
+    visualize,
+)
+from .array import ArrayImpl, Shard, device_put, make_array_from_process_local_data
+from .hlo_sharding import HloSharding
+from .mesh import AxisType, Mesh, cpu_client, devices, make_mesh
+from .partition_spec import P, PartitionSpec
+from .pjit import jit
+from .shard_map import shard_map, shard_map_p  # the function; the module is shard_map.py
+from .sharding_constraint import sharding_constraint_p, with_sharding_constraint
+from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
+from .visualize import visualize_array_sharding, visualize_sharding
+
+__all__ = [
+    "ArrayImpl",
+    "AxisType",
+    "HloSharding",
+    "Mesh",
+    "NamedSharding",
+    "P",
+    "PartitionSpec",
+    "Shard",
+    "Sharding",
+    "SingleDeviceSharding",
+    "array",
+    "device_put",
+    "collectives",
+    "cpu_client",
+    "devices",
+    "distributed",
+    "hlo_sharding",
+    "jit",
+    "make_array_from_process_local_data",
+    "make_mesh",
+    "mesh",
+    "mlir",
+    "partition_spec",
+    "pjit",
+    "shard_map",
+    "shard_map_checks",
+    "shard_map_p",
+    "shard_map_rules",
+    "sharding_constraint",
+    "sharding_constraint_p",
+    "sharding_impls",
+    "visualize",
+    "visualize_array_sharding",
+    "visualize_sharding",
+    "with_sharding_constraint",
+]

@@ -1,0 +1,184 @@
+"""Collectives inside shard_map: stage 5's named-axis primitives, lowered over a mesh.
+
+JAX: the `_psum_lowering`, `_all_gather_lowering`, `_reduce_scatter_lowering`,
+`_ppermute_lowering` and `_axis_index_lowering` rules of jax/_src/lax/parallel.py. Under vmap a
+named axis is a batch dimension (stage 5); inside shard_map it is a mesh axis, and a collective
+becomes a StableHLO op over *replica groups*: the logical devices that differ only along the
+named axes (for 'y' on a 2x2 mesh, [[0, 1], [2, 3]]). `axis_index` reads the partition id and
+picks out its coordinate. The mesh comes from the shard_map being lowered (`manual_mesh`).
+Each collective also says which axes its result varies along (`vma_rules`): a psum's is the
+same across the axes it sums.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s05_vmap import parallel as P
+from stages.s08_lowering import hlo, ir
+from stages.s08_lowering.mlir import aval_to_ir_type, ir_constant, register_lowering
+
+from .mesh import Mesh
+from .shard_map import vma_rules
+
+_state = threading.local()
+
+
+@contextlib.contextmanager
+def manual_mesh(mesh: Mesh) -> Iterator[None]:
+    """The mesh of the shard_map body being lowered."""
+    prev = getattr(_state, "mesh", None)
+    _state.mesh = mesh
+    try:
+        yield
+    finally:
+        _state.mesh = prev
+
+
+def _mesh() -> Mesh:
+    mesh = getattr(_state, "mesh", None)
+    if mesh is None:
+        raise NotImplementedError("a collective over a named axis lowers only inside shard_map")
+    return mesh
+
+
+# --8<-- [start:groups]
+def replica_groups(mesh: Mesh, axes: Sequence[str]) -> list[list[int]]:
+    """One group per coordinate of the other axes: the logical ids along `axes`."""
+    # EXERCISE 11.6 (replica-groups): which devices take part together in a collective
+    ids = np.arange(mesh.size).reshape(mesh.axis_sizes)
+    others = [i for i, n in enumerate(mesh.axis_names) if n not in axes]
+    along = [mesh.axis_names.index(n) for n in axes]
+    moved = ids.transpose(others + along)
+    return moved.reshape(-1, int(np.prod([mesh.axis_sizes[i] for i in along]))).tolist()
+    # END EXERCISE
+# --8<-- [end:groups]
+
+
+def _groups_attr(groups: list[list[int]]) -> str:
+    rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
+    return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
+
+
+_CHANNEL = "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
+
+
+def _generic(name: str, operands: Sequence[ir.Value], result_type: str, props: str,
+             body_op: str | None = None) -> ir.Value:
+    """`"stablehlo.<name>"(...) <{props}> ({reducer}) : (types) -> type` (MLIR's generic form)."""
+    scalar = "tensor<" + operands[0].type.rsplit("x", 1)[-1] if "x" in operands[0].type \
+        else operands[0].type
+    regions = [ir.Region([scalar, scalar])] if body_op else []
+
+    def asm(p, op):
+        region = f" ({p.region(regions[0], entry_args=True)})" if regions else ""
+        return (f'"{op.name}"({p.vs(op.operands)}) <{{{props}}}>{region} : '
+                f"({p.types(op.operands)}) -> {op.result.type}")
+    op = ir.Operation(name, operands, [result_type], asm, regions=regions)
+    if regions:
+        with ir.InsertionPoint(regions[0].block):
+            a, b = regions[0].block.arguments
+            hlo.return_([hlo.elementwise(body_op, a, b)])
+    return op.result
+
+
+def _named(axes: Sequence[Any]) -> list[str]:
+    return [a for a in axes if not isinstance(a, int)]
+
+
+def _allreduce_rule(body_op: str):
+    def rule(ctx, x, *, axes, axis_index_groups):
+        groups = replica_groups(_mesh(), _named(axes))
+        props = f"{_CHANNEL}, replica_groups = {_groups_attr(groups)}, use_global_device_ids"
+        return [_generic("stablehlo.all_reduce", [x], x.type, props, body_op)]
+    return rule
+
+
+def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
+                     tiled):
+    groups = replica_groups(_mesh(), _named(axis_name))
+    out = aval_to_ir_type(ctx.avals_out[0])
+    if not tiled:  # a new axis: gather along it (of size 1 per device)
+        shape = list(ctx.avals_in[0].shape)
+        shape.insert(all_gather_dimension, 1)
+        x = hlo.reshape(x, aval_to_ir_type(ctx.avals_in[0].update(shape=tuple(shape))))
+    props = (f"all_gather_dim = {all_gather_dimension} : i64, {_CHANNEL}, "
+             f"replica_groups = {_groups_attr(groups)}, use_global_device_ids")
+    return [_generic("stablehlo.all_gather", [x], out, props)]
+
+
+def _reduce_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
+                         tiled):
+    groups = replica_groups(_mesh(), _named(axis_name))
+    aval = ctx.avals_out[0]
+    shape = list(aval.shape)
+    if not tiled:
+        shape.insert(scatter_dimension, 1)
+    props = (f"{_CHANNEL}, replica_groups = {_groups_attr(groups)}, "
+             f"scatter_dimension = {scatter_dimension} : i64, use_global_device_ids")
+    out = _generic("stablehlo.reduce_scatter", [x],
+                   aval_to_ir_type(aval.update(shape=tuple(shape))), props, "add")
+    return [out if tiled else hlo.reshape(out, aval_to_ir_type(aval))]
+
+
+def _ppermute_rule(ctx, x, *, axis_name, perm):
+    groups = replica_groups(_mesh(), _named(axis_name))
+    pairs = [[g[s], g[d]] for g in groups for s, d in perm]
+    rows = ", ".join(f"[{s}, {d}]" for s, d in pairs)
+    props = (f"{_CHANNEL}, source_target_pairs = dense<[{rows}]> : "
+             f"tensor<{len(pairs)}x2xi64>")
+    return [_generic("stablehlo.collective_permute", [x], x.type, props)]
+
+
+def _axis_index_rule(ctx, *, axis_name):
+    mesh = _mesh()
+    k = mesh.axis_names.index(axis_name)
+    inner = int(np.prod(mesh.axis_sizes[k + 1:]))  # logical ids are row-major in the mesh
+    stride = ir_constant(np.array(inner, np.uint32))
+    size = ir_constant(np.array(mesh.axis_sizes[k], np.uint32))
+    pid = ir.Operation("stablehlo.partition_id", [], ["tensor<ui32>"],
+                       lambda p, op: f"{p.op_name(op)} : {op.result.type}").result
+    coord = hlo.elementwise("remainder",
+                            hlo.elementwise("divide", pid, stride), size)
+    return [hlo.convert(coord, "tensor<i32>")]
+
+
+register_lowering(P.psum_p, _allreduce_rule("add"))
+register_lowering(P.pmax_p, _allreduce_rule("maximum"))
+register_lowering(P.pmin_p, _allreduce_rule("minimum"))
+register_lowering(P.all_gather_p, _all_gather_rule)
+register_lowering(P.reduce_scatter_p, _reduce_scatter_rule)
+register_lowering(P.ppermute_p, _ppermute_rule)
+register_lowering(P.axis_index_p, _axis_index_rule)
+
+
+# --8<-- [start:vma_rules]
+def _invariant_over(key: str):
+    """A reduction or gather: the result is the same along the axes it went over."""
+    def rule(in_vmas, **params):
+        return [in_vmas[0] - frozenset(_named(params[key]))]
+    return rule
+
+
+def _varying_over(key: str):
+    """A scatter or a permute: the result differs along the axes it went over."""
+    def rule(in_vmas, **params):
+        return [in_vmas[0] | frozenset(_named(params[key]))]
+    return rule
+
+
+vma_rules[P.psum_p] = _invariant_over("axes")
+vma_rules[P.pmax_p] = _invariant_over("axes")
+vma_rules[P.pmin_p] = _invariant_over("axes")
+vma_rules[P.all_gather_p] = _invariant_over("axis_name")
+vma_rules[P.reduce_scatter_p] = _varying_over("axis_name")
+vma_rules[P.ppermute_p] = _varying_over("axis_name")
+vma_rules[P.axis_index_p] = lambda in_vmas, *, axis_name: [frozenset([axis_name])]
+# --8<-- [end:vma_rules]
+
+__all__ = ["manual_mesh", "replica_groups"]

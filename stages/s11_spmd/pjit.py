@@ -1,0 +1,281 @@
+"""jit with shardings: one program for all the devices of a mesh, run on each with its block.
+
+JAX: jax/_src/pjit.py (`in_shardings`, `out_shardings`), interpreters/pxla.py
+(`lower_sharding_computation`, `UnloadedMeshExecutable`, `ExecuteReplicated`). Stage 7 traces
+(its trace cache), stage 8 lowers, this stage annotates the module with the shardings, stage 9
+compiles it with `num_partitions` = the number of devices and runs it with
+`execute_replicated`: every device gets the same program and its own block of each argument.
+The partitioner decides the shardings nobody asked for; they are read back from the
+executable, so each output array knows its layout.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s01_pytrees import tree_flatten, tree_unflatten
+from stages.s01_pytrees.tree_util import broadcast_prefix
+from stages.s02_tracing import core
+from stages.s07_caches import pjit as s07_pjit
+from stages.s07_caches.sharding_impls import UNSPECIFIED
+from stages.s08_lowering.backend import safe_result_paths
+from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
+from stages.s09_pjrt import runtime
+from stages.s09_pjrt.computation_client import CompileInstance, Computation
+
+from . import mlir
+from .array import ArrayImpl, addressable, device_names, put_shards
+from .hlo_sharding import HloSharding
+from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
+
+
+def _is_sharding_leaf(s: Any) -> bool:
+    return s is None or s is UNSPECIFIED or isinstance(s, Sharding)
+
+
+def flatten_shardings(shardings: Any, tree: Any) -> list[Any]:
+    """One sharding (or None: the compiler chooses) per leaf of `tree`, from a prefix."""
+    if _is_sharding_leaf(shardings):
+        return [None if shardings is UNSPECIFIED else shardings] * \
+            len(tree_flatten(tree)[0])
+    per_leaf = broadcast_prefix(shardings, tree, is_leaf=_is_sharding_leaf)
+    return [None if s is UNSPECIFIED else s for s in per_leaf]
+
+
+class ShardedProgram:
+    """A lowered sharded jit: the text, and what compiling and calling it needs."""
+
+    def __init__(self, name: str, text: str, devices: Sequence[Any], closed: core.ClosedJaxpr,
+                 kept: Sequence[int], in_shardings: Sequence[Sharding],
+                 out_shardings: Sequence[Sharding | None], shardy: bool):
+        self.name, self.text, self.devices = name, text, list(devices)
+        self.in_avals, self.out_avals = closed.in_avals, closed.out_avals
+        self.kept, self.in_shardings = list(kept), list(in_shardings)
+        self.asked_in: list[Sharding | None] = []  # set by lower_sharded: None where unasked
+        self.out_shardings, self.shardy = list(out_shardings), shardy
+
+    def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
+        return self.text
+
+    def compile(self) -> ShardedExecutable:
+        client = runtime.get_computation_client()
+        names = device_names(client)
+        devices = [names[d] for d in self.devices]
+        instance = CompileInstance(Computation(self.name, self.text, devices), devices[0],
+                                   devices, is_sharded=True,
+                                   use_shardy_partitioner=self.shardy)
+        (computation,) = client.compile([instance])
+        return ShardedExecutable(self, computation, client)
+
+
+# --8<-- [start:lower]
+def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[Any],
+                  out_shardings: Sequence[Any], donated: Sequence[bool],
+                  keep_unused: bool = False) -> ShardedProgram:
+    """Stage 8's module for the jaxpr, with every argument's and result's sharding on @main."""
+    given = [s for s in [*in_shardings, *out_shardings] if s is not None]
+    given += [NamedSharding(m, _replicated()) for m in jaxpr_meshes(closed.jaxpr)]
+    devices = given[0]._device_assignment
+    for s in given:
+        if s._device_assignment != devices:
+            raise ValueError("Received incompatible devices for jitted computation. Got "
+                             f"{s} on {list(s._device_assignment)} and {given[0]} on "
+                             f"{list(devices)}")
+    with mlir.lowering_meshes() as meshes:
+        if mlir.use_shardy_partitioner.value:  # the first mesh is `@mesh`
+            for s in given:
+                if isinstance(s, NamedSharding):
+                    mlir.mesh_symbol(s.mesh)
+        module = lower_jaxpr(closed, name, donated=donated, keep_unused=keep_unused,
+                             platform="cpu", result_names=safe_result_paths(closed))
+        kept = range(len(closed.in_avals)) if keep_unused else \
+            [i for i, u in enumerate(dce_jaxpr_consts(closed.jaxpr)[2]) if u]
+        in_avals, out_avals = closed.in_avals, closed.out_avals
+        mlir.annotate_main(module, [(in_shardings[i], in_avals[i].ndim) for i in kept],
+                           [(s, a.ndim) for s, a in zip(out_shardings, out_avals, strict=True)],
+                           len(devices))
+    # an argument nobody placed is replicated (JAX: it would be on the first device)
+    in_full = [s if s is not None else NamedSharding(_any_mesh(given), _replicated())
+               for s in in_shardings]
+    program = ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
+                             kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
+    program.asked_in = list(in_shardings)
+    return program
+# --8<-- [end:lower]
+
+
+def jaxpr_meshes(jaxpr: core.Jaxpr) -> list[Any]:
+    """The meshes the equations name (a shard_map's, a constraint's), inner jaxprs included."""
+    from .mesh import Mesh
+
+    found: list[Any] = []
+
+    def visit(j: core.Jaxpr) -> None:
+        for eqn in j.eqns:
+            for v in eqn.params.values():
+                for x in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(x, Mesh):
+                        found.append(x)
+                    elif isinstance(x, NamedSharding):
+                        found.append(x.mesh)
+                    elif isinstance(x, core.ClosedJaxpr):
+                        visit(x.jaxpr)
+                    elif isinstance(x, core.Jaxpr):
+                        visit(x)
+    visit(jaxpr)
+    return list(dict.fromkeys(found))
+
+
+def _any_mesh(shardings: Sequence[Sharding]) -> Any:
+    return next(s.mesh for s in shardings if isinstance(s, NamedSharding))
+
+
+def _replicated() -> Any:
+    from .partition_spec import PartitionSpec
+
+    return PartitionSpec()
+
+
+class ShardedExecutable:
+    """A compiled sharded program; `call` takes global values and returns sharded arrays."""
+
+    def __init__(self, program: ShardedProgram, computation: Any, client: Any):
+        self.program, self.computation, self.client = program, computation, client
+        names = device_names(client)
+        self.local = addressable(client, program.devices)
+        self.local_names = [names[d] for d in self.local]
+        # --8<-- [start:read_back]
+        mesh = _any_mesh([s for s in program.in_shardings if s is not None])
+
+        def read(chosen: Any, aval: core.ShapedArray) -> NamedSharding:
+            if chosen is None:
+                return NamedSharding(mesh, _replicated())
+            dims, devs, last = chosen
+            hlo = HloSharding.from_devices(np.array(devs).reshape(dims), last)
+            return hlo_to_named_sharding(hlo, mesh, aval.ndim)
+        # what the partitioner decided where nobody said: for the arguments, their layout
+        n_in, n_out = len(program.kept), len(program.out_avals)
+        params = computation.parameter_shardings() or [None] * n_in  # none on one device
+        outs = computation.output_shardings() or [None] * n_out
+        self.in_shardings = list(program.in_shardings)
+        for k, i in enumerate(program.kept):
+            if program.asked_in[i] is None:
+                self.in_shardings[i] = read(params[k], program.in_avals[i])
+        self.out_shardings = [asked if asked is not None else read(got, aval) for aval, asked, got
+                              in zip(program.out_avals, program.out_shardings, outs,
+                                     strict=True)]
+        # --8<-- [end:read_back]
+
+    # --8<-- [start:call]
+    def call(self, *args: Any) -> list[ArrayImpl]:
+        arguments = []
+        for i in self.program.kept:
+            x, sharding = args[i], self.in_shardings[i]
+            if isinstance(x, ArrayImpl):  # already laid out: its buffers, if the layout fits
+                arguments.append(x.shards_for(sharding))
+            else:  # a host value (or a one-device array): cut into blocks and sent
+                x = np.asarray(x, dtype=self.program.in_avals[i].dtype)
+                arguments.append(put_shards(x, sharding, self.client))
+        outs = self.client.execute_replicated(self.computation, arguments, self.local_names)
+        return [ArrayImpl(aval, sharding, shards, self.client) for aval, sharding, shards
+                in zip(self.program.out_avals, self.out_shardings, outs, strict=True)]
+    # --8<-- [end:call]
+
+    def as_text(self) -> str:
+        return self.computation.hlo_text()
+
+
+class ShardedJit:
+    """`jit(f, in_shardings=..., out_shardings=...)`: traced by stage 7, compiled here."""
+
+    def __init__(self, fun: Callable, in_shardings: Any, out_shardings: Any, **jit_kwargs: Any):
+        functools.update_wrapper(self, fun)
+        self._jit = s07_pjit.jit(fun, **jit_kwargs)
+        self._in, self._out = in_shardings, out_shardings
+        self._executables: dict[Any, tuple[Any, ShardedExecutable]] = {}
+        self._fast: dict[Any, tuple[ShardedExecutable, Any]] = {}
+
+    def _shardings(self, traced: Any, args: tuple) -> tuple[list, list]:
+        leaves = tree_flatten(args)[0]
+        ins = flatten_shardings(self._in, args)
+        # an argument already laid out keeps its layout when jit was given none for it
+        ins = [x.sharding if s is None and isinstance(x, ArrayImpl) else s
+               for s, x in zip(ins, leaves, strict=True)]
+        outs = flatten_shardings(self._out, traced.out_info)
+        return ins, outs
+
+    def lower(self, *args: Any, **kwargs: Any) -> ShardedProgram:
+        traced = self._jit.trace(*args, **kwargs)
+        ins, outs = self._shardings(traced, args)
+        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
+            raise ValueError("jit with shardings lowers a sharded program: give "
+                             "in_shardings, out_shardings or sharded arguments")
+        p = traced._p.params
+        return lower_sharded(traced.jaxpr, p["name"], ins, outs,
+                             p["donated_invars"], p["keep_unused"])
+
+    def _signature(self, leaves: list) -> tuple | None:
+        """The fast path's key: each leaf's type, shape, dtype and layout (JAX: the C++
+        PjitFunctionCache's signature, which holds the argument shardings too)."""
+        sig = []
+        for x in leaves:
+            if isinstance(x, ArrayImpl):
+                sig.append((x.aval, x.sharding))
+            elif isinstance(x, np.ndarray):
+                sig.append((x.shape, x.dtype))
+            else:
+                return None
+        return tuple(sig)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(core.trace_ctx.trace, core.EvalTrace):
+            return with_out_constraints(self._jit, self._out)(*args, **kwargs)
+        leaves, tree = tree_flatten((args, kwargs))
+        sig = self._signature(leaves)
+        hit = self._fast.get((tree, sig, mlir.use_shardy_partitioner.value)) \
+            if sig is not None else None
+        if hit is not None:  # the same types and layouts as a call before: run at once
+            executable, out_tree = hit
+            return tree_unflatten(out_tree, executable.call(*leaves))
+        traced = self._jit.trace(*args, **kwargs)
+        ins, outs = self._shardings(traced, args)
+        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
+            # nothing sharded: stage 9's path
+            return self._jit(*args, **kwargs)
+        key = (id(traced.jaxpr), tuple(ins), tuple(outs), mlir.use_shardy_partitioner.value)
+        entry = self._executables.get(key)
+        if entry is None or entry[0] is not traced.jaxpr:
+            p = traced._p.params
+            program = lower_sharded(traced.jaxpr, p["name"], ins, outs, p["donated_invars"],
+                                    p["keep_unused"])
+            entry = (traced.jaxpr, program.compile())
+            self._executables[key] = entry
+        if sig is not None and not traced._p.consts:
+            self._fast[(tree, sig, mlir.use_shardy_partitioner.value)] = (entry[1],
+                                                                         traced.out_tree)
+        return tree_unflatten(traced.out_tree, entry[1].call(*leaves))
+
+
+def with_out_constraints(jitted: Callable, out_shardings: Any) -> Callable:
+    """Inside a transformation: the stage 7 jit, its outputs constrained as asked."""
+    from .sharding_constraint import with_sharding_constraint
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = jitted(*args, **kwargs)
+        if _is_sharding_leaf(out_shardings) and not isinstance(out_shardings, Sharding):
+            return out
+        return with_sharding_constraint(out, out_shardings)
+    return call
+
+
+def jit(fun: Callable | None = None, *, in_shardings: Any = UNSPECIFIED,
+        out_shardings: Any = UNSPECIFIED, **jit_kwargs: Any) -> Any:
+    """Stage 7's jit, plus where each input and output lives (JAX: jax.jit)."""
+    if fun is None:
+        return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 **jit_kwargs)
+    return ShardedJit(fun, in_shardings, out_shardings, **jit_kwargs)

@@ -1,0 +1,141 @@
+"""Meshes, specs and shardings without running anything: the tile assignment (torch_xla's
+documented examples, and JAX's HloSharding text for every spec on several meshes), block
+shapes, and the errors JAX raises for a bad spec, word for word."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+import pytest
+from jax._src.named_sharding import named_sharding_to_xla_hlo_sharding
+from jax._src.sharding_impls import NamedSharding as JaxNamedSharding
+from jax.sharding import AbstractMesh, AxisType
+from jax.sharding import PartitionSpec as JaxP
+
+import stages.s11_spmd as s11
+from stages.s07_caches.xla_bridge import Device
+from stages.s11_spmd import P
+from stages.s11_spmd.hlo_sharding import HloSharding, canonical_iota
+from stages.s11_spmd.sharding_impls import hlo_to_named_sharding
+
+
+def mesh(shape, names):
+    n = int(np.prod(shape))
+    grid = np.empty(n, dtype=object)
+    grid[:] = [Device(i, "cpu", "cpu") for i in range(n)]
+    return s11.Mesh(grid.reshape(shape), names)
+
+
+def jax_mesh(shape, names):
+    return AbstractMesh(shape, names, axis_types=(AxisType.Auto,) * len(names))
+
+
+def test_torch_xla_documented_tile_assignments():
+    m = mesh((2, 2), ("data", "model"))
+    assert s11.NamedSharding(m, P("data", "model"))._to_xla_hlo_sharding(2).to_string_v1() \
+        == "{devices=[2,2]0,1,2,3}"
+    assert s11.NamedSharding(m, P(None, "model"))._to_xla_hlo_sharding(2).to_string_v1() \
+        == "{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}"
+    assert str(s11.NamedSharding(m, P())._to_xla_hlo_sharding(2)) == "{replicated}"
+
+
+def all_specs(names, ndim):
+    """Every way of giving each mesh axis to a dimension (in every order) or to none."""
+    for choice in itertools.product(range(ndim + 1), repeat=len(names)):
+        groups = [[] for _ in range(ndim)]
+        for name, dim in zip(names, choice, strict=True):
+            if dim < ndim:
+                groups[dim].append(name)
+        for orders in itertools.product(*(itertools.permutations(g) for g in groups)):
+            yield [None if not o else o[0] if len(o) == 1 else tuple(o) for o in orders]
+
+
+MESHES = [((2, 2), ("a", "b")), ((2, 4), ("a", "b")), ((2, 2, 2), ("a", "b", "c")),
+          ((8,), ("a",)), ((1, 4), ("a", "b")), ((2, 1, 2), ("a", "b", "c"))]
+
+
+@pytest.mark.parametrize("shape,names", MESHES, ids=str)
+def test_every_spec_gives_jaxs_hlo_sharding_text(shape, names):
+    m, jm = mesh(shape, names), jax_mesh(shape, names)
+    count = 0
+    for ndim in (1, 2, 3):
+        for entries in all_specs(names, ndim):
+            ours = s11.NamedSharding(m, P(*entries))._to_xla_hlo_sharding(ndim)
+            theirs = named_sharding_to_xla_hlo_sharding(JaxNamedSharding(jm, JaxP(*entries)),
+                                                        ndim)
+            assert str(ours) == str(theirs), entries
+            if ours.kind == "tiled":
+                assert ours.devices().ravel().tolist() == \
+                    list(theirs.tile_assignment_devices()), entries
+            count += 1
+    assert count >= 9
+
+
+def test_canonical_iota_merges_what_stays_adjacent():
+    assert canonical_iota((2, 2), (0, 1)) == ([4], [0])
+    assert canonical_iota((2, 2), (1, 0)) == ([2, 2], [1, 0])
+    assert canonical_iota((2, 1, 2), (2, 0, 1)) == ([2, 2], [1, 0])
+    assert canonical_iota((2, 2, 2), (0, 2, 1)) == ([2, 2, 2], [0, 2, 1])
+
+
+def test_a_compiled_sharding_is_read_back_as_a_spec():
+    m = mesh((2, 2), ("data", "model"))
+    for entries in ([None, "model"], ["data"], [("data", "model")], ["model", "data"]):
+        named = s11.NamedSharding(m, P(*entries))
+        hlo = named._to_xla_hlo_sharding(2)
+        back = hlo_to_named_sharding(HloSharding.from_devices(hlo.devices(),
+                                                              hlo.replicate_on_last_tile_dim),
+                                     m, 2)
+        assert back.is_equivalent_to(named, 2)
+
+
+def test_block_shapes_and_each_devices_slice():
+    m = mesh((2, 2), ("data", "model"))
+    s = s11.NamedSharding(m, P("data", None))
+    assert s.shard_shape((8, 6)) == (4, 6)
+    index = s.devices_indices_map((8, 6))
+    assert [index[d] for d in m.devices.flat] == [
+        (slice(0, 4), slice(None)), (slice(0, 4), slice(None)),
+        (slice(4, 8), slice(None)), (slice(4, 8), slice(None))]
+    both = s11.NamedSharding(m, P(("model", "data")))
+    assert [both.devices_indices_map((8,))[d][0].start for d in m.devices.flat] == [0, 4, 2, 6]
+    assert not s.is_fully_replicated and s11.NamedSharding(m, P()).is_fully_replicated
+
+
+def _message(callable_):
+    with pytest.raises(Exception) as info:
+        callable_()
+    return type(info.value).__name__, str(info.value)
+
+
+@pytest.mark.parametrize("entries", [["z"], ["a", "a"], [("a", "b"), "a"]], ids=str)
+def test_a_bad_spec_raises_jaxs_error(entries):
+    ours = _message(lambda: s11.NamedSharding(mesh((2, 2), ("a", "b")), P(*entries)))
+    theirs = _message(lambda: JaxNamedSharding(jax_mesh((2, 2), ("a", "b")), JaxP(*entries)))
+    assert ours == theirs
+
+
+def _strip_sharding(text, sharding):
+    return text.replace(repr(sharding), "<sharding>")
+
+
+def test_an_uneven_split_and_a_short_rank_raise_jaxs_errors():
+    ours_s = s11.NamedSharding(mesh((2, 2), ("a", "b")), P("a", "b"))
+    theirs_s = JaxNamedSharding(jax_mesh((2, 2), ("a", "b")), JaxP("a", "b"))
+    for name, arg in (("shard_shape", (3, 4)), ("check_compatible_aval", (3,))):
+        k1, m1 = _message(functools.partial(getattr(ours_s, name), arg))
+        k2, m2 = _message(functools.partial(getattr(theirs_s, name), arg))
+        assert (k1, _strip_sharding(m1, ours_s)) == (k2, _strip_sharding(m2, theirs_s))
+
+
+def test_reprs_are_jaxs():
+    m = mesh((2, 2), ("data", "model"))
+    assert repr(m) == "Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto))"
+    assert repr(P("data", None)) == "P('data', None)"
+    assert repr(P(("data", "model"))) == "P(('data', 'model'),)"
+    assert repr(P()) == "P()"
+    assert repr(s11.NamedSharding(m, P("data"))) == (
+        "NamedSharding(mesh=Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto)), "
+        "spec=P('data',), memory_kind=device)")
