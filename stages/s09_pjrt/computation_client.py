@@ -112,6 +112,8 @@ class CompileInstance:
     devices: list[str]
     is_sharded: bool = False  # SPMD: one program partitioned over `devices` (stage 11)
     eager_mode: bool = False  # stamps EagerOpCompileTime instead of CompileTime
+    # the parameters arrive as one tuple (XLA wraps them; torch_xla does so above 3200 of them)
+    parameter_is_tupled_arguments: bool = False
     # jit(..., compiler_options=...): (flag, value) pairs the compiler overrides
     env_option_overrides: tuple[tuple[str, Any], ...] = ()
 

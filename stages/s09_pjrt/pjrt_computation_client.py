@@ -235,6 +235,7 @@ class PjRtComputationClient(ComputationClient):
         options.device_assignment = xc.DeviceAssignment.create(assignment)
         # END EXERCISE
         options.env_option_overrides = list(instance.env_option_overrides)
+        options.parameter_is_tupled_arguments = instance.parameter_is_tupled_arguments
         return options
 
     def compile(self, instances: Sequence[CompileInstance]) -> list[Computation]:
