@@ -144,7 +144,8 @@ def _embedding_backward(grad_output, indices, num_weights, padding_idx=-1,
                                            len(get_aval(hits).shape) - 1),
                       lax.full(get_aval(hits).shape, padding_idx, get_aval(indices).dtype))
         hits = lax.bitwise_and(hits, keep)
-    rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (-1, num_weights))
+    count = int(np.prod(get_aval(indices).shape))
+    rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (count, num_weights))
     grads = lax.reshape(grad_output, (get_aval(rows).shape[0], out[0].shape[1]))
     return [lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))]
 
