@@ -219,6 +219,7 @@ def empty_strided(size: Any, stride: Any, dtype: Any = None, **kwargs: Any) -> L
 _SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.detach.default: _alias,
     aten.alias.default: _alias,
+    aten.clone.default: lambda x, **_: _alias(x),  # C++ too: a clone is the same IR value
     aten.lift_fresh.default: _alias,
     aten.copy_.default: _copy_,
     aten._to_copy.default: _to_copy,
