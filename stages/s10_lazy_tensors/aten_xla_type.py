@@ -163,12 +163,13 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
 # ------------------------------------------------------------------ ops with their own path
 
 
-def _alias(x: LazyTensor) -> LazyTensor:
-    """detach, alias: a new tensor on the same buffer or IR value (autograd sees a new one)."""
+def _alias(x: LazyTensor, contiguous: bool = False) -> LazyTensor:
+    """detach, alias, clone: a new tensor on the same buffer or IR value. A clone, too, is the
+    same IR value in torch_xla: values never change under a tensor, only tensors do."""
     data = x._xla
     if data.handle is not None:
         return make_tensor_from_data(data.handle, data.aval, x.dtype)
-    return make_tensor(x.get_ir_value(), x.dtype, tuple(x.stride()))
+    return make_tensor(x.get_ir_value(), x.dtype, None if contiguous else tuple(x.stride()))
 
 
 def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
@@ -219,7 +220,7 @@ def empty_strided(size: Any, stride: Any, dtype: Any = None, **kwargs: Any) -> L
 _SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.detach.default: _alias,
     aten.alias.default: _alias,
-    aten.clone.default: lambda x, **_: _alias(x),  # C++ too: a clone is the same IR value
+    aten.clone.default: lambda x, **_: _alias(x, contiguous=True),
     aten.lift_fresh.default: _alias,
     aten.copy_.default: _copy_,
     aten._to_copy.default: _to_copy,

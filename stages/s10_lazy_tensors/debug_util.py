@@ -48,3 +48,8 @@ def explain_compile(coll: Any) -> None:
         print(f"Compilation Analysis:   graph hash {hash_to_string(coll.hash)} is new: "
               f"{why_new(coll.ingredients)}", file=sys.stderr)
     _history.append(list(coll.ingredients))
+
+
+def forget() -> None:
+    """Forget the graphs compiled so far (with the compile cache they explain)."""
+    _history.clear()
