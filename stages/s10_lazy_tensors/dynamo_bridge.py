@@ -153,9 +153,17 @@ class UnsupportedNodesCollector(torch.fx.Interpreter):
         before = {k: metrics.counter_value(k) for k in metrics.executed_fallback_ops()}
         result = super().run_node(n)
         after = {k: metrics.counter_value(k) for k in metrics.executed_fallback_ops()}
-        if after != before:
+        args, kwargs = self.fetch_args_kwargs_from_env(n)
+        if after != before or not all(map(_lazy_or_plain, [*args, *kwargs.values(), result])):
             self.unsupported.append(n)
         return result
+
+
+def _lazy_or_plain(x: Any) -> bool:
+    """A lazy tensor, a plain list of them, or no tensor at all (a number, a dtype)."""
+    if type(x) in (list, tuple):
+        return all(isinstance(v, LazyTensor) for v in x)
+    return isinstance(x, LazyTensor) or not isinstance(x, (torch.Tensor, tuple, list, dict))
 
 
 class _Supported(OperatorSupport):
