@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from stages.s02_tracing.core import ShapedArray
-
 from stages.s10_lazy_tensors import graph_executor, hash, ir, metrics, torch_xla
 from stages.s10_lazy_tensors.tensor import DeviceContextArena
 
