@@ -21,17 +21,17 @@ from torch._decomp import core_aten_decompositions, decomposition_table
 
 from stages.s02_tracing.core import ShapedArray
 
-from . import graph_executor, metrics
+from . import device_data, graph_executor, metrics
+from .aten_cpu_fallback import cpu_fallback, is_inplace
 from .hash import mhash
 from .ir import DeviceData, LeafNode, Node, Scalar, Value
 from .lowering import LOWERINGS
 from .nn_lowering import GUARDS
+from .shape_inference import infer_outputs
 from .tensor import LazyTensor, make_tensor, make_tensor_from_data, to_numpy_dtype
 
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
-_META = torch.device("meta")
-_shape_cache: dict[Any, Any] = {}  # C++: the ShapeCache, XLA_IR_SHAPE_CACHE_SIZE entries
 _plans: dict[Any, list[tuple[str, str, Any]]] = {}
 
 
@@ -49,7 +49,7 @@ def scalar_value(value: Any, dtype: np.dtype) -> Value:
     aval = ShapedArray((), np.dtype(dtype))
     if is_special_scalar(value):
         return Value(Scalar(value, aval))
-    return Value(DeviceData(graph_executor.get_device_data(value, aval.dtype), aval))
+    return Value(DeviceData(device_data.get_device_data(value, aval.dtype), aval))
 
 
 def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
@@ -81,36 +81,6 @@ def _plan(func: Any) -> list[tuple[str, str, Any]]:
     return plan
 
 
-def _key(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return (tuple(x.shape), tuple(x.stride()), x.dtype, x.device.type)
-    if isinstance(x, (list, tuple)):
-        return tuple(_key(v) for v in x)
-    return x
-
-
-def _to_meta(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=_META)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_to_meta(v) for v in x)
-    return x
-
-
-def infer_outputs(func: Any, args: tuple, kwargs: dict) -> list[Any]:
-    """Each output's (device aval, strides, torch dtype), or None for an output the op does not
-    produce: the op is run once on meta tensors per signature (C++: the ShapeCache)."""
-    key = (func, _key(args), _key(tuple(sorted(kwargs.items()))))
-    outs = _shape_cache.get(key)
-    if outs is None:
-        result = func(*_to_meta(args), **{k: _to_meta(v) for k, v in kwargs.items()})
-        flat = list(result) if isinstance(result, (tuple, list)) else [result]
-        outs = [None if r is None else (ShapedArray(tuple(r.shape), to_numpy_dtype(r.dtype)),
-                                         tuple(r.stride()), r.dtype) for r in flat]
-        _shape_cache[key] = outs
-    return outs
-
-
 def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
     if x is None:
         return None
@@ -120,13 +90,14 @@ def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
         if x.dim() == 0:
             return scalar_value(x.item(), to_numpy_dtype(x.dtype))
         aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
-        return Value(DeviceData(graph_executor.tensor_to_data(x, aval), aval))
+        return Value(DeviceData(device_data.tensor_to_data(x, aval), aval))
     return scalar_value(x, _scalar_dtype(x, tensors))
 
 
 # --8<-- [start:lower_op]
 def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     """One aten op as one IR node; returns lazy tensors standing for its outputs."""
+    # EXERCISE 10.6 (lower-op): tensors and numbers become operands, the rest parameters
     tensors = [a for a in args if isinstance(a, LazyTensor)]
     operands: list[Value | None] = []
     layout: list[tuple[str, int]] = []  # operand name and count (-1: one, not a list)
@@ -143,6 +114,7 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
             layout.append((name, len(value)))
         else:
             params.append((name, tuple(value) if isinstance(value, list) else value))
+    # END EXERCISE
     guard = GUARDS.get(func)
     if guard is not None and not guard(**dict(params)):
         return NotImplemented  # a case our rule does not cover: decompose or fall back
@@ -178,7 +150,7 @@ def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
         return dst
     if not isinstance(src, LazyTensor):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
-        dst.set_data_handle(graph_executor.tensor_to_data(host, dst._xla.aval))
+        dst.set_data_handle(device_data.tensor_to_data(host, dst._xla.aval))
         return dst
     if src.dtype != dst.dtype:
         src = aten._to_copy.default(src, dtype=dst.dtype)
@@ -245,34 +217,6 @@ def _functional(func: Any) -> Any:
     return getattr(getattr(aten, base), func._overloadname, None)
 
 
-def _is_inplace(func: Any) -> bool:
-    args = func._schema.arguments
-    return bool(args) and args[0].alias_info is not None and args[0].alias_info.is_write \
-        and func._schema.name.endswith("_")
-
-
-def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
-    """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
-    (C++: xla_cpu_fallback, counted as `aten::<op>`)."""
-    metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)
-    flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
-    lazy = [x for x in flat if isinstance(x, LazyTensor)]
-    hosts = iter(graph_executor.get_tensors(lazy))
-    cpu_flat = [next(hosts) if isinstance(x, LazyTensor) else x for x in flat]
-    cpu_args, cpu_kwargs = torch.utils._pytree.tree_unflatten(cpu_flat, spec)
-    result = func(*cpu_args, **cpu_kwargs)
-
-    def upload(x: Any) -> Any:
-        if not isinstance(x, torch.Tensor) or isinstance(x, LazyTensor):
-            return x
-        aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
-        return make_tensor_from_data(graph_executor.tensor_to_data(x, aval), aval, x.dtype)
-    if _is_inplace(func):  # write the CPU result back into the lazy tensor
-        args[0].set_data_handle(upload(result)._xla.handle)
-        return args[0]
-    return torch.utils._pytree.tree_map(upload, result)
-
-
 def eager_sync(out: Any) -> Any:
     """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
     flat = [t for t in (out if isinstance(out, (list, tuple)) else [out])
@@ -292,7 +236,7 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
-    if _is_inplace(func) and _functional(func) is not None:
+    if is_inplace(func) and _functional(func) is not None:
         out = dispatch(_functional(func), args, kwargs)
         return _copy_(args[0], out)
     if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):

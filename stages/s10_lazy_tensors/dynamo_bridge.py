@@ -22,7 +22,7 @@ from torch.fx.passes.operator_support import OperatorSupport
 from torch.fx.passes.utils.fuser_utils import topo_sort
 
 from . import graph_executor, metrics, torch_xla
-from .graph_executor import SyncTensorsConfig, computation_cache, run_post_order
+from .graph_executor import SyncTensorsConfig, run_post_order
 from .ir import DeviceData
 from .tensor import DeviceContextArena, LazyTensor, make_tensor_from_data
 
@@ -126,7 +126,7 @@ def extract_internal(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
         if pending:  # inputs must be device data (C++: _xla_sync_multi)
             metrics.DynamoSyncInputExecuteTime.add_value(1)
             graph_executor.sync_tensors_graph(pending, SyncTensorsConfig(sync_ltc_data=False))
-        cached = computation_cache.get(traced["graph_hash"])
+        cached = graph_executor.computation_cache.get(traced["graph_hash"])
         if cached is None:
             raise RuntimeError("the compiled graph was evicted from the compile cache")
         results = iter(graph_executor.execute(cached, traced["matcher"](args), False))
@@ -160,9 +160,10 @@ class UnsupportedNodesCollector(torch.fx.Interpreter):
 
 
 def _lazy_or_plain(x: Any) -> bool:
-    """A lazy tensor, a plain list of them, or no tensor at all (a number, a dtype)."""
-    if type(x) in (list, tuple):
-        return all(isinstance(v, LazyTensor) for v in x)
+    """A lazy tensor, a number, a dtype, or a plain list of those; not a CPU tensor, nor a
+    structure (the named tuple an op returns) handed from node to node."""
+    if isinstance(x, (list, tuple)) and not hasattr(x, "n_fields"):  # not a return type
+        return all(map(_lazy_or_plain, x))
     return isinstance(x, LazyTensor) or not isinstance(x, (torch.Tensor, tuple, list, dict))
 
 

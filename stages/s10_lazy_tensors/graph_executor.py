@@ -16,61 +16,22 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
-from stages.s02_tracing.core import ShapedArray
-from stages.s09_pjrt import runtime
-from stages.s09_pjrt.computation_client import CompileInstance, Computation
+from stages.s09_pjrt.computation_client import (
+    CompileInstance,
+    Computation,
+    ExecuteComputationOptions,
+)
 
 from . import debug_util, metrics
+from .device_data import client, device_string, from_device
 from .hash import hash_value, merge_hash, mhash, string_hash
 from .ir import DeviceData, Node, Value, compute_post_order
 from .lowering_context import lower_graph
 from .tensor import DeviceContextArena, LazyTensor, is_lazy
 
 COURSE_GITREV = "under-the-api stage 10"  # stands for torch_xla's XLA_GITREV
-
-
-def client() -> Any:
-    return runtime.get_computation_client()
-
-
-def device_string(device: torch.device | None = None) -> str:
-    """The client's device for a `lazy:N` torch device (C++: bridge::AtenDeviceToXlaDevice)."""
-    return client().get_local_devices()[(device.index or 0) if device is not None else 0]
-
-
-# ------------------------------------------------------------------ host data to device data
-
-
-def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
-    """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
-    array = np.ascontiguousarray(host.detach().cpu().numpy().astype(aval.dtype, copy=False))
-    return client().transfer_to_device([array], [device_string()])[0]
-
-
-_device_data_cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
-
-
-def get_device_data(value: Any, dtype: np.dtype) -> Any:
-    """A number as a device buffer, cached by value (C++: DataCacheArena, counter
-    DeviceDataCacheMiss). It is read only: never donated."""
-    key = (type(value), value, np.dtype(dtype))
-    data = _device_data_cache.get(key)
-    if data is None or not data.has_value():
-        metrics.DeviceDataCacheMiss.add_value(1)
-        data = client().transfer_to_device([np.asarray(value, dtype)], [device_string()])[0]
-        data.read_only = True
-        _device_data_cache[key] = data
-        if len(_device_data_cache) > int(os.environ.get("XLA_DEVICE_DATA_CACHE_SIZE", "128")):
-            _device_data_cache.popitem(last=False)
-    _device_data_cache.move_to_end(key)
-    return data
-
-
-def _from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    return torch.from_numpy(np.array(array)).to(dtype)
 
 
 # ------------------------------------------------------------------ the compile cache
@@ -103,9 +64,6 @@ class ComputationCache:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def clear(self) -> None:
-        self._entries.clear()
 
 
 computation_cache = ComputationCache(int(os.environ.get("XLA_COMPILATION_CACHE_SIZE", "2048")))
@@ -145,7 +103,7 @@ def collect_sync_tensors(tensors: Sequence[LazyTensor], config: SyncTensorsConfi
                          ) -> SyncTensorCollection:
     """Which tensors need computing, and the graph hash so far (C++: CollectSyncTensors)."""
     coll = SyncTensorCollection(config)
-    # EXERCISE 10.3 (collect): the first ingredients of the graph hash, in torch_xla's order
+    # EXERCISE 10.4 (collect): the first ingredients of the graph hash, in torch_xla's order
     coll.hash = mhash(config.force_ltc_data)  # a sync and a read of the same IR differ
     coll.ingredients.append(("force_ltc_data", coll.hash))
     coll.merge("compilation environment and revisions", hash_compilation_env(),
@@ -194,7 +152,7 @@ def get_buffer_donors(tensors: Sequence[LazyTensor], coll: SyncTensorCollection,
                       parameters: Sequence[Any]) -> dict[int, int]:
     """Parameter index -> output index, for each buffer the graph may overwrite (C++:
     GetBufferDonors). Only at a step barrier: a read must leave every buffer as it was."""
-    # EXERCISE 10.4 (donors): donate at a step barrier only, a buffer whose tensor is an output
+    # EXERCISE 10.5 (donors): donate at a step barrier only, a buffer whose tensor is an output
     if os.environ.get("XLA_ENABLE_PARAM_ALIASING", "1") == "0":
         return {}
     if not (coll.config.sync_ltc_data and coll.config.force_ltc_data):
@@ -225,18 +183,16 @@ def compile_graph(coll: SyncTensorCollection, po: PostOrderData, ir_values: Sequ
     metrics.InputOutputAliasCount.add_sample(len(donors))
     threshold = int(os.environ.get("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3200"))
     wrap = len(po.parameters_data) >= threshold
-    c = client()
     instance = CompileInstance(Computation("SyncTensorsGraph", text), device_string(),
                                [device_string()], eager_mode=eager,
                                parameter_is_tupled_arguments=wrap)
     debug_util.explain_compile(coll)
-    computation = c.compile([instance])[0]
+    computation = client().compile([instance])[0]
     metrics.TensorsGraphSize.add_sample(emitted)
     return CachedComputation(computation, text)
 
 
 def execute(cached: CachedComputation, parameters: Sequence[Any], eager: bool) -> list[Any]:
-    from stages.s09_pjrt.computation_client import ExecuteComputationOptions
     outputs = client().execute_computation(cached.computation, list(parameters), device_string(),
                                            ExecuteComputationOptions(True, eager))
     metrics.ExecuteComputation.add_value(1)
@@ -308,7 +264,7 @@ def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if handles[k] is None:  # host data not uploaded yet
             results.append(data.tensor_data)
         else:
-            results.append(_from_device(next(arrays), data.dtype))
+            results.append(from_device(next(arrays), data.dtype))
         k += 1
     return results
 

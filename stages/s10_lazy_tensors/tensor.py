@@ -87,7 +87,7 @@ class LazyTensor(torch.Tensor):
         if data.ir_value is not None:
             return data.ir_value
         if data.handle is None:  # host data only: upload it now (C++: TensorToXlaData)
-            from .graph_executor import tensor_to_data
+            from .device_data import tensor_to_data
             self.set_data_handle(tensor_to_data(data.tensor_data, data.aval))
         handle = data.handle
         handle.tensor_id = data.unique_id  # the buffer's owner, for donation (C++: SetInfo)

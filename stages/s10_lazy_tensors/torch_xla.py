@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
-from . import graph_executor
+from . import device_data, graph_executor
 from .graph_executor import SyncTensorsConfig, collect_sync_tensors, run_post_order
 from .hash import hash_value, mhash, string_hash
 from .ir import dump_text
@@ -44,7 +44,7 @@ def mark_step(wait: bool = False, reset_scope: bool = True) -> None:
 
 
 def wait_device_ops() -> None:
-    graph_executor.client().wait_device_ops()
+    device_data.client().wait_device_ops()
 
 
 def eager_mode(enable: bool) -> None:

@@ -46,6 +46,11 @@ def test_node_hashes_of_a_fixed_graph_equal_the_formula():
     mul = combine(s("aten::mul.Tensor"), 0xA2D296E9)  # no parameters: the default seed
     mul_dag = combine(combine(mul, value(leaf, 0)), value(leaf, 0))
     sum_node = combine(s("aten::sum.dim_IntList"), hash.mhash((1,), False, None))
+    w = torch.ones(3).to(torch_xla.device())
+    leaf_w = combine(combine(s("xla::device_data"), hash.hash_value("f32[3]")), 101)
+    sub = combine(s("aten::sub.Tensor"), hash.mhash(1))  # alpha=1: a parameter, not an operand
+    assert (x - w).get_ir_value().node.hash() == combine(combine(sub, value(leaf, 0)),
+                                                         value(leaf_w, 0))
     assert x.get_ir_value().node.hash() == leaf
     assert y.get_ir_value().node.node_hash == sum_node
     assert y.get_ir_value().node.hash() == combine(sum_node, value(mul_dag, 0))
@@ -117,3 +122,12 @@ def test_post_order_visits_the_last_operand_first_as_torch_does():
     out = torch.cat([a.exp(), b.neg()])
     order = [n.op for n in ir.compute_post_order([out.get_ir_value().node])]
     assert order.index("aten::neg") < order.index("aten::exp")
+
+
+def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
+    x = torch.randn(4).to(torch_xla.device())
+    half, quarter, one = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 1.0))
+    assert half == quarter  # 0.5 and 0.25 are device data: hashed by shape
+    assert one != half  # 1 is a special scalar: a constant in the program
+    node = (x * 0.5).get_ir_value().node
+    assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
