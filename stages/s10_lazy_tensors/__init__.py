@@ -12,10 +12,13 @@ Reading path (the lesson, in order):
   3. tensor.py            the lazy tensor: buffer, pending IR or host data; the live arena
   4. aten_xla_type.py     each aten op: a node, a decomposition, or the CPU (`aten::<op>`)
   5. graph_executor.py    sync: collect, hash, cache, compile, execute, donate; reads
-  6. torch_xla.py         device(), sync(), mark_step(), eager mode, graph dumps
-  7. dynamo_bridge.py     torch.compile: trace once on real tensors, replay by hash
+  6. dynamo_bridge.py     torch.compile: trace once on real tensors, replay by hash
 
 Beside it:
+  torch_xla.py            device(), sync(), mark_step(), eager mode, graph dumps
+  shape_inference.py      an op's output shapes and dtypes, from its meta kernel
+  aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
+  device_data.py          host tensors to buffers and back; numbers as cached device data
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, one-hot gathers, pooling, convolution
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
@@ -24,8 +27,11 @@ Beside it:
 """
 
 from . import (
+    aten_cpu_fallback,
     aten_xla_type,
     debug_util,
+    device_data,
+    dynamo_bridge,
     graph_executor,
     hash,
     ir,
@@ -33,6 +39,7 @@ from . import (
     lowering_context,
     metrics,
     nn_lowering,
+    shape_inference,
     tensor,
     torch_xla,
 )
@@ -52,8 +59,11 @@ from .torch_xla import (
 
 __all__ = [
     "LazyTensor",
+    "aten_cpu_fallback",
     "aten_xla_type",
     "debug_util",
+    "device_data",
+    "dynamo_bridge",
     "device",
     "eager_mode",
     "eager_mode_context",
@@ -68,6 +78,7 @@ __all__ = [
     "metrics",
     "metrics_report",
     "nn_lowering",
+    "shape_inference",
     "sync",
     "tensor",
     "torch_xla",

@@ -239,8 +239,9 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     if is_inplace(func) and _functional(func) is not None:
         out = dispatch(_functional(func), args, kwargs)
         return _copy_(args[0], out)
-    if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), "CompositeImplicitAutograd"):
-        return func.decompose(*args, **kwargs)  # below autograd, a composite op reaches us
+    out = func.decompose(*args, **kwargs)  # below autograd, a composite op reaches us too
+    if out is not NotImplemented:
+        return out
     decomposition = _CORE.get(func) or decomposition_table.get(func)
     if decomposition is not None:
         out = decomposition(*args, **kwargs)

@@ -65,8 +65,6 @@ class LazyTensor(torch.Tensor):
         DeviceContextArena.register(r)
         return r
 
-    __torch_function__ = torch._C._disabled_torch_function_impl
-
     @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         from .aten_xla_type import dispatch  # the op table lives there
