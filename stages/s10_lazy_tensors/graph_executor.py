@@ -69,6 +69,12 @@ class ComputationCache:
 computation_cache = ComputationCache(int(os.environ.get("XLA_COMPILATION_CACHE_SIZE", "2048")))
 
 
+def clear_computation_cache() -> None:
+    """Forget every compiled graph (torch_xla: `_XLAC._clear_computation_cache`)."""
+    computation_cache._entries.clear()
+    debug_util.forget()
+
+
 # ------------------------------------------------------------------ collecting and hashing
 
 

@@ -2,14 +2,13 @@
 
 import pytest
 
-from stages.s10_lazy_tensors import debug_util, graph_executor, metrics, torch_xla
+from stages.s10_lazy_tensors import graph_executor, metrics, torch_xla
 
 
 @pytest.fixture(autouse=True)
 def fresh():
     torch_xla.sync()  # nothing pending from an earlier test
-    graph_executor.computation_cache = graph_executor.ComputationCache(2048)
-    debug_util.forget()
+    graph_executor.clear_computation_cache()
     metrics.clear_all()
     torch_xla.eager_mode(False)
     yield

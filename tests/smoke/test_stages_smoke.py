@@ -126,3 +126,19 @@ def test_pjrt_client_runs_jit_a_gradient_and_a_training_step_on_the_installed_ja
         close(s07.jit(lambda v: s06.scan(lambda c, y: (c + y, c * y), 0.0, v))(x)[1],
               jax.lax.scan(lambda c, y: (c + y, c * y), 0.0, X)[1])
         assert np.asarray(x).tolist() == X.tolist() and (x * 2.0).tolist() == (X * 2).tolist()
+
+
+def test_lazy_tensors_train_a_small_mlp_to_eager_torchs_loss():
+    # stage 10 is the one stage that uses torch: this is where a new torch would break
+    import torch
+
+    import stages.s10_lazy_tensors as s10
+    from shared import torch_models
+
+    data = torch_models.batches("mlp", 3)
+    _, expected = torch_models.train(torch_models.mlp(), data)
+    model, loss = torch_models.train(torch_models.mlp(), data, s10.device(), sync=s10.sync)
+    close(float(loss.detach().cpu()), float(expected.detach()), rtol=1e-5)
+    assert torch.allclose(next(model.parameters()).detach().cpu(),
+                          next(torch_models.train(torch_models.mlp(), data)[0].parameters()),
+                          rtol=1e-4, atol=1e-6)
