@@ -9,6 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 WORKSPACE ?= 0
 STAGE ?=
+ONLY ?=
 FORCE ?= 0
 QUICK ?= 0
 PYTEST_ARGS ?=
@@ -20,7 +21,8 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+(-%)?:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo "  test-stage-N       run stage N's tests (N = 1..12); WORKSPACE=1 tests your workspace/ copy"
 	@echo "Variables: PYTHON=python3.12 (the interpreter setup uses; 3.11-3.14), VENV=.venv,"
-	@echo "           STAGE=N (exercise), FORCE=1 (overwrite a workspace copy), WORKSPACE=1,"
+	@echo "           STAGE=N (exercise), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
+	@echo "           FORCE=1 (overwrite your code in a workspace copy), WORKSPACE=1,"
 	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench)"
 
 setup: $(STAMP) ## create .venv with PYTHON -m venv (default python3) and install .[dev] (quick when done)
@@ -46,11 +48,13 @@ test-stage-%: setup
 	if [ "$(WORKSPACE)" = "1" ] && [ ! -d workspace/stages/$$name ]; then \
 	  echo "no workspace/stages/$$name: run 'make exercise STAGE=$$n' first"; exit 1; fi; \
 	WORKSPACE=$(WORKSPACE) $(PY) -m pytest -q tests/$$name \
-	  $(if $(filter 1,$(WORKSPACE)),--tb=line -rN,) $(PYTEST_ARGS)
+	  $(if $(filter 1,$(WORKSPACE)),--tb=short -rN,) $(PYTEST_ARGS)
 
 lint: setup ## ruff, and the import-linter contract: a stage imports only earlier stages
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports --no-cache
+	@# import-linter's report in full only when a contract is broken
+	@out=$$($(VENV)/bin/lint-imports --no-cache --no-logo 2>&1) \
+	  && echo "import-linter: $$(echo "$$out" | tail -n 1)" || { echo "$$out"; exit 1; }
 
 docs: setup ## build the site strictly into site/ (every example on every page runs)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
@@ -58,11 +62,12 @@ docs: setup ## build the site strictly into site/ (every example on every page r
 serve: setup ## serve the site at http://127.0.0.1:8000 while you edit
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
 
-exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stripped
-	@test -n "$(STAGE)" || { echo "usage: make exercise STAGE=N"; exit 2; }
-	$(PY) -m shared.exercises strip --stage $(STAGE) $(if $(filter 1,$(FORCE)),--force,)
+exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stubbed (ONLY=N.K: just those)
+	@test -n "$(STAGE)" || { echo "usage: make exercise STAGE=N [ONLY=N.K[,N.M]] [FORCE=1]"; exit 2; }
+	$(PY) -m shared.exercises strip --stage $(STAGE) $(if $(ONLY),--only $(ONLY),) \
+	  $(if $(filter 1,$(FORCE)),--force,)
 
-check-exercises: setup ## prove every exercise is reached by a test and its stub fails a test
+check-exercises: setup ## prove each exercise is reached, and its stub and wrong answers fail a test
 	$(PY) -m shared.exercises check $(if $(STAGE),--stage $(STAGE),)
 
 bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes)

@@ -1,4 +1,4 @@
-"""The exercise tool: strip marked blocks out of a stage, and prove every exercise is real.
+"""The exercise tool: strip marked blocks out of a stage, and find them again in a learner's copy.
 
 A block in a stage's reference source reads
 
@@ -6,26 +6,24 @@ A block in a stage's reference source reads
     ...reference code...
     # END EXERCISE
 
-`strip` copies stage N into workspace/stages/ with every block replaced by a `raise
-NotImplementedError(...)` that names the exercise and its docs anchor. `check` proves, for each
-built stage, that the stripped copy imports, and that stripping any one exercise alone makes at
-least one of the stage's tests fail by reaching that exercise's stub.
+`strip` copies stage N into workspace/stages/ with the code of every block (or only of the blocks
+named by `--only`) replaced by a `raise NotImplementedError(...)` that names the exercise and its
+docs anchor; the two marker lines stay, so the learner writes their answer between them and the
+test run can tell which exercises are still stubs (`shared/exercise_report.py`). `check`
+(`shared/exercise_check.py`) proves every exercise is real.
 
     python -m shared.exercises list
-    python -m shared.exercises strip --stage 1 [--force]
-    python -m shared.exercises check [--stage 1]
+    python -m shared.exercises strip --stage 1 [--only 1.2,1.4] [--force]
+    python -m shared.exercises check [--stage 1] [--no-mutants]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import ast
 import re
 import shutil
-import subprocess
 import sys
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,20 +123,21 @@ def parse_stage(stage: Path) -> list[Exercise]:
     return sorted(exercises, key=lambda e: int(e.number.split(".")[1]))
 
 
+def stub_text(ex: Exercise, page: str) -> str:
+    """The message a stub raises: the exercise and its docs anchor."""
+    return f"exercise {ex.number} ({ex.name}): see {page}#{ex.anchor}"
+
+
 def stub_line(ex: Exercise, indent: str, page: str) -> str:
-    message = f"exercise {ex.number} ({ex.name}): see {page}#{ex.anchor}"
-    return f"{indent}raise NotImplementedError({message!r})"
+    return f"{indent}raise NotImplementedError({stub_text(ex, page)!r})"
 
 
 def strip_text(text: str, exercises: list[Exercise], page: str) -> str:
-    """Replace each listed block of `text` (one file) by its task comment and a raise."""
+    """Replace the code of each listed block of `text` (one file) by a raise; keep the markers."""
     lines = text.splitlines()
     for ex in sorted(exercises, key=lambda e: e.start, reverse=True):
         indent = START.match(lines[ex.start - 1])["indent"]
-        lines[ex.start - 1 : ex.end] = [
-            f"{indent}# Exercise {ex.number} ({ex.name}): {ex.task}",
-            stub_line(ex, indent, page),
-        ]
+        lines[ex.start : ex.end - 1] = [stub_line(ex, indent, page)]
     return "\n".join(lines) + "\n"
 
 
@@ -156,85 +155,172 @@ def write_workspace(stage: Path, dest: Path, only: set[str] | None = None) -> li
     for rel, exs in by_file.items():
         copy = dest / rel
         copy.write_text(strip_text(copy.read_text(), exs, page))
+    record_stripped(target, {e.number for e in exercises})
     return exercises
 
 
-def strip(n: int, force: bool) -> None:
+STRIPPED = ".stripped"  # in a learner's copy: the exercises `strip` took out, one a line
+
+
+def record_stripped(copy: Path, numbers: set[str]) -> None:
+    """Add `numbers` to the copy's list of stripped exercises: those are the learner's to write;
+    the others keep the reference code (`make exercise ONLY=...`)."""
+    known = stripped_numbers(copy) or set()
+    (copy / STRIPPED).write_text("".join(f"{n}\n" for n in sorted(known | numbers)))
+
+
+def stripped_numbers(copy: Path) -> set[str] | None:
+    """The exercises stripped from a copy; None for a copy made before the list was kept."""
+    path = copy / STRIPPED
+    return set(path.read_text().split()) if path.exists() else None
+
+
+def code_lines(lines: list[str]) -> list[str]:
+    """The code of a block, ignoring indentation, blank lines and comment lines."""
+    stripped = (line.strip() for line in lines)
+    return [line for line in stripped if line and not line.startswith("#")]
+
+
+def reference_body(ex: Exercise) -> list[str]:
+    """The reference code between an exercise's markers."""
+    return (ROOT / ex.path).read_text().splitlines()[ex.start : ex.end - 1]
+
+
+# A learner's copy: the markers of `strip` (and the older "# Exercise N.K (name): ..." line that
+# stood alone, without an END marker), read leniently, because the learner edits this file.
+COPY_START = re.compile(r"^(?P<indent>[ \t]*)# (?:EXERCISE|Exercise) (?P<number>\d+\.\d+) "
+                        r"\((?P<name>[\w-]+)\)")
+
+
+@dataclass(frozen=True)
+class Region:
+    """Where exercise `number` sits in a learner's copy (1-based lines, markers included)."""
+
+    number: str
+    path: Path  # under the copy's folder, spelled as that folder was given
+    start: int  # the EXERCISE marker
+    end: int  # the END EXERCISE marker, or the last line of the enclosing function without one
+    stub: int | None  # the line of its NotImplementedError stub, while the stub is there
+    closed: bool  # whether the END EXERCISE marker is there
+
+    @property
+    def first(self) -> int:
+        """The line to point a learner at: the stub while there is one, else the marker."""
+        return self.stub or self.start
+
+
+def _enclosing_end(source: str, line: int) -> int:
+    """The last line of the innermost function or class around `line` (or `line` itself)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return line
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.lineno <= line <= (node.end_lineno or node.lineno):
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+    return best.end_lineno if best is not None and best.end_lineno else line
+
+
+def copy_regions(copy: Path) -> dict[str, Region]:
+    """Every exercise region in a learner's copy of one stage, by number."""
+    found: dict[str, Region] = {}
+    for path in sorted(copy.rglob("*.py")):
+        source = path.read_text()
+        lines = source.splitlines()
+        starts = [(i + 1, m) for i, line in enumerate(lines) if (m := COPY_START.match(line))]
+        for k, (start, m) in enumerate(starts):
+            stop = starts[k + 1][0] if k + 1 < len(starts) else len(lines) + 1
+            end = next((i for i in range(start + 1, stop) if END.match(lines[i - 1])), None)
+            closed = end is not None
+            if end is None:
+                end = min(_enclosing_end(source, start), stop - 1)
+            marker = f"NotImplementedError('exercise {m['number']} ("
+            stub = next((i for i in range(start + 1, end + 1)
+                         if marker in lines[i - 1] or marker.replace("'", '"') in lines[i - 1]),
+                        None)
+            found.setdefault(m["number"], Region(m["number"], path, start, end, stub, closed))
+    return found
+
+
+def shown(path: Path) -> str:
+    """A path as a learner reads it: relative to the repository when it is inside it."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _strip_in_place(stage: Path, copy: Path, wanted: list[Exercise], force: bool) -> None:
+    """Stub the `wanted` exercises inside an existing copy, leaving everything else as it is."""
+    page = docs_page(stage)
+    regions = copy_regions(copy)
+    for ex in wanted:
+        region = regions.get(ex.number)
+        if region is None or not region.closed:
+            raise SystemExit(
+                f"cannot find exercise {ex.number} between '# EXERCISE {ex.number} ...' and "
+                f"'# END EXERCISE' in {shown(copy)}; run `make exercise STAGE={stage_number(stage)}"
+                f" FORCE=1` for a fresh copy (it overwrites your work)")
+        body = region.path.read_text().splitlines()[region.start : region.end - 1]
+        if region.stub is not None or code_lines(body) == code_lines(reference_body(ex)):
+            continue
+        if not force:
+            raise SystemExit(
+                f"exercise {ex.number} in {shown(region.path)}:{region.start} holds your own "
+                f"code; add FORCE=1 to replace it by the stub")
+    for ex in sorted(wanted, key=lambda e: regions[e.number].start, reverse=True):
+        region = regions[ex.number]
+        if region.stub is not None:
+            continue
+        lines = region.path.read_text().splitlines()
+        indent = COPY_START.match(lines[region.start - 1])["indent"]
+        lines[region.start : region.end - 1] = [stub_line(ex, indent, page)]
+        region.path.write_text("\n".join(lines) + "\n")
+    record_stripped(copy, {ex.number for ex in wanted})
+
+
+def stage_number(stage: Path) -> int:
+    return int(stage.name[1:3])
+
+
+def strip(n: int, force: bool, only: list[str] | None = None) -> None:
+    """`make exercise STAGE=n [ONLY=n.k,...] [FORCE=1]`."""
     stage = stage_dir(n)
+    exercises = parse_stage(stage)
+    if only is not None:
+        known = {e.number for e in exercises}
+        unknown = [k for k in only if k not in known]
+        if unknown:
+            raise SystemExit(f"stage {n} has no exercise {', '.join(unknown)}; its exercises are "
+                             f"{', '.join(e.number for e in exercises)}")
+    wanted = [e for e in exercises if only is None or e.number in only]
     dest = ROOT / "workspace"
     target = dest / "stages" / stage.name
-    if target.exists() and not force:
+    if target.exists() and only is not None:
+        _strip_in_place(stage, target, wanted, force)
+        print(f"stubbed {_plural(len(wanted), 'exercise')} in {shown(target)}; everything else "
+              "in your copy is as it was:")
+    elif target.exists() and not force:
         raise SystemExit(
-            f"{target.relative_to(ROOT)} exists and may hold your work; "
-            f"run `make exercise STAGE={n} FORCE=1` to overwrite it"
+            f"{shown(target)} exists and may hold your work; run `make exercise STAGE={n} "
+            "FORCE=1` to overwrite it, or add ONLY=N.K to stub single exercises in it"
         )
-    exercises = write_workspace(stage, dest)
-    print(f"wrote {target.relative_to(ROOT)} with {len(exercises)} exercises stripped:")
-    for ex in exercises:
-        print(f"  {ex.number} ({ex.name}) {ex.path}:{ex.start}  {ex.task}")
+    else:
+        write_workspace(stage, dest, only=None if only is None else set(only))
+        rest = "" if only is None else " (the others keep the reference code)"
+        print(f"wrote {shown(target)} with {_plural(len(wanted), 'exercise')} stripped{rest}:")
+    regions = copy_regions(target)
+    for ex in wanted:
+        region = regions[ex.number]
+        print(f"  {ex.number} ({ex.name}) {shown(region.path)}:{region.first}  {ex.task}")
     print(f"read {docs_page(stage)}#exercises, then run `make test-stage-{n} WORKSPACE=1`")
-
-
-def _pytest(stage: Path, workspace: Path, stop_first: bool) -> subprocess.CompletedProcess:
-    env = dict(os.environ, WORKSPACE="1", UNDER_API_WORKSPACE_DIR=str(workspace))
-    tests = ROOT / "tests" / stage.name
-    cmd = [sys.executable, "-m", "pytest", str(tests), "-q", "-p", "no:cacheprovider"]
-    if stop_first:
-        cmd.append("-x")
-    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-
-
-def check_stage(stage: Path) -> list[str]:
-    """Problems with a stage's exercises; an empty list means every exercise is real."""
-    problems: list[str] = []
-    exercises = parse_stage(stage)
-    page = ROOT / docs_page(stage)
-    page_text = page.read_text() if page.exists() else ""
-    for ex in exercises:
-        if "{#" + ex.anchor + "}" not in page_text:
-            problems.append(f"{ex.number} ({ex.name}): {docs_page(stage)} has no #{ex.anchor}")
-
-    with tempfile.TemporaryDirectory() as tmp:
-        all_stripped = Path(tmp) / "all"
-        write_workspace(stage, all_stripped)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(all_stripped), str(ROOT)]))
-        probe = f"import stages.{stage.name} as m; print(m.__file__)"
-        done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp,
-                              capture_output=True, text=True)
-        if done.returncode != 0 or str(all_stripped) not in done.stdout:
-            problems.append(f"the stripped copy does not import:\n{done.stderr[-2000:]}")
-
-        def one(ex: Exercise) -> str | None:
-            ws = Path(tmp) / ex.anchor
-            write_workspace(stage, ws, only={ex.number})
-            run = _pytest(stage, ws, stop_first=True)
-            reached = f"exercise {ex.number} ({ex.name})" in run.stdout + run.stderr
-            if run.returncode == 0:
-                return f"{ex.number} ({ex.name}): stripped alone, every test still passes"
-            if not reached:
-                tail = (run.stdout + run.stderr)[-1500:]
-                return f"{ex.number} ({ex.name}): tests fail but never reach its stub:\n{tail}"
-            return None
-
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            problems += [p for p in pool.map(one, exercises) if p]
-    return problems
-
-
-def check(stages: list[int]) -> int:
-    failed = False
-    for n in stages:
-        stage = stage_dir(n)
-        exercises = parse_stage(stage)
-        problems = check_stage(stage)
-        status = "ok" if not problems else "FAILED"
-        print(f"stage {n} ({stage.name}): {len(exercises)} exercises, {status}")
-        for ex in exercises:
-            print(f"  {ex.number} ({ex.name})")
-        for p in problems:
-            print(f"  problem: {p}")
-        failed = failed or bool(problems)
-    return 1 if failed else 0
 
 
 def built_stages() -> list[int]:
@@ -247,9 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", help="list every stage's exercises")
     p_strip = sub.add_parser("strip", help="copy a stage into workspace/ with exercises stripped")
     p_strip.add_argument("--stage", type=int, required=True)
+    p_strip.add_argument("--only", help="comma-separated exercise numbers, e.g. 4.1,4.7")
     p_strip.add_argument("--force", action="store_true")
     p_check = sub.add_parser("check", help="prove each exercise is reached and tested")
     p_check.add_argument("--stage", type=int)
+    p_check.add_argument("--no-mutants", action="store_true",
+                         help="skip the wrong answers of shared/exercise_mutants.py")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -258,9 +347,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{ex.number:>5} ({ex.name}) {ex.path}:{ex.start}  {ex.task}")
             return 0
         if args.command == "strip":
-            strip(args.stage, args.force)
+            only = None
+            if args.only:
+                only = [k.strip() for k in args.only.split(",") if k.strip()]
+            strip(args.stage, args.force, only)
             return 0
-        return check([args.stage] if args.stage else built_stages())
+        from shared.exercise_check import check
+
+        stages = [args.stage] if args.stage else built_stages()
+        return check(stages, mutants=not args.no_mutants)
     except ExerciseMarkerError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -30,7 +30,7 @@ EXPLAINERS: tuple[Explainer, ...] = (
     Explainer("SPMD in torch_xla: A Mesh, an Annotation, and One Virtual Device", (11,)),
     Explainer("From Pending IR to a Device Buffer: xla_graph_executor.cpp, Line by Line", (10,)),
     Explainer("What JAX Hashes Before It Decides Not to Compile: cache_key.py, Line by Line",
-              (7,)),
+              (7, 8)),
     Explainer("Partial Evaluation: Splitting One Traced Call Into Two Programs", (3,)),
     Explainer("linear_util.py, Line by Line", (2,)),
     Explainer("Writing JAX Notebooks That Show Their Work", (2, 7)),

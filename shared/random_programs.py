@@ -9,13 +9,24 @@ jvp, vjp and grad, stage 5 the program under random vmaps. A stage picks the kin
 transformation has rules for: `DIFFERENTIABLE_KINDS` (stage 4), `ALL_KINDS` (every float kind:
 stage 5), `ALL_KINDS + INT_KINDS` (everything: stage 2).
 
+Beyond lax, programs can mix in what tracing and autodiff must get right together:
+`EAGER_KINDS` combine a traced value with an eager Array made outside the trace (an f32, an
+i32 or a weak scalar) through Python operators, so promotion is the Array's; `CAST_KINDS` go
+through int or bool and back (a zero tangent); `GRADIENT_KINDS` add a stop_gradient;
+`CONTROL_KINDS` branch and loop, with unused values, stop_gradient, a while_loop whose result
+is unused or stop_gradient'ed, and custom_jvp/custom_vjp rules inside branches. These need an
+`ops` namespace from the caller (stop_gradient, cond, fori_loop, while_loop, custom_jvp,
+custom_vjp: stage 4 and 6's or JAX's).
+
 A step is `(op, operand indices, extra)`; `extra` holds the op's static arguments.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -50,6 +61,12 @@ ALL_KINDS = DIFFERENTIABLE_KINDS + ("binary_scalar", "argmax", "slice", "concate
 # integer kinds: they bring the input n; to_int and to_float cross between the dtypes
 INT_KINDS = ("int_unary", "int_arith", "int_divide", "int_bitwise", "int_shift", "int_scalar",
              "int_select", "int_compare", "to_int", "to_float")
+# kinds that mix in eager values, casts, stop_gradient and control flow (see the docstring)
+EAGER_KINDS = ("eager_operand",)
+CAST_KINDS = ("cast_round_trip", "bool_mask")
+GRADIENT_KINDS = ("stop_gradient",)
+CONTROL_KINDS = ("cond", "loop")
+_EAGER_OPS = {"add": operator.add, "mul": operator.mul, "sub": operator.sub}
 # kinds that move or sum elements without looking at them work on int32 values too
 _ANY_DTYPE_KINDS = ("reduce", "cumsum", "broadcast", "transpose", "reshape", "slice",
                     "concatenate")
@@ -72,9 +89,94 @@ def example_inputs(seed: int, with_int: bool = False) -> tuple[Any, ...]:
     return inputs
 
 
-def apply(lax: Any, op: str, args: list[Any], extra: Any) -> Any:
-    """One step of a program on `lax` (ours or jax.lax)."""
+def eager_values(lax: Any, shape: Shape) -> dict[str, Any]:
+    """Eager Arrays of `shape`, made with the library's own eager ops (outside any trace)."""
+    base = np.linspace(-0.7, 0.9, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    return {"f32": lax.sin(base), "weak": lax.add(0.5, 0.25),  # a weakly typed scalar
+            "i32": lax.convert_element_type(lax.mul(base, 4.0), np.int32)}
+
+
+def custom_rules(ops: Any) -> SimpleNamespace:
+    """The same two functions with custom rules, for one library: x * logistic(x) with its
+    jvp, and tanh(x) * 0.5 with a fwd/bwd pair."""
+    lax = ops.lax
+
+    @ops.custom_jvp
+    def swish(x):
+        return lax.mul(x, lax.logistic(x))
+
+    def swish_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        sig = lax.logistic(x)
+        slope = lax.add(sig, lax.mul(lax.mul(x, sig), lax.sub(1.0, sig)))
+        return swish(x), lax.mul(t, slope)
+
+    swish.defjvp(swish_jvp)
+
+    @ops.custom_vjp
+    def half_tanh(x):
+        return lax.mul(lax.tanh(x), 0.5)
+
+    def half_tanh_fwd(x):
+        y = lax.tanh(x)
+        return lax.mul(y, 0.5), y
+
+    def half_tanh_bwd(y, g):
+        return (lax.mul(g, lax.mul(lax.sub(1.0, lax.mul(y, y)), 0.5)),)
+
+    half_tanh.defvjp(half_tanh_fwd, half_tanh_bwd)
+    return SimpleNamespace(swish=swish, half_tanh=half_tanh)
+
+
+def _branch(lax: Any, ops: Any, rules: Any, spec: tuple) -> Any:
+    """One cond branch: a unary op, an unused value, maybe a stop_gradient'ed term and a
+    custom rule."""
+    op, stop, custom = spec
+
+    def branch(x):
+        y = apply(lax, op, [x], None)
+        lax.sin(y)  # computed, never used: pruned before anything runs it
+        if stop:
+            y = lax.add(y, ops.stop_gradient(lax.cos(x)))
+        return getattr(rules, custom)(y) if custom else y
+
+    return branch
+
+
+def _loop(lax: Any, ops: Any, uses_while: bool) -> Any:
+    """fori_loop(0, 2) of a body holding a while_loop whose result is unused or only
+    stop_gradient'ed (reverse mode must prune its tangent)."""
+
+    def body(i, c):
+        w = ops.while_loop(lambda t: t[0] < 2, lambda t: (t[0] + 1, lax.mul(t[1], 0.5)), (0, c))
+        out = lax.mul(lax.tanh(c), 0.5)
+        return lax.add(out, ops.stop_gradient(w[1])) if uses_while else out
+
+    return body
+
+
+def apply(lax: Any, op: str, args: list[Any], extra: Any, ops: Any = None,
+          eager: dict | None = None) -> Any:
+    """One step of a program on `lax` (ours or jax.lax); `ops` and `eager` for the kinds that
+    need them."""
     x = args[0]
+    if op == "eager_operand":
+        which, name, swap = extra
+        e = eager[(which, np.shape(x))]
+        return _EAGER_OPS[name](e, x) if swap else _EAGER_OPS[name](x, e)
+    if op == "cast_round_trip":  # through int32 and back: no tangent gets through
+        return lax.convert_element_type(
+            lax.convert_element_type(lax.mul(x, 16.0), np.int32), np.float32)
+    if op == "bool_mask":  # a bool times a float, by Python's operator: promoted as jnp does
+        return lax.gt(x, args[1]) * x
+    if op == "stop_gradient":
+        return lax.add(x, ops.stop_gradient(args[1]))
+    if op == "cond":
+        true_spec, false_spec = extra
+        return ops.cond(lax.gt(args[1], 0.0), _branch(lax, ops, ops.rules, true_spec),
+                        _branch(lax, ops, ops.rules, false_spec), x)
+    if op == "loop":
+        return ops.fori_loop(0, 2, _loop(lax, ops, extra), x)
     if op == "int_unary":
         return getattr(lax, extra)(x)
     if op == "int_binary":
@@ -131,13 +233,21 @@ class Program:
     dtypes: tuple[str, ...]  # "f32" or "i32" for every value, as `shapes`
     outputs: tuple[int, ...]  # the indices of the values the program returns
 
-    def as_function(self, lax: Any) -> Callable[..., tuple[Any, ...]]:
-        """The program as f(x, v, s) (or f(x, v, s, n)) -> tuple of outputs, built on `lax`."""
+    def as_function(self, lax: Any, ops: Any = None) -> Callable[..., tuple[Any, ...]]:
+        """The program as f(x, v, s) (or f(x, v, s, n)) -> tuple of outputs, built on `lax`
+        (and `ops`, for the kinds that need more than lax). Its eager values are made now,
+        outside any trace the function will meet."""
+        eager = {(which, self.shapes[operands[0]]): None for op, operands, (which, *_)
+                 in (s for s in self.steps if s[0] == "eager_operand")}
+        for key in eager:
+            eager[key] = eager_values(lax, key[1])[key[0]]
+        if any(op == "cond" for op, _, _ in self.steps):  # this function's own custom rules
+            ops = SimpleNamespace(**vars(ops), rules=custom_rules(ops))
 
         def f(*inputs: Any) -> tuple[Any, ...]:
             values = list(inputs)
             for op, operands, extra in self.steps:
-                values.append(apply(lax, op, [values[j] for j in operands], extra))
+                values.append(apply(lax, op, [values[j] for j in operands], extra, ops, eager))
             return tuple(values[j] for j in self.outputs)
 
         return f
@@ -151,7 +261,10 @@ def _applies(kind: str, shape: Shape, dtype: str, is_input: bool) -> bool:
         return dtype == "i32"
     if dtype != "f32" and kind not in _ANY_DTYPE_KINDS:
         return False
-    if kind in ("unary", "binary", "binary_scalar", "scalar", "select"):
+    if kind == "cast_round_trip":
+        return is_input  # inputs are exact; see to_int
+    if kind in ("unary", "binary", "binary_scalar", "scalar", "select", "eager_operand",
+                "bool_mask", "stop_gradient", "cond", "loop"):
         return True
     if kind in ("reduce", "argmax", "cumsum", "slice", "concatenate", "dot"):
         return len(shape) > 0
@@ -211,6 +324,21 @@ def _float_step(draw: Any, kind: str, shapes: list[Shape], dtypes: list[str], i:
     scalars = [k for k, s in enumerate(shapes) if s == () and dtypes[k] == dtype]
     if kind == "unary":
         return (draw(st.sampled_from(UNARY)), (i,), None), shape
+    if kind == "eager_operand":
+        extra = (draw(st.sampled_from(["f32", "i32", "weak"])),
+                 draw(st.sampled_from(sorted(_EAGER_OPS))), draw(st.booleans()))
+        return ("eager_operand", (i,), extra), shape
+    if kind == "cast_round_trip":
+        return ("cast_round_trip", (i,), None), shape
+    if kind in ("bool_mask", "stop_gradient"):
+        return (kind, (i, draw(st.sampled_from(same))), None), shape
+    if kind == "cond":
+        # the predicate is a scalar: s, or a scalar value made from it
+        specs = st.tuples(st.sampled_from(["sin", "tanh", "neg", "square"]), st.booleans(),
+                          st.sampled_from([None, "swish", "half_tanh"]))
+        return ("cond", (i, draw(st.sampled_from(scalars))), (draw(specs), draw(specs))), shape
+    if kind == "loop":
+        return ("loop", (i,), draw(st.booleans())), shape
     if kind == "binary":
         return (draw(st.sampled_from(BINARY)), (i, draw(st.sampled_from(same))), None), shape
     if kind == "binary_scalar":

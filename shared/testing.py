@@ -41,3 +41,37 @@ def canonical_error_text(text: str) -> str:
         return match.group(1) + ", ".join(sorted(match.group(2).split(", "))) + "."
 
     return re.sub(r"(are subtypes of )([\w, ]+)\.", _sorted, text)
+
+
+def weak_type_of(x: object) -> bool:
+    """Whether a value (ours or JAX's) is weakly typed: an Array's flag, or a Python scalar."""
+    if type(x) in (int, float, complex):
+        return True
+    return bool(getattr(x, "weak_type", False))
+
+
+def assert_same_typed_values(ours: object, theirs: object, rtol: float = RTOL_ELEMENTWISE,
+                             atol: float = 1e-6) -> None:
+    """Two pytrees of arrays agree leaf by leaf in shape, dtype, weak type and value.
+
+    Our pytrees and JAX's flatten alike for built-in containers (tuples, lists, dicts), which is
+    all this compares; float0 leaves compare by shape and dtype only.
+    """
+    import jax
+    import numpy as np
+
+    from stages.s01_pytrees import tree_flatten
+
+    got, got_tree = tree_flatten(ours)
+    want, want_tree = jax.tree_util.tree_flatten(theirs)
+    assert str(got_tree) == str(want_tree), (got_tree, want_tree)
+    for g, w in zip(got, want, strict=True):
+        g_arr, w_arr = np.asarray(g), np.asarray(w)
+        assert (g_arr.shape, g_arr.dtype) == (w_arr.shape, w_arr.dtype), (g, w)
+        assert weak_type_of(g) == weak_type_of(w), (g, w)
+        if w_arr.dtype == jax.dtypes.float0:
+            continue
+        if np.issubdtype(w_arr.dtype, np.inexact):
+            np.testing.assert_allclose(g_arr, w_arr, rtol=rtol, atol=atol)
+        else:
+            np.testing.assert_array_equal(g_arr, w_arr)

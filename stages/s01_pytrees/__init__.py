@@ -23,6 +23,7 @@ from .registration import (
     register_static,
 )
 from .tree_util import (
+    Partial,
     all_leaves,
     broadcast_prefix,
     flatten_one_level,
@@ -50,6 +51,7 @@ __all__ = [
     "DictKey",
     "FlattenedIndexKey",
     "GetAttrKey",
+    "Partial",
     "PyTreeDef",
     "PyTreeKind",
     "PyTreeRegistry",

@@ -17,6 +17,9 @@ class SequenceKey:
 
     idx: int
 
+    def __hash__(self) -> int:  # the kind of key counts: [0] is not <flat index 0>
+        return hash(("SequenceKey", self.idx))
+
     def __str__(self) -> str:
         return f"[{self.idx!r}]"
 
@@ -26,6 +29,9 @@ class DictKey:
     """The key of a child in a dict, OrderedDict or defaultdict: prints as `['a']`."""
 
     key: Hashable
+
+    def __hash__(self) -> int:  # the kind of key counts: [0] is not <flat index 0>
+        return hash(("DictKey", self.key))
 
     def __str__(self) -> str:
         return f"[{self.key!r}]"
@@ -37,6 +43,9 @@ class GetAttrKey:
 
     name: str
 
+    def __hash__(self) -> int:  # the kind of key counts: [0] is not <flat index 0>
+        return hash(("GetAttrKey", self.name))
+
     def __str__(self) -> str:
         return f".{self.name}"
 
@@ -46,6 +55,9 @@ class FlattenedIndexKey:
     """The index of a child of a custom node registered without keys."""
 
     key: int
+
+    def __hash__(self) -> int:  # the kind of key counts: [0] is not <flat index 0>
+        return hash(("FlattenedIndexKey", self.key))
 
     def __str__(self) -> str:
         return f"[<flat index {self.key}>]"

@@ -49,9 +49,9 @@ def _sorted_dict_keys(d: dict) -> list:
 # --8<-- [end:dict-order]
 
 
-def _flatten_dict(d: dict) -> tuple[list, tuple]:
+def _flatten_dict(d: dict) -> tuple[tuple, tuple]:
     keys = _sorted_dict_keys(d)
-    return [d[k] for k in keys], tuple(keys)
+    return tuple(d[k] for k in keys), tuple(keys)
 
 
 def _flatten_dict_with_keys(d: dict) -> tuple[list, tuple]:
@@ -84,11 +84,29 @@ _DICT = Registration(
     PyTreeKind.DICT, dict, _flatten_dict,
     lambda keys, children: dict(zip(keys, children, strict=True)), _flatten_dict_with_keys,
 )
-# A namedtuple's node data is its class, which rebuilds it from the children.
+# A namedtuple's node data is its class, which rebuilds it from the children (a list, as JAX's).
 _NAMED_TUPLE = Registration(
-    PyTreeKind.NAMED_TUPLE, tuple, lambda x: (x, type(x)), lambda cls, children: cls(*children),
+    PyTreeKind.NAMED_TUPLE, tuple, lambda x: (list(x), type(x)),
+    lambda cls, children: cls(*children),
     _flatten_namedtuple_with_keys,
 )
+
+
+def checked(to_iterable: Callable) -> Callable:
+    """A user's flatten rule, its output checked with the C++ registry's messages."""
+    def to_iterable_checked(x: Any) -> tuple[Iterable[Any], Any]:
+        out = to_iterable(x)
+        what = ("The to_iterable function for a custom PyTree node should return a (children, "
+                "aux_data) tuple")
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"{what}, got {out!r}")
+        try:
+            iter(out[0])
+        except TypeError:
+            raise ValueError(f"{what} where 'children' is iterable, got {out!r}") from None
+        return out
+
+    return to_iterable_checked
 
 
 def _is_known_leaf(leaf_predicate: Callable[..., Any], x: Any, path: tuple | None) -> bool:
@@ -102,27 +120,46 @@ def _is_known_leaf(leaf_predicate: Callable[..., Any], x: Any, path: tuple | Non
     return verdict
 
 
+_named_registries: dict[str, PyTreeRegistry] = {}
+
+
+def registry_named(name: str) -> PyTreeRegistry:
+    """The registry created with this name (how a pickled treedef finds its registry)."""
+    return _named_registries[name]
+
+
 class PyTreeRegistry:
     """Maps node types to their registrations. JAX: PyTreeRegistry in pytree.cc."""
 
     def __init__(self, enable_none: bool = True, enable_tuple: bool = True,
                  enable_namedtuple: bool = True, enable_list: bool = True,
-                 enable_dict: bool = True) -> None:
+                 enable_dict: bool = True, name: str | None = None) -> None:
         self._registrations: dict[type, Registration] = {}
         for enabled, registration in ((enable_none, _NONE), (enable_tuple, _TUPLE),
                                       (enable_list, _LIST), (enable_dict, _DICT)):
             if enabled:
                 self._registrations[registration.type] = registration
         self._enable_namedtuple = enable_namedtuple
+        self.name = name
+        if name is not None:
+            _named_registries[name] = self
+
+    def __reduce__(self) -> tuple:
+        # a registry holds functions, which do not pickle: a named one pickles as its name
+        if self.name is None:
+            raise TypeError("only a named PyTreeRegistry can be pickled")
+        return registry_named, (self.name,)
 
     def register_node(self, nodetype: type, to_iterable: Callable, from_iterable: Callable,
-                      to_iterable_with_keys: Callable | None = None) -> None:
+                      to_iterable_with_keys: Callable | None = None) -> Registration:
         """Register a custom node type; a type can be registered once."""
-        self._add(Registration(PyTreeKind.CUSTOM, nodetype, to_iterable, from_iterable,
-                               to_iterable_with_keys))
+        registration = Registration(PyTreeKind.CUSTOM, nodetype, checked(to_iterable),
+                                    from_iterable, to_iterable_with_keys)
+        self.add_registration(registration)
+        return registration
 
     def register_dataclass_node(self, nodetype: type, data_fields: Sequence[str],
-                                meta_fields: Sequence[str]) -> None:
+                                meta_fields: Sequence[str]) -> Registration:
         """Register a class whose data fields are children and whose meta fields are aux data."""
         data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
 
@@ -139,16 +176,28 @@ class PyTreeRegistry:
             kwargs.update(zip(data_fields, children, strict=True))
             return nodetype(**kwargs)
 
-        self._add(Registration(PyTreeKind.DATACLASS, nodetype, to_iterable, from_iterable,
-                               to_iterable_with_keys))
+        registration = Registration(PyTreeKind.DATACLASS, nodetype, to_iterable, from_iterable,
+                                    to_iterable_with_keys)
+        self.add_registration(registration)
+        return registration
 
-    def _add(self, registration: Registration) -> None:
+    def add_registration(self, registration: Registration) -> None:
+        """Register a node type by a registration (another registry's: then both registries'
+        treedefs of it compare equal, as JAX's do)."""
         if registration.type in self._registrations:
             what = "custom dataclass" if registration.kind is PyTreeKind.DATACLASS else "custom"
             raise ValueError(
                 f"Duplicate {what} PyTreeDef type registration for {registration.type!r}."
             )
         self._registrations[registration.type] = registration
+
+    def registration_of(self, kind: PyTreeKind, nodetype: type | None) -> Registration | None:
+        """The registration a node of this kind and type was made with (None for a leaf)."""
+        if kind is PyTreeKind.LEAF:
+            return None
+        if kind is PyTreeKind.NAMED_TUPLE:
+            return _NAMED_TUPLE
+        return self._registrations[nodetype]
 
     def lookup(self, x: Any) -> Registration | None:
         """The registration that flattens `x`, or None when `x` is a leaf."""

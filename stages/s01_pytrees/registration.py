@@ -22,10 +22,11 @@ Typ = TypeVar("Typ", bound=type)
 # --8<-- [start:registries]
 # Four registries, as in JAX. Registering a type puts it in all four, so that a user's class
 # behaves the same whichever one a part of the system consults.
-default_registry = PyTreeRegistry()  # what tree_flatten and friends use
-none_leaf_registry = PyTreeRegistry(enable_none=False)  # the same, but None is a leaf
-dispatch_registry = PyTreeRegistry()  # JAX: also knows internal types for jit's C++ fast path
-tracing_registry = PyTreeRegistry()  # JAX: what tracing flattens arguments with
+# (named, so that a treedef pickles: it is unpickled against the registry of the same name)
+default_registry = PyTreeRegistry(name="default")  # what tree_flatten and friends use
+none_leaf_registry = PyTreeRegistry(enable_none=False, name="none_leaf")  # None is a leaf
+dispatch_registry = PyTreeRegistry(name="dispatch")  # JAX: knows internal types for jit too
+tracing_registry = PyTreeRegistry(name="tracing")  # JAX: what tracing flattens arguments with
 _all_registries = (default_registry, none_leaf_registry, dispatch_registry, tracing_registry)
 # --8<-- [end:registries]
 
@@ -37,8 +38,11 @@ def register_pytree_node(nodetype: type[T], flatten_func: Callable[[T], tuple[It
                          ) -> None:
     """Make `nodetype` a pytree node: `flatten_func(x) -> (children, aux_data)` and
     `unflatten_func(aux_data, children) -> x`. Aux data lives in the treedef."""
-    for registry in _all_registries:
-        registry.register_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func)
+    # one registration shared by every registry: their treedefs of the type compare equal
+    registration = default_registry.register_node(nodetype, flatten_func, unflatten_func,
+                                                  flatten_with_keys_func)
+    for registry in _all_registries[1:]:
+        registry.add_registration(registration)
 
 
 def register_pytree_node_class(cls: Typ) -> Typ:
@@ -114,8 +118,9 @@ def register_dataclass(nodetype: Typ, data_fields: Sequence[str] | None = None,
     if overlap:
         raise ValueError(f"data_fields and meta_fields must not overlap. Overlapping fields:"
                          f" {overlap}.")
-    for registry in _all_registries:
-        registry.register_dataclass_node(nodetype, data_fields, meta_fields)
+    registration = default_registry.register_dataclass_node(nodetype, data_fields, meta_fields)
+    for registry in _all_registries[1:]:
+        registry.add_registration(registration)
     return nodetype
     # END EXERCISE
 # --8<-- [end:dataclass]

@@ -212,6 +212,13 @@ class PyTreeDef:
         # Node by node: kinds, arities, node data (==) and registrations (identity).
         return self._traversal == other._traversal
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its nodes, each node's registration as its type (JAX pickles treedefs
+        too); unpickling finds the registrations in the same (named) registry."""
+        nodes = tuple((n.kind, n.arity, n.node_data, n.registration and n.registration.type,
+                       n.num_leaves, n.num_nodes) for n in self._traversal)
+        return rebuild_treedef, (self._registry, nodes)
+
     def __hash__(self) -> int:
         if self._hash is None:
             # Custom aux data may be unhashable (JAX allows a list), so it stays out of the hash.
@@ -233,6 +240,14 @@ class PyTreeDef:
     # --8<-- [end:str]
 
     __repr__ = __str__
+
+
+def rebuild_treedef(registry: PyTreeRegistry, nodes: tuple) -> PyTreeDef:
+    """A treedef from the nodes `PyTreeDef.__reduce__` saved."""
+    traversal = tuple(Node(kind, arity, data, registry.registration_of(kind, nodetype),
+                           num_leaves, num_nodes)
+                      for kind, arity, data, nodetype, num_leaves, num_nodes in nodes)
+    return PyTreeDef(registry, traversal)
 
 
 def _node_str(node: Node, children: list[str]) -> str:

@@ -8,6 +8,7 @@ Reading path (the lesson, in order):
   5. linear_util.py   WrappedFun, transformations, and the cache of traced calls
 
 Beside it (read when a step needs it):
+  array.py          the eager Array: what a primitive returns outside any transformation
   api_util.py       flatten_fun and the other transformations every API function uses
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
@@ -24,6 +25,7 @@ the tracer operators.
 
 from . import core, lax, linear_util, numpy, partial_eval
 from .api import make_jaxpr
+from .array import Array
 from .core import Primitive, ShapedArray
 from .errors import (
     ConcretizationTypeError,
@@ -35,6 +37,7 @@ from .errors import (
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 
 __all__ = [
+    "Array",
     "ClosedJaxpr",
     "ConcretizationTypeError",
     "Jaxpr",

@@ -48,6 +48,6 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
         return closed_jaxpr
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
-    make_jaxpr_f.__qualname__ = make_jaxpr_f.__name__
+    make_jaxpr_f.__qualname__ = f"make_jaxpr({getattr(fun, '__qualname__', 'fun')})"
     return make_jaxpr_f
 # --8<-- [end:make_jaxpr]

@@ -17,6 +17,7 @@ from stages.s01_pytrees import (
     tree_unflatten,
 )
 
+from . import core
 from . import linear_util as lu
 
 
@@ -171,3 +172,28 @@ def debug_info(traced_for: str, fun: Callable, args: Sequence[Any], kwargs: dict
         paths, _ = tree_flatten_with_path(val)
         arg_names += [f"{name}{keystr(path)}" for path, _ in paths]
     return lu.DebugInfo(traced_for, fun_sourceinfo(fun), tuple(arg_names))
+
+
+def check_arg(arg: Any) -> None:
+    """An argument a transformation can take: a tracer or a value with an aval (JAX:
+    dispatch.check_arg, which grad and the Jacobians call on every input)."""
+    if isinstance(arg, core.Tracer):
+        return
+    try:
+        core.get_aval(arg)
+    except TypeError:
+        raise TypeError(f"Argument '{arg}' of type {type(arg)} is not a valid JAX type.") from None
+
+
+def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
+    """The aval of an argument of a function being traced, or JAX's error naming its path."""
+    # JAX: the message jit's (and so make_jaxpr's) argument abstraction gives
+    try:
+        return core.get_aval(arg)
+    except TypeError:
+        raise TypeError(
+            f"Error interpreting argument to {fun} as an abstract array. The problematic value "
+            f"is of type {type(arg)} and was passed to the function at path {path}.\nThis "
+            "typically means that a jit-wrapped function was called with a non-array argument, "
+            "and this argument was not marked as static using the static_argnums or "
+            "static_argnames parameters of jax.jit.") from None

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import dtypes
+from .array import Array, to_array, to_numpy
 from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them too)
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -123,8 +124,8 @@ pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later sta
 
 
 def get_aval(x: Any) -> ShapedArray:
-    """The abstract value of a tracer, a numpy array/scalar or a Python scalar (weak)."""
-    if isinstance(x, Tracer):
+    """The abstract value of a tracer, an Array, a numpy array/scalar or a Python scalar (weak)."""
+    if isinstance(x, (Tracer, Array)):
         return x.aval
     t = type(x)
     if t in pytype_aval_mappings:
@@ -152,7 +153,8 @@ def canonicalize_value(x: Any) -> Any:
 
 
 def is_literalable(x: Any) -> bool:
-    """Scalars (Python or numpy, or 0-d arrays) are inlined into a jaxpr; arrays are not."""
+    """Python and numpy scalars (0-d numpy arrays too) are inlined into a jaxpr; arrays, and
+    eager Arrays of any shape, are not (as in JAX)."""
     if type(x) in _PYTHON_SCALARS or isinstance(x, np.generic):
         return True
     return isinstance(x, np.ndarray) and x.ndim == 0
@@ -239,21 +241,20 @@ class Trace:
 
 
 class EvalTrace(Trace):
-    """The trace at the bottom: run the primitive's impl on numpy values."""
+    """The trace at the bottom: run the impl on numpy values; its results are eager Arrays."""
 
     def process_primitive(self, primitive, args, params):
         for arg in args:
             if isinstance(arg, Tracer):
                 raise escaped_tracer_error(arg)
-        return primitive.impl(*[_to_numpy(x) for x in args], **params)
-
-
-def _to_numpy(x: Any) -> np.ndarray:
-    """Python scalars and 64-bit numpy values become arrays of the dtype JAX would use."""
-    if type(x) is np.ndarray:  # the common case, kept cheap: eval_jaxpr runs it per operand
-        dtype = dtypes.canonicalize_dtype(x.dtype)
-        return x if dtype == x.dtype else x.astype(dtype)
-    return np.asarray(x, dtype=get_aval(x).dtype)
+        # JAX: the impl is dispatch.apply_primitive, which compiles the op and returns Arrays;
+        # ours runs numpy, and the abstract eval types the results (weak types included)
+        avals = [get_aval(x) for x in args]
+        out = primitive.impl(*[to_numpy(x) for x in args], **params)
+        out_avals = primitive.abstract_eval(*avals, **params)
+        if primitive.multiple_results:
+            return [to_array(x, a) for x, a in zip(out, out_avals, strict=True)]
+        return to_array(out, out_avals)
 
 
 eval_trace = EvalTrace()
@@ -341,10 +342,9 @@ class Tracer:
     def _origin_msg(self) -> str:
         return ""
 
-    # Python asks for a concrete value. As in JAX, bool(), int() and index answer from a
-    # tracer that knows its value (later stages have such tracers) and float() and complex()
-    # never do (JAX 0.10.2's float() of a JVP tracer with a known primal raises too); then a
-    # check of the shape, then the aval raises the right error.
+    # Python asks for a concrete value. As in JAX, bool(), int() and index answer from a tracer
+    # that knows its value (later stages have such tracers), float() and complex() never do
+    # (JAX's float() of a JVP tracer raises too); else a shape check, then the aval raises.
     def __bool__(self) -> bool:
         concrete = self.to_concrete_value()
         if concrete is not None:

@@ -53,7 +53,7 @@ def short_dtype_name(dtype: Any) -> str:
 
 
 # Every dtype a JAX array may have here (no bfloat16/float8/int4: they need ml_dtypes).
-_jax_dtypes = frozenset(
+jax_dtypes = frozenset(
     np.dtype(name)
     for name in (
         "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
@@ -64,7 +64,7 @@ _jax_dtypes = frozenset(
 
 def check_valid_dtype(dtype: np.dtype) -> None:
     """Reject dtypes a JAX array cannot have (strings, objects, ...)."""
-    if dtype not in _jax_dtypes:
+    if dtype not in jax_dtypes:
         raise TypeError(
             f"Dtype {dtype} is not a valid JAX array type. "
             "Only arrays of numeric types are supported by JAX."

@@ -118,13 +118,17 @@ def concretization_function_error(fun: Callable, suggest_astype: bool = False) -
 
 def escaped_tracer_error(tracer: Any) -> UnexpectedTracerError:
     """The error for a tracer used after its trace ended (bind checks every operand)."""
-    return UnexpectedTracerError(
-        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
-        f"allowing for a reference to an intermediate value with type {tracer.aval.str_short()} "
-        f"wrapped in a {type(tracer).__name__} to escape the scope of the transformation.\n"
-        "JAX transformations require that functions explicitly return their outputs, and "
-        "disallow saving intermediate values to global state."
-    )
+    msg = ("Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+           "allowing for a reference to an intermediate value with type "
+           f"{tracer.aval.str_short()} wrapped in a {type(tracer).__name__} to escape the scope "
+           "of the transformation.\nJAX transformations require that functions explicitly "
+           "return their outputs, and disallow saving intermediate values to global state.")
+    # a staging trace knows what it was tracing (JAX also shows where the value was created)
+    dbg = getattr(getattr(tracer._trace, "frame", None), "debug_info", None)
+    if dbg is not None:
+        msg += (f"\nThe function being traced when the value leaked was {dbg.func_src_info} "
+                f"traced for {dbg.traced_for}.")
+    return UnexpectedTracerError(msg)
 
 
 # The checks a tracer makes before asking its aval: plain shape errors, as numpy gives.
@@ -154,3 +158,18 @@ def check_bool_conversion(arr: Any) -> None:
             "The truth value of an array with more than one element is ambiguous. "
             "Use a.any() or a.all()"
         )
+
+
+def aval_mismatch_extra(a: Any, b: Any) -> str:
+    """`, so the dtypes do not match` and friends, for messages comparing two avals
+    (JAX: core.aval_mismatch_extra)."""
+    mismatches = []
+    if a.dtype != b.dtype:
+        mismatches.append("the dtypes do not match")
+    if a.shape != b.shape:
+        mismatches.append("the shapes do not match")
+    if not mismatches:
+        return ""
+    if len(mismatches) == 1:
+        return ", so " + mismatches[0]
+    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]

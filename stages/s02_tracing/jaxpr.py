@@ -95,10 +95,10 @@ class Jaxpr:
     in_avals = property(lambda self: [v.aval for v in self.invars])
     out_avals = property(lambda self: [v.aval for v in self.outvars])
 
-    def pretty_print(self, **format_kwargs: Any) -> str:
+    def pretty_print(self, *, print_shapes: bool = True, **format_kwargs: Any) -> str:
         from .pretty_printer import pp_toplevel_jaxpr  # the printer imports this module
 
-        return pp_toplevel_jaxpr(self).format(**format_kwargs)
+        return pp_toplevel_jaxpr(self, print_shapes=print_shapes).format(**format_kwargs)
 
     def __str__(self) -> str:
         return self.pretty_print()

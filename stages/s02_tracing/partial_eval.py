@@ -13,14 +13,14 @@ from stages.s01_pytrees import PyTreeDef, tree_flatten
 
 from . import _jax_compat, core
 from . import linear_util as lu
-from .api_util import argnums_partial, flatten_fun
+from .api_util import argnums_partial, flatten_fun, shaped_abstractify
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
 
 # Rules that compute an equation while staging, when its operands are constants, instead of
 # recording it: rule(consts, params) -> the outputs, or None to record the equation after all.
-# A const is None where the operand is a tracer. JAX: pe.const_fold_rules (its rules also get
-# the output avals, and return constants the trace wraps as tracers; ours return the values).
+# A const is None where the operand is a tracer; the outputs become constants of the trace.
+# JAX: pe.const_fold_rules (its rules also get the output avals).
 ConstFoldRule = Callable[[list[Any], dict[str, Any]], list[Any] | None]
 const_fold_rules: dict[core.Primitive, ConstFoldRule] = {}
 
@@ -130,10 +130,13 @@ class DynamicJaxprTrace(core.Trace):
 
     def process_primitive(self, primitive, tracers, params):
         if primitive in const_fold_rules:
-            # the rule sees the constant operands (None for a tracer) and may compute now
-            consts = [None if isinstance(x, core.Tracer) else x for x in tracers]
+            # the rule sees the constant operands (None for a tracer, a literal's value for
+            # one that is a literal: JAX's get_const) and may compute now
+            consts = [x.val.val if isinstance(x, DynamicJaxprTracer) and isinstance(
+                x.val, Literal) else None if isinstance(x, core.Tracer) else x for x in tracers]
             folded = const_fold_rules[primitive](consts, params)
-            if folded is not None:
+            if folded is not None:  # constants of this trace: literals, or constvars
+                folded = [self.new_const(c) for c in folded]
                 return folded if primitive.multiple_results else folded[0]
         tracers = [self.to_jaxpr_tracer(x) for x in tracers]
         return self.default_process_primitive(primitive, tracers, params)
@@ -193,7 +196,8 @@ def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
         f, args = argnums_partial(f, dyn_argnums, args)
     args_flat, in_tree = tree_flatten((args, kwargs))
     flat_fun, out_tree = flatten_fun(f, in_tree)
-    in_avals = [core.get_aval(x) for x in args_flat]
+    in_avals = [shaped_abstractify(fun, x, path)
+                for x, path in zip(args_flat, debug_info.arg_names, strict=True)]
     jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
     return ClosedJaxpr(jaxpr, consts), args_flat, out_tree()
 # --8<-- [end:trace_to_jaxpr]

@@ -32,18 +32,19 @@ class Doc:
     def __add__(self, other: Doc) -> Doc:
         return concat([self, other])
 
-    def format(self, width: int = 80) -> str:
-        return _format(self, width)
+    def format(self, width: int = 80, *, use_color: bool | None = None) -> str:
+        """The laid-out text; with use_color, keywords and types in ANSI colors (as JAX)."""
+        return _format(self, width, bool(use_color))
 
     def __str__(self) -> str:
         return self.format()
 
 
 class _Text(Doc):
-    __slots__ = ("text",)
+    __slots__ = ("text", "color")
 
-    def __init__(self, text: str):
-        self.text = text
+    def __init__(self, text: str, color: str | None = None):
+        self.text, self.color = text, color
 
 
 class _Concat(Doc):
@@ -79,8 +80,14 @@ def nil() -> Doc:
     return _Concat([])
 
 
-def text(s: str) -> Doc:
-    return _Text(s)
+# ANSI codes to start and to end a color (JAX: pretty_printer's Color and Intensity)
+_COLORS = {None: ("", ""), "keyword": ("\x1b[34;1m", "\x1b[39;22m"),
+           "type": ("\x1b[35m", "\x1b[39m")}
+
+
+def text(s: str, color: str | None = None) -> Doc:
+    """Text, printed in `color` ("keyword" or "type") when the printer uses colors."""
+    return _Text(s, color)
 
 
 def concat(children: Sequence[Doc]) -> Doc:
@@ -104,9 +111,7 @@ def nest(n: int, doc: Doc) -> Doc:
 
 def join(sep: Doc, docs: Sequence[Doc]) -> Doc:
     docs = list(docs)
-    if not docs:
-        return nil()
-    parts = [docs[0]]
+    parts = docs[:1]
     for doc in docs[1:]:
         parts += [sep, doc]
     return concat(parts)
@@ -130,14 +135,17 @@ def _flat_width(doc: Doc, limit: int) -> int:
 
 
 # --8<-- [start:layout]
-def _format(doc: Doc, width: int) -> str:
+def _format(doc: Doc, width: int, use_color: bool = False) -> str:
     """Lay out `doc`: each group goes flat if it fits in what is left of the line."""
     out: list[str] = []
-    column = 0
+    column, color = 0, None
     todo = [(0, _BREAK, doc)]  # (indent, mode, doc), a stack
     while todo:
         indent, mode, d = todo.pop()
         if isinstance(d, _Text):
+            if use_color and d.color != color:  # a color change takes no column
+                out.append(_COLORS[color][1] + _COLORS[d.color][0])
+                color = d.color
             out.append(d.text)
             column += len(d.text)
         elif isinstance(d, _Concat):
@@ -165,11 +173,8 @@ class JaxprPpSettings(NamedTuple):
     print_shapes: bool = True
 
 
-# Custom printing rules, keyed by primitive (JAX: core.pp_eqn_rules). A rule is
-# rule(eqn, context, settings) -> Doc; most drop params JAX hides, e.g.
-#   def _dot_general_pp_rule(eqn, context, settings):
-#       params = {k: v for k, v in eqn.params.items() if v is not None}
-#       return core.default_pp_eqn(eqn.replace(params=params), context, settings)
+# Custom printing rules, keyed by primitive (JAX: core.pp_eqn_rules). A rule is rule(eqn,
+# context, settings) -> Doc; most drop params JAX hides, then call default_pp_eqn.
 pp_eqn_rules: dict[Primitive, Callable] = {}
 
 
@@ -232,7 +237,8 @@ def pp_vars(vs: Sequence[Atom], context: JaxprPpContext, *, separator: str = "",
             print_shapes: bool = False) -> Doc:
     """Variables separated by spaces (each space may break), binders as `a:f32[3]`."""
     if print_shapes:
-        docs = [text(f"{pp_var(v, context)}:{v.aval.str_short(short_dtypes=True)}") for v in vs]
+        docs = [text(pp_var(v, context)) + text(f":{v.aval.str_short(short_dtypes=True)}", "type")
+                for v in vs]
     else:
         docs = [text(pp_var(v, context)) for v in vs]
     return nest(2, group(join(text(separator) + group(brk()), docs)))
@@ -304,8 +310,8 @@ def _pp_jaxpr_skeleton(jaxpr: Jaxpr, context: JaxprPpContext,
     close = ")" if len(jaxpr.outvars) != 1 else ",)"  # a 1-tuple prints as (a,)
     outvars = text("(") + pp_vars(jaxpr.outvars, context, separator=",") + text(close)
     return group(nest(2, concat([
-        text("{ lambda "), constvars, text("; "), invars, text(". let"),
-        nest(2, brk() + eqns), brk(), text("in "), outvars,
+        text("{ "), text("lambda ", "keyword"), constvars, text("; "), invars, text(". "),
+        text("let", "keyword"), nest(2, brk() + eqns), brk(), text("in ", "keyword"), outvars,
     ])) + text(" }"))
 
 

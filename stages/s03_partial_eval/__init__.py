@@ -6,8 +6,6 @@ Reading path (the lesson, in order):
   3. partial_eval_custom.py  the equation-level split a remat policy steers
   4. ad_checkpoint.py        the remat policies: which known values to save
 
-Beside it: _jax_compat.py, what exists only so our jaxprs match JAX's literal/residual choice.
-
 JAX: jax/_src/interpreters/partial_eval.py (the JaxprTrace half) and jax/_src/ad_checkpoint.py.
 """
 

@@ -24,8 +24,6 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr, trace_to_jaxpr_dynamic
 
-from . import _jax_compat
-
 # JAX keeps these in partial_eval.py too; ours are split out by concept and re-exported here.
 from .dce import dce_jaxpr, dce_rules, has_effects  # noqa: F401
 from .partial_eval_custom import (  # noqa: F401
@@ -133,7 +131,6 @@ class JaxprTrace(core.Trace):
         super().__init__()
         self.parent_trace = parent_trace  # eager evaluation, or the trace of the known jaxpr
         self.counter = itertools.count()
-        self.known_results = _jax_compat.KnownResults()  # crossed as residuals, as in JAX
 
     def to_jaxpr_tracer(self, x: Any) -> JaxprTracer:
         """Our tracers pass through; any other value is a known constant."""
@@ -161,11 +158,12 @@ class JaxprTrace(core.Trace):
 
     def instantiate_const(self, tracer: JaxprTracer) -> JaxprTracer:
         """Make a known tracer usable by the unknown jaxpr: a scalar constant is inlined as a
-        Literal, anything else becomes a ConstVar, i.e. a residual."""
+        Literal, anything else becomes a ConstVar, i.e. a residual (what known work computed
+        is an Array or a tracer, never inlined, even 0-d: as in JAX)."""
         const = tracer.pval.get_known()
         if const is None:
             return tracer
-        if core.is_literalable(const) and const not in self.known_results:
+        if core.is_literalable(const):
             return self.new_instantiated_literal(const)
         return self.new_instantiated_const(const)
 
@@ -177,7 +175,6 @@ class JaxprTrace(core.Trace):
                 out = rule(self, *[self.to_jaxpr_tracer(t) for t in tracers], **params)
             else:
                 out = self.default_process_primitive(primitive, tracers, params)
-        self.known_results.record(out if primitive.multiple_results else [out])
         return out
 
     def default_process_primitive(self, primitive: core.Primitive, tracers: Sequence[Any],

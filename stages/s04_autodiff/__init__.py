@@ -6,21 +6,24 @@ Reading path (the lesson, in order):
   3. api.py      jvp, linearize, vjp, grad, value_and_grad over pytrees, with JAX's checks
 
 Beside it:
+  api_transpose.py       linear_transpose, with JAX's checks (JAX: in api.py)
   jvp_rules.py           defjvp and a jvp rule for every stage-2 primitive (read `_mul_jvp`)
   transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
+  complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
   custom_calls.py        their two primitives, and one rule per trace type in two tables
   ad_checkpoint.py       checkpoint (remat2) and its rules; the remat policies
 
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
 ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
-custom_calls.py).
+complex_rules.py, custom_calls.py).
 """
 
 from . import (
     ad,
     ad_checkpoint,
     ad_util,
+    complex_rules,
     custom_calls,
     custom_derivatives,
     jvp_rules,
@@ -37,6 +40,7 @@ __all__ = [
     "ad_util",
     "checkpoint",
     "checkpoint_name",
+    "complex_rules",
     "custom_calls",
     "custom_derivatives",
     "custom_jvp",

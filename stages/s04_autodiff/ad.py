@@ -237,7 +237,9 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
         else:
             tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown
     # END EXERCISE
-    linear = ClosedJaxpr(jaxpr, residuals)
+    # pruned as JAX prunes it: a loop's tangent that no output reads is gone from the loop too
+    # (a while_loop's tangent would otherwise reach the transpose, which refuses it)
+    linear = ClosedJaxpr(pe.dce_jaxpr(jaxpr, True, instantiate=True)[0], residuals)
     if has_aux:
         return primals_out, tangents_out, linear, aux()
     return primals_out, tangents_out, linear
@@ -317,9 +319,9 @@ def backward_pass(jaxpr: Jaxpr, consts: Sequence[Any], primals_in: Sequence[Any]
             return x.val
         return primal_env.get(x, UndefinedPrimal(x.aval))
 
+    # (an UndefinedPrimal given for an input is kept: its aval may say more than the binder's)
     for v, val in zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *primals_in], strict=True):
-        if not is_undefined_primal(val):
-            primal_env[v] = val
+        primal_env[v] = val
     # Forward scan: an equation reading an undefined value is linear and waits for the
     # reverse walk; any other equation computes from residuals and runs now.
     linear_eqns = []

@@ -61,10 +61,11 @@ class Zero:
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    """An array of zeros of `aval`'s shape and dtype (staged when a trace is current)."""
+    """An array of zeros of `aval`'s shape, dtype and weak type (staged when a trace is
+    current). JAX: lax.zeros_like_shaped_array."""
     if aval.dtype == float0:
         return np.zeros(aval.shape, float0)
-    return lax.full(aval.shape, 0, aval.dtype)
+    return lax.broadcast(lax.convert_element_type(0, aval.dtype, aval.weak_type), aval.shape)
 
 
 def instantiate(z: Any) -> Any:
@@ -87,7 +88,8 @@ def _add_jaxvals_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _add_jaxvals_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    return x
+    # weak only if both are: what JAX's eager add_any (an `add`) gives (its staged one says x's)
+    return x.update(weak_type=x.weak_type and y.weak_type)
 
 
 add_jaxvals_p.def_impl(_add_jaxvals_impl)
@@ -100,6 +102,8 @@ def add_jaxvals(x: Any, y: Any) -> Any:
         return y
     if type(y) is Zero:
         return x
+    if getattr(x, "dtype", None) == float0:
+        return x  # float0 holds no data: nothing to add (and no Array holds it)
     return add_jaxvals_p.bind(x, y)
 # --8<-- [end:add_jaxvals]
 

@@ -12,12 +12,23 @@ from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_leaves, tree_map, tree_unflatten
-from stages.s02_tracing import core, dtypes
+from stages.s01_pytrees import (
+    PyTreeDef,
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
+from stages.s02_tracing import core, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.api_util import (
+    argnums_partial2,
+    check_arg,
+    debug_info,
+    flatten_fun_nokwargs,
+)
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
-from stages.s02_tracing.partial_eval import trace_to_jaxpr_dynamic
 
 from . import ad
 from .ad_util import Zero, float0, instantiate, primal_dtype_to_tangent_dtype, tangent_aval
@@ -142,8 +153,10 @@ class LinearizedFunction:
 
 def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for: str):
     primals_flat, in_tree = tree_flatten(tuple(primals))
-    for p in primals_flat:
-        core.get_aval(p)  # a TypeError naming the value if it is not an array
+    for p in primals_flat:  # a TypeError naming the value if it is not an array
+        if traced_for == "vjp" and not isinstance(p, np.ndarray):
+            check_arg(p)  # JAX's vjp words a non-array this way, a bad numpy dtype as get_aval
+        core.get_aval(p)
     f = lu.wrap_init(fun, debug_info=debug_info(traced_for, fun, tuple(primals), {}))
     if has_aux:
         flat_fun, out_trees = flatten_fun_nokwargs2(f, in_tree)
@@ -184,7 +197,10 @@ class VJP:
     residuals = property(lambda self: self.f_jvp.residuals)
 
     # --8<-- [start:vjp_call]
-    def __call__(self, ct: Any) -> tuple[Any, ...]:
+    def __call__(self, ct: Any, *extra_args: Any) -> tuple[Any, ...]:
+        if extra_args:
+            name = self.debug_info.func_name if self.debug_info else "<unknown>"
+            raise TypeError(_VJP_TOO_MANY_ARGS.format(name, len(extra_args) + 1))
         f_jvp = self.f_jvp
         cts_flat, ct_tree = tree_flatten(ct)
         if ct_tree != f_jvp.out_tree:
@@ -213,6 +229,53 @@ class VJP:
     # --8<-- [end:vjp_call]
 
 
+# JAX: api._vjp_too_many_args
+_VJP_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {} was called with {} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
+# Both are pytrees, as JAX's are (a tree_util.Partial and api.VJP): their leaves are the
+# residuals and the known output tangents, so a transformation can return them.
+def _flatten_linearized(f: LinearizedFunction) -> tuple[list[Any], tuple]:
+    known = [t for t in f.tangents_out if t is not None and type(t) is not Zero]
+    pattern = [t if t is None or type(t) is Zero else True for t in f.tangents_out]
+    return [*f.residuals, *known], (f.jaxpr.jaxpr, len(f.residuals), f.in_tree, f.in_avals,
+                                    f.out_tree, pattern)
+
+
+def _unflatten_linearized(aux: tuple, leaves: Any) -> LinearizedFunction:
+    jaxpr, num_res, in_tree, in_avals, out_tree, pattern = aux
+    leaves = list(leaves)
+    known = iter(leaves[num_res:])
+    tangents_out = [next(known) if t is True else t for t in pattern]
+    return LinearizedFunction(ClosedJaxpr(jaxpr, leaves[:num_res]), in_tree, in_avals, out_tree,
+                              tangents_out)
+
+
+register_pytree_node(LinearizedFunction, _flatten_linearized, _unflatten_linearized)
+register_pytree_node(
+    VJP, lambda f: ((f.f_jvp,), (f.primal_out_avals, f.debug_info)),
+    lambda aux, children: VJP(children[0], *aux))
+
+
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """(fun(*primals), f_vjp): f_vjp(ct) is the vector-Jacobian product at primals."""
     _check_callable(fun)
@@ -225,9 +288,14 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
 # ------------------------------------------------------------------ grad
 
 
-def check_input_dtype_revderiv(name: str, allow_int: bool, x: Any) -> None:
-    """A reverse-mode input must be a float (an int or bool one only with allow_int)."""
+def check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x: Any) -> None:
+    """A reverse-mode input must be a float or complex (int or bool only with allow_int);
+    complex when `holomorphic`."""
+    check_arg(x)
     dtype = core.get_aval(x).dtype
+    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
+                        f"but got {dtype.name}.")
     if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
         if not allow_int:
             raise TypeError(
@@ -252,16 +320,21 @@ def _check_scalar(x: Any) -> None:
         raise TypeError(msg(f"had shape: {aval.shape}"))
 
 
-def check_output_dtype_revderiv(name: str, x: Any) -> None:
-    """A reverse-mode output must be a real float: the cotangent 1.0 is seeded in its dtype."""
+def check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
+    """A reverse-mode output must be a real float (complex when `holomorphic`): the cotangent
+    1 is seeded in its dtype."""
     dtype = core.get_aval(x).dtype
-    if np.issubdtype(dtype, np.complexfloating):
+    if holomorphic:
+        if not np.issubdtype(dtype, np.complexfloating):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {dtype.name}.")
+    elif np.issubdtype(dtype, np.complexfloating):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly.")
-    if not np.issubdtype(dtype, np.floating):
+    elif not np.issubdtype(dtype, np.floating):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For differentiation of functions with "
@@ -272,7 +345,7 @@ _check_output_dtype_grad = functools.partial(check_output_dtype_revderiv, "grad"
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                   allow_int: bool = False) -> Callable:
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), its gradient w.r.t. the arguments at argnums)."""
     _check_callable(fun)
     argnums_t = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -287,14 +360,14 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         # EXERCISE 4.5 (grad-from-vjp): vjp at the chosen arguments, then pull back a 1.0
         f_partial, dyn_args = argnums_partial2(fun, argnums_t, args, kwargs)
         for leaf in tree_leaves(dyn_args):
-            _check_input_dtype_grad(allow_int, leaf)
+            _check_input_dtype_grad(holomorphic, allow_int, leaf)
         if has_aux:
             ans, f_vjp, aux = vjp(f_partial, *dyn_args, has_aux=True)
         else:
             ans, f_vjp = vjp(f_partial, *dyn_args)
         _check_scalar(ans)
-        tree_map(_check_output_dtype_grad, ans)
-        g = f_vjp(np.ones((), dtypes.dtype(ans)))
+        tree_map(functools.partial(_check_output_dtype_grad, holomorphic), ans)
+        g = f_vjp(lax.full_like(ans, 1, shape=()))  # weak if ans is (JAX: _one_vjp)
         g = g[0] if isinstance(argnums, int) else g
         return ((ans, aux) if has_aux else ans), g
         # END EXERCISE
@@ -305,10 +378,12 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
 
 
 def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         allow_int: bool = False) -> Callable:
+         holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning the gradient of scalar-valued `fun` w.r.t. its arguments at
-    `argnums` (with has_aux: the gradient and fun's auxiliary output)."""
-    value_and_grad_f = value_and_grad(fun, argnums, has_aux=has_aux, allow_int=allow_int)
+    `argnums` (with has_aux: the gradient and fun's auxiliary output). With holomorphic, a
+    complex function of complex inputs: its derivative f'(z)."""
+    value_and_grad_f = value_and_grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
+                                      allow_int=allow_int)
 
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         ans_aux, g = value_and_grad_f(*args, **kwargs)
@@ -318,24 +393,4 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return grad_f
 
 
-# ------------------------------------------------------------------ linear_transpose
-
-
-def linear_transpose(fun: Callable, *primals: Any) -> Callable:
-    """The transpose of a linear `fun` (traced at the shapes of `primals`): ct -> input cts."""
-    primals_flat, in_tree = tree_flatten(tuple(primals))
-    in_avals = [core.get_aval(p) for p in primals_flat]
-    dbg = debug_info("linear_transpose", fun, tuple(primals), {})
-    flat_fun, out_tree = flatten_fun_nokwargs(lu.wrap_init(fun, debug_info=dbg), in_tree)
-    jaxpr, out_avals, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
-
-    def transposed_fun(ct: Any) -> tuple[Any, ...]:
-        cts_flat, ct_tree = tree_flatten(ct)
-        if ct_tree != out_tree():
-            raise TypeError(f"cotangent tree does not match function output, got {ct_tree} "
-                            f"and {out_tree()}")
-        undefined = [ad.UndefinedPrimal(a) for a in in_avals]
-        cts_in = ad.backward_pass(jaxpr, consts, undefined, cts_flat)
-        return tree_unflatten(in_tree, [instantiate(c) for c in cts_in])
-
-    return transposed_fun
+from .api_transpose import linear_transpose  # noqa: E402, F401  (JAX: in api.py too)

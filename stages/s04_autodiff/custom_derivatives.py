@@ -14,12 +14,15 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from stages.s01_pytrees import (
     PyTreeDef,
     keystr,
     tree_flatten,
     tree_flatten_with_path,
     tree_map,
+    tree_structure,
     tree_unflatten,
     treedef_children,
 )
@@ -27,8 +30,9 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ShapedArray
+from stages.s02_tracing.errors import aval_mismatch_extra
 
-from .ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
+from .ad_util import Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
 from .custom_calls import (  # noqa: F401  (re-exported: JAX has them in custom_derivatives)
     custom_jvp_call_p,
     custom_jvp_call_rules,
@@ -49,8 +53,10 @@ def _flatten_fun_nokwargs(f: Callable, store: lu.Store, in_tree: PyTreeDef, *arg
 
 @lu.transformation_with_aux2
 def _flatten_jvp(f: Callable, store: lu.Store, primal_name: str, jvp_name: str,
-                 in_tree: PyTreeDef, *args: Any) -> list[Any]:
-    """The user's jvp(primals, tangents) -> (primal_out, tangent_out), flat, with JAX's checks."""
+                 in_tree: PyTreeDef, maybe_out_type: Callable, *args: Any) -> list[Any]:
+    """The user's jvp(primals, tangents) -> (primal_out, tangent_out), flat, with JAX's checks:
+    against the function's own output if it ran (it is traced under a staging trace), and of
+    each tangent's type against its primal's."""
     primals_in, tangents_in = args[: len(args) // 2], args[len(args) // 2 :]
     pair_out = f(tree_unflatten(in_tree, primals_in), tree_unflatten(in_tree, tangents_in))
     if not isinstance(pair_out, (list, tuple)) or len(pair_out) != 2:
@@ -63,8 +69,62 @@ def _flatten_jvp(f: Callable, store: lu.Store, primal_name: str, jvp_name: str,
         raise TypeError(f"Custom JVP rule {jvp_name} for function {primal_name} must produce "
                         "primal and tangent outputs with equal container (pytree) structures, "
                         f"but got {out_tree} and {out_tree2} respectively.")
-    store.store((out_tree, [core.get_aval(x) for x in primals_out]))
+    primal_avals = [core.get_aval(x) for x in primals_out]
+    try:
+        fun_out_tree, fun_avals = maybe_out_type()
+    except lu.StoreException:
+        fun_out_tree = None  # the function itself did not run (eagerly, only the rule does)
+    if fun_out_tree is not None:
+        _check_rule_primals(jvp_name, primal_name, out_tree, primal_avals, fun_out_tree,
+                            fun_avals)
+    expected = [tangent_aval(a.strip_weak_type()) for a in primal_avals]
+    got = [_tangent_type(t).strip_weak_type() for t in tangents_out]
+    bad = [(p, e, g) for p, e, g in zip(primal_avals, expected, got, strict=True)
+           if (e.shape, e.dtype) != (g.shape, g.dtype)]
+    if bad and len(expected) == 1:
+        (p, e, g), = bad
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
+                        f"corresponding shapes and dtypes. Expected {e.str_short()} (tangent "
+                        f"type of {p.strip_weak_type().str_short()}) but got {g.str_short()}.")
+    if bad:
+        raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
+                        "corresponding shapes and dtypes, but got:\n" + "\n".join(
+                            f"  primal {p.strip_weak_type().str_short()} with tangent "
+                            f"{g.str_short()}, expecting tangent {e}" for p, e, g in bad))
+    store.store((out_tree, primal_avals))
     return [*primals_out, *tangents_out]
+
+
+def _check_rule_primals(jvp_name: str, primal_name: str, out_tree: PyTreeDef,
+                        avals: list[ShapedArray], fun_out_tree: PyTreeDef,
+                        fun_avals: list[ShapedArray]) -> None:
+    """The rule's primal output must have the function's structure, shapes and dtypes."""
+    def shown(tree: PyTreeDef, avals: list[ShapedArray]) -> str:
+        return str(tree_unflatten(tree, [a.str_short() for a in avals])).replace("'", "")
+
+    what = (f"Custom JVP rule {jvp_name} for function {primal_name} must produce a pair (list "
+            "or tuple of length two) where the first element represents the primal output "
+            "(equal in value to the output of the custom_jvp-decorated function "
+            f"{primal_name}, and in particular ")
+    if out_tree != fun_out_tree:
+        raise TypeError(
+            what + "of the same container/pytree structure), but instead the JVP rule output's "
+            f"first element had container/pytree structure:\n    {shown(out_tree, avals)}\n"
+            f"while the custom_jvp-decorated function {primal_name} had output container/"
+            f"pytree structure:\n    {shown(fun_out_tree, fun_avals)}.")
+    if not all((a.shape, a.dtype) == (b.shape, b.dtype)
+               for a, b in zip(avals, fun_avals, strict=True)):
+        raise TypeError(
+            what + "with leaves of the same shape/dtype), but instead the JVP rule output's "
+            f"first element had shapes/dtypes of:\n    {shown(out_tree, avals)}\nwhile the "
+            f"custom_jvp-decorated function {primal_name} had output shapes/dtypes of:\n"
+            f"    {shown(fun_out_tree, fun_avals)}")
+
+
+def _tangent_type(x: Any) -> ShapedArray:
+    if getattr(x, "dtype", None) == float0:
+        return ShapedArray(np.shape(x), float0)
+    return core.get_aval(x)
 
 
 @lu.transformation_with_aux2
@@ -94,41 +154,47 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
     out_tree, res_tree = out_trees()
     res, cts_out = args[: res_tree.num_leaves], args[res_tree.num_leaves :]
     py_cts_in = f(tree_unflatten(res_tree, res), tree_unflatten(out_tree, cts_out))
-    arg_trees = treedef_children(in_tree)
-    if isinstance(py_cts_in, list) and len(py_cts_in) == len(arg_trees):
+    if isinstance(py_cts_in, list) and len(py_cts_in) == len(treedef_children(in_tree)):
         py_cts_in = tuple(py_cts_in)
-    structure_ok = isinstance(py_cts_in, tuple) and len(py_cts_in) == len(arg_trees)
+    # The cotangents are a tree prefix of the arguments: a None stands for zeros of its whole
+    # subtree (an argument, or part of one), any other leaf for each leaf under it (JAX's rule)
+    zero = object()
+    dummy = tree_unflatten(in_tree, [object()] * in_tree.num_leaves)
     flat: list[Any] = []
-    for ct, arg_tree in zip(py_cts_in if structure_ok else (), arg_trees, strict=False):
-        if ct is None:
-            flat += [None] * arg_tree.num_leaves  # no cotangent for this argument
-            continue
-        leaves, ct_tree = tree_flatten(ct)
-        if ct_tree != arg_tree:
-            structure_ok = False
-            break
-        flat += leaves
-    if not structure_ok:
+
+    def append(ct: Any, subtree: Any) -> None:
+        n = tree_structure(subtree).num_leaves
+        if ct is not None or subtree is not None:
+            flat.extend([zero if ct is None else ct] * n)
+
+    try:
+        if not isinstance(py_cts_in, tuple):
+            raise ValueError
+        tree_map(append, py_cts_in, dummy, is_leaf=lambda x: x is None)
+    except ValueError:
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container (pytree) "
             "structure as the args tuple of the primal function, and in particular must "
             "produce a tuple of length equal to the number of arguments to the primal "
             f"function, but got bwd output structure {tree_flatten(py_cts_in)[1]} for primal "
-            f"input structure {in_tree}.")
-    paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(in_tree, range(len(flat))))[0]]
+            f"input structure {in_tree}.") from None
+    paths = [p for p, _ in tree_flatten_with_path(dummy)[0]]
     results = []
     for path, aval, ct in zip(paths, in_avals, flat, strict=True):
         expected = tangent_aval(aval)
-        if ct is None or type(ct) is Zero:
+        # an int or bool argument's cotangent is float0 whatever bwd says (1, 2.0, float0 zeros)
+        if ct is zero or type(ct) is Zero or expected.dtype == float0:
             results.append(Zero(expected))
             continue
         got = core.get_aval(ct)
-        if got.shape != expected.shape or got.dtype != expected.dtype:
+        # JAX lets a float argument's cotangent have another dtype (a temporary exception)
+        same_dtype = got.dtype == expected.dtype or np.issubdtype(expected.dtype, np.inexact)
+        if got.shape != expected.shape or not same_dtype:
             raise ValueError(
                 "Custom VJP bwd rule must produce an output with the same type as the args "
                 f"tuple of the primal function, but at output{keystr(path)} the bwd rule "
                 f"produced an output of type {got.str_short()} corresponding to an input of "
-                f"type {aval.str_short()}")
+                f"type {aval.str_short()}{aval_mismatch_extra(aval, got)}")
         results.append(ct)
     return results
 # --8<-- [end:flatten_bwd]
@@ -137,11 +203,20 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
 # ------------------------------------------------------------------ the decorators
 
 
-def _resolve_kwargs(fun: Callable, args: tuple, kwargs: dict) -> tuple:
-    """Keyword arguments moved into their positions (the call primitives take positions)."""
-    if not kwargs:
+def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """The arguments bound to fun's signature, keywords moved into their positions (the call
+    primitives take positions); JAX's message when they do not bind."""
+    # JAX: api_util.resolve_kwargs and its caller in custom_jvp/custom_vjp.__call__
+    try:
+        bound = inspect.signature(functools.partial(fun) if isinstance(
+            fun, functools.partial) else fun).bind(*args, **kwargs)
+    except ValueError:  # no signature to read (a builtin): positions are positions
         return args
-    bound = inspect.signature(fun).bind(*args, **kwargs)
+    except TypeError as err:
+        name = getattr(fun, "__name__", "fun")
+        raise TypeError(f"The input arguments to the {kind}-decorated function {name} could "
+                        "not be resolved to positional-only arguments. Binding failed with the "
+                        f"error:\n{err}") from err
     bound.apply_defaults()
     return bound.args
 
@@ -197,7 +272,7 @@ class custom_jvp:
         name = getattr(self.fun, "__name__", "fun")
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
+        args = _resolve_kwargs("custom_jvp", self.fun, args, kwargs)
         fun, static, dyn_args = _split_nondiff(self.fun, self.nondiff_argnums, args)
         rule = self.jvp
         if static:
@@ -208,7 +283,8 @@ class custom_jvp:
         jvp = lu.wrap_init(rule, debug_info=debug_info("custom_jvp jvp", rule,
                                                        (dyn_args, dyn_args), {}))
         flat_fun, out_type1 = _flatten_fun_nokwargs(f, in_tree, use_eq_store=True)
-        flat_jvp, out_type2 = _flatten_jvp(jvp, name, jvp_name, in_tree, use_eq_store=True)
+        flat_jvp, out_type2 = _flatten_jvp(jvp, name, jvp_name, in_tree, out_type1,
+                                           use_eq_store=True)
         out_flat = custom_jvp_call_p.bind(*args_flat, subfuns=(flat_fun, flat_jvp),
                                           symbolic_zeros=self.symbolic_zeros)
         _, (out_tree, _) = lu.merge_linear_aux(out_type1, out_type2)
@@ -237,7 +313,7 @@ class custom_vjp:
         name = getattr(self.fun, "__name__", "fun")
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_kwargs(self.fun, args, kwargs)
+        args = _resolve_kwargs("custom_vjp", self.fun, args, kwargs)
         fun, static, dyn_args = _split_nondiff(self.fun, self.nondiff_argnums, args)
         fwd, _, _ = _split_nondiff(self.fwd, self.nondiff_argnums, args)
         bwd = self.bwd

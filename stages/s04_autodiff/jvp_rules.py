@@ -16,6 +16,7 @@ import numpy as np
 
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing.lax import add, div, eq, mul, neg, select, sub
+from stages.s02_tracing.lax.utils import const
 
 from . import ad_util
 from .ad import instantiate_zeros, primitive_jvps
@@ -75,12 +76,6 @@ def deflinear(primitive: core.Primitive) -> None:
     primitive_jvps[primitive] = functools.partial(linear_jvp, primitive)
 
 
-def _const(x: Any, value: float) -> Any:
-    """`value` as a numpy scalar of x's dtype: it stays an inline literal in a jaxpr."""
-    # JAX: lax._const
-    return np.array(value, dtypes.dtype(x))[()]
-
-
 def _maybe_broadcast(shape: tuple[int, ...], t: Any) -> Any:
     """`t` broadcast to `shape` (lax broadcasts rank-0 and size-1 operands implicitly)."""
     if np.shape(t) == tuple(shape):
@@ -106,12 +101,12 @@ def _cos_jvp(g, x, *, accuracy):
 
 
 def _tan_jvp(g, ans, x, *, accuracy):
-    return mul(g, add(_const(x, 1), mul(ans, ans)))
+    return mul(g, add(const(x, 1), mul(ans, ans)))
 
 
 def _tanh_jvp(g, ans, x, *, accuracy):
     # g * (1 - ans**2), written (g + g*ans) * (1 - ans) as JAX does
-    return mul(add(g, mul(g, ans)), sub(_const(x, 1), ans))
+    return mul(add(g, mul(g, ans)), sub(const(x, 1), ans))
 
 
 def _exp_jvp(g, ans, x, *, accuracy):
@@ -123,28 +118,23 @@ def _log_jvp(g, x, *, accuracy):
 
 
 def _log1p_jvp(g, x, *, accuracy):
-    return div(g, add(x, _const(x, 1)))
+    return div(g, add(x, const(x, 1)))
 
 
 def _sqrt_jvp(g, ans, x, *, accuracy):
-    return mul(g, div(_const(x, 0.5), ans))
+    return mul(g, div(const(x, 0.5), ans))
 
 
 def _rsqrt_jvp(g, ans, x, *, accuracy):
-    return mul(g, mul(_const(x, -0.5), div(ans, x)))
+    return mul(g, mul(const(x, -0.5), div(ans, x)))
 
 
 def _logistic_jvp(g, ans, x, *, accuracy):
-    return mul(g, mul(ans, sub(_const(ans, 1), ans)))
+    return mul(g, mul(ans, sub(const(ans, 1), ans)))
 
 
 def _erf_jvp(g, x):
-    return mul(_const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
-
-
-def _abs_jvp(g, ans, x):
-    # d|x| = g where x >= 0, -g elsewhere (so +1 at 0, like JAX)
-    return select(lax.ge(x, _const(x, 0)), g, neg(g))
+    return mul(const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
 
 
 def _integer_pow_jvp(g, x, *, y):
@@ -153,8 +143,8 @@ def _integer_pow_jvp(g, x, *, y):
     if y == 1:
         return g
     if y == 2:
-        return mul(g, mul(_const(x, 2), x))
-    return mul(g, mul(_const(x, y), lax.integer_pow(x, y - 1)))
+        return mul(g, mul(const(x, 2), x))
+    return mul(g, mul(const(x, y), lax.integer_pow(x, y - 1)))
 
 
 defjvp(lax.sin_p, _sin_jvp)
@@ -168,7 +158,6 @@ defjvp2(lax.sqrt_p, _sqrt_jvp)
 defjvp2(lax.rsqrt_p, _rsqrt_jvp)
 defjvp2(lax.logistic_p, _logistic_jvp)
 defjvp(lax.erf_p, _erf_jvp)
-defjvp2(lax.abs_p, _abs_jvp)
 defjvp(lax.integer_pow_p, _integer_pow_jvp)
 deflinear(lax.neg_p)
 for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p):
@@ -223,8 +212,9 @@ def _rem_jvp_rhs(g, x, y):
     return mul(neg(g), mul(lax.sign(div(x, y)), lax.floor(lax.abs(div(x, y)))))
 
 
-def _replace_zero(x):
-    return select(eq(x, _const(x, 0)), lax.full_like(x, 1), x)
+def replace_zero(x):
+    """x with its zeros replaced by ones (a safe divisor; JAX: lax._replace_zero)."""
+    return select(eq(x, const(x, 0)), lax.full_like(x, 1), x)
 
 
 def _pow_jvp_lhs(g, ans, x, y):
@@ -232,16 +222,16 @@ def _pow_jvp_lhs(g, ans, x, y):
     if np.issubdtype(dtypes.dtype(y), np.integer):
         shape = _broadcast_shape(x, y)
         y_x = lax.convert_element_type(y, dtypes.dtype(x))
-        y_is_zero = _maybe_broadcast(shape, eq(y, _const(y, 0)))
+        y_is_zero = _maybe_broadcast(shape, eq(y, const(y, 0)))
         jac = select(y_is_zero, lax.full(shape, 0, dtypes.dtype(x)),
-                     mul(y_x, lax.pow(x, sub(y, _const(y, 1)))))
+                     mul(y_x, lax.pow(x, sub(y, const(y, 1)))))
     else:
-        jac = mul(y, lax.pow(x, sub(y, _const(y, 1))))
+        jac = mul(y, lax.pow(x, sub(y, const(y, 1))))
     return mul(g, jac)
 
 
 def _pow_jvp_rhs(g, ans, x, y):
-    return mul(g, mul(lax.log(_replace_zero(x)), ans))
+    return mul(g, mul(lax.log(replace_zero(x)), ans))
 
 
 def _balanced_eq(x, z, y):
@@ -303,10 +293,17 @@ def _select_n_jvp(primals, tangents):
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
     (operand,), (g,) = primals, tangents
-    out = lax.convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=weak_type,
-                                          sharding=sharding)
+
+    def changes(x):  # a conversion that changes nothing is forwarded (JAX's staging does too)
+        aval = core.get_aval(x)
+        return (aval.dtype, aval.weak_type) != (new_dtype, weak_type)
+
+    out = operand if not changes(operand) else lax.convert_element_type_p.bind(
+        operand, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
     if not np.issubdtype(new_dtype, np.inexact):
         return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
+    if isinstance(g, core.Tracer) and not changes(g):
+        return out, g  # (an eager tangent is converted all the same: an Array, as in JAX)
     return out, lax.convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type,
                                                 sharding=sharding)
 

@@ -30,7 +30,7 @@ def _zeros(aval: ShapedArray) -> Any:
     return lax.full(aval.shape, 0, aval.dtype)
 
 
-def _unbroadcast(aval: ShapedArray, ct: Any) -> Any:
+def unbroadcast(aval: ShapedArray, ct: Any) -> Any:
     """Sum `ct` down to `aval`'s shape: undo lax's implicit rank-0 / size-1 broadcasting."""
     ct_shape = np.shape(ct)
     if ct_shape == aval.shape:
@@ -49,13 +49,13 @@ def _neg_transpose(ct, x):
 
 
 def _add_transpose(ct, x, y):
-    return [_unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
-            _unbroadcast(y.aval, ct) if is_undefined_primal(y) else None]
+    return [unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
+            unbroadcast(y.aval, ct) if is_undefined_primal(y) else None]
 
 
 def _sub_transpose(ct, x, y):
-    return [_unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
-            _unbroadcast(y.aval, lax.neg(ct)) if is_undefined_primal(y) else None]
+    return [unbroadcast(x.aval, ct) if is_undefined_primal(x) else None,
+            unbroadcast(y.aval, lax.neg(ct)) if is_undefined_primal(y) else None]
 
 
 def _add_jaxvals_transpose(ct, x, y):
@@ -68,21 +68,25 @@ def _mul_transpose(ct, x, y, *, out_dtype):
     if is_undefined_primal(x) and is_undefined_primal(y):
         raise _nonlinear("mul")
     if is_undefined_primal(x):
-        return [_unbroadcast(x.aval, lax.mul(ct, y)), None]
-    return [None, _unbroadcast(y.aval, lax.mul(x, ct))]
+        return [unbroadcast(x.aval, lax.mul(ct, y)), None]
+    return [None, unbroadcast(y.aval, lax.mul(x, ct))]
 # --8<-- [end:mul_transpose]
 
 
 def _div_transpose(ct, x, y):
     if is_undefined_primal(y):
         raise _nonlinear("div")  # linear in the numerator only
-    return [_unbroadcast(x.aval, lax.div(ct, y)), None]
+    return [unbroadcast(x.aval, lax.div(ct, y)), None]
 
 
 def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
     aval = operand.aval
     if ad_util.primal_dtype_to_tangent_dtype(aval.dtype) == ad_util.float0:
         return [ad_util.Zero(ad_util.tangent_aval(aval))]
+    # back to the operand's type; a cotangent already of that type is forwarded, as JAX's is
+    ct_aval = core.get_aval(ct)
+    if (ct_aval.dtype, ct_aval.weak_type) == (aval.dtype, aval.weak_type):
+        return [ct]
     return [lax.convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
                                             sharding=sharding)]
 

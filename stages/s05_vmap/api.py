@@ -2,8 +2,7 @@
 
 JAX: jax/_src/api.py (`vmap`, `_mapped_axis_size`, `jacfwd`, `jacrev`, `hessian`) and
 jax/_src/api_util.py (`flatten_axes`). Ours has no `axis_name` (no collectives yet) and no
-`spmd_axis_name`; the Jacobians have no `holomorphic` (and jacrev no `allow_int`). The error
-texts are JAX's.
+`spmd_axis_name`. The error texts are JAX's.
 """
 
 from __future__ import annotations
@@ -31,8 +30,9 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial2, debug_info, flatten_fun
+from stages.s02_tracing.api_util import argnums_partial2, check_arg, debug_info, flatten_fun
 from stages.s04_autodiff import jvp, vjp
+from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
 
 from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
@@ -189,6 +189,8 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
             raise ValueError(f"{_IN_AXES_MSG}, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
         args_flat, in_tree = tree_flatten((args, kwargs))
+        for x in args_flat:
+            core.get_aval(x)  # a value that is not an array: JAX's TypeError, before any axis
         f = lu.wrap_init(fun, debug_info=debug_info("vmap", fun, args, kwargs))
         flat_fun, out_tree = flatten_fun(f, in_tree)
         # keyword arguments are always mapped over axis 0, as in JAX
@@ -205,6 +207,11 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
                              f"{e.dst} but output was batched on axis {e.src}") from None
         return tree_unflatten(out_tree(), out_flat)
 
+    name = getattr(fun, "__name__", "fun")  # JAX's docstring, the function's own after it
+    vmap_f.__doc__ = (f"Vectorized version of {name}. Takes similar arguments as {name} but "
+                      f"with additional array axes over which {name} is mapped.")
+    if fun.__doc__:
+        vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
     return vmap_f
 # --8<-- [end:vmap]
 
@@ -212,9 +219,14 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
 # ------------------------------------------------------------------------------ Jacobians
 
 
-def _check_input_dtype_jacfwd(x: Any) -> None:
+def _check_input_dtype_jacfwd(holomorphic: bool, x: Any) -> None:
+    check_arg(x)
     dtype = core.get_aval(x).dtype
-    if not np.issubdtype(dtype, np.floating):
+    if holomorphic:
+        if not np.issubdtype(dtype, np.complexfloating):
+            raise TypeError("jacfwd with holomorphic=True requires inputs with complex dtype, "
+                            f"but got {dtype.name}.")
+    elif not np.issubdtype(dtype, np.floating):
         raise TypeError("jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
                         f"np.floating), but got {dtype.name}. For holomorphic differentiation, "
                         "pass holomorphic=True. For differentiation of non-holomorphic "
@@ -222,9 +234,11 @@ def _check_input_dtype_jacfwd(x: Any) -> None:
                         "directly.")
 
 
-# the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
-_check_input_dtype_jacrev = functools.partial(check_input_dtype_revderiv, "jacrev", False)
-_check_output_dtype_jacrev = functools.partial(check_output_dtype_revderiv, "jacrev")
+def _check_output_dtype_jacfwd(holomorphic: bool, x: Any) -> None:
+    dtype = core.get_aval(x).dtype
+    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError("jacfwd with holomorphic=True requires outputs with complex dtype, "
+                        f"but got {dtype.name}.")
 
 
 def _std_basis(pytree: Any) -> Any:
@@ -245,10 +259,15 @@ def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -
     for leaf in leaves:
         stop = start + int(np.size(leaf))
         # one leaf takes the whole axis: no slice equation for it
-        part = arr if len(leaves) == 1 else lax.slice_in_dim(arr, start, stop, axis=axis)
+        part = arr if len(leaves) == 1 or arr.dtype == float0 else \
+            lax.slice_in_dim(arr, start, stop, axis=axis)
         new_shape = (*shape[:axis], *np.shape(leaf), *shape[axis + 1:])
         like = leaf if example is None else example
-        if np.shape(part) != new_shape:
+        if np.iscomplexobj(part) and not np.issubdtype(dtypes.dtype(like), np.complexfloating):
+            part = lax.real(part)  # JAX: _possible_downcast
+        if getattr(arr, "dtype", None) == float0:  # an int output's tangent: zeros, as in JAX
+            part = lax.full(new_shape, 0, dtypes.dtype(like))
+        elif np.shape(part) != new_shape:
             part = lax.reshape(part, new_shape)
         part = lax.convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
         parts.append(part)
@@ -256,8 +275,8 @@ def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -
     return tree_unflatten(treedef, parts)
 
 
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
-           ) -> Callable:
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable:
     """The Jacobian of `fun`, one column per input element: vmap of jvp over the identity.
 
     Each leaf of the result has shape out_shape + in_shape; the result is a pytree of the
@@ -267,11 +286,13 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
         for leaf in tree_leaves(dyn_args):
-            _check_input_dtype_jacfwd(leaf)
+            _check_input_dtype_jacfwd(holomorphic, leaf)
         pushfwd = lambda tangents: jvp(f_partial, dyn_args, tangents, has_aux=has_aux)
         # the outputs (and aux) do not depend on the tangent: out_axes None
         out_axes = (None, -1, None) if has_aux else (None, -1)
         y, jac, *aux = vmap(pushfwd, out_axes=out_axes)(_std_basis(dyn_args))
+        for leaf in tree_leaves(y):
+            _check_output_dtype_jacfwd(holomorphic, leaf)
         example = dyn_args[0] if isinstance(argnums, int) else dyn_args
         # each output leaf's columns, split by input leaf: an output-of-input tree
         jac_tree = tree_map(
@@ -283,10 +304,15 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 
 
 # --8<-- [start:jacrev]
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
-           ) -> Callable:
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The Jacobian of `fun`, one row per output element: vmap of vjp's pullback over the
     identity. Same result as jacfwd; cost: one vjp per output element."""
+    # the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
+    _check_input_dtype_jacrev = functools.partial(check_input_dtype_revderiv, "jacrev",
+                                                  holomorphic, allow_int)
+    _check_output_dtype_jacrev = functools.partial(check_output_dtype_revderiv, "jacrev",
+                                                   holomorphic)
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
@@ -310,7 +336,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
 # --8<-- [end:jacrev]
 
 
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
-            ) -> Callable:
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable:
     """The Hessian of scalar-valued `fun`: jacfwd of jacrev (forward over reverse)."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums,
+                  has_aux=has_aux, holomorphic=holomorphic)

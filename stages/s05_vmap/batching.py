@@ -20,6 +20,7 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.lax import broadcast_in_dim_p, expand_dims, reduce_sum, transpose
 from stages.s02_tracing.lax.utils import canonicalize_axis
+from stages.s04_autodiff.ad_util import float0
 
 from . import _jax_compat
 
@@ -168,6 +169,14 @@ def matchaxis(axis_data: AxisData, src: BatchDim, dst: BatchDim, x: Any,
 
     With `sum_match`, a batched x asked to be unbatched is summed over its batch axis: the
     cotangent of a value every example shared is the sum of the examples' cotangents."""
+    if getattr(x, "dtype", None) == float0 and src != dst:  # no data: only its shape moves
+        shape = list(np.shape(x))
+        size = axis_data.size if src is not_mapped else shape.pop(src)
+        if dst is not not_mapped:
+            shape.insert(canonicalize_axis(dst, len(shape) + 1), size)
+        elif not sum_match:
+            raise SpecMatchError(None, src, dst)
+        return np.zeros(shape, float0)
     try:
         core.get_aval(x)
     except TypeError as err:

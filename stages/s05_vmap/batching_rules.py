@@ -33,14 +33,14 @@ from .batching import (
 for _p in (lax.neg_p, lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.abs_p, lax.erf_p,
            lax.not_p, lax.exp_p, lax.log_p, lax.log1p_p, lax.sin_p, lax.cos_p, lax.tan_p,
            lax.tanh_p, lax.sqrt_p, lax.rsqrt_p, lax.logistic_p, lax.integer_pow_p,
-           lax.convert_element_type_p):
+           lax.convert_element_type_p, lax.real_p, lax.imag_p, lax.conj_p):
     defvectorized(_p)
 
 # elementwise, several operands
 for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax.max_p,
            lax.min_p, lax.and_p, lax.or_p, lax.xor_p, lax.shift_left_p, lax.shift_right_logical_p,
            lax.shift_right_arithmetic_p, lax.eq_p, lax.ne_p, lax.lt_p, lax.le_p, lax.gt_p,
-           lax.ge_p):
+           lax.ge_p, lax.complex_p):
     defbroadcasting(_p)
 
 # reductions over `axes`

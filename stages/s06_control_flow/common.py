@@ -11,6 +11,7 @@ are ad's (`rearrange_binders`). JAX writes each fixed point inline, in every rul
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,8 +23,10 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
-from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal
+from stages.s02_tracing.pretty_printer import jaxprs_in_params
+from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, dce_jaxpr
 from stages.s03_partial_eval.partial_eval import new_eqn_recipe
+from stages.s04_autodiff import custom_calls
 from stages.s04_autodiff.ad_util import Zero
 
 from .util import (
@@ -92,6 +95,35 @@ def _substitute(jaxpr: ClosedJaxpr, n_own: int, binders: list[core.Var],
     outvars = [rename(x) for x in jaxpr.jaxpr.outvars]
     return ClosedJaxpr(jaxpr.jaxpr.replace(invars=invars, eqns=eqns, outvars=outvars),
                        jaxpr.consts)
+
+
+# ------------------------------------------------------------------ what a compiler would run
+
+_compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def compiled(jaxpr: ClosedJaxpr, prune: bool = True) -> ClosedJaxpr:
+    """A body as JAX's lowering sees it before it runs: pruned of what no output reads (not a
+    while's, which JAX does not prune), and refused if a `custom_lin` is left. That equation
+    has no lowering, so forward mode over a custom_vjp function fails when the program is
+    compiled, even in a branch that never runs; an unused one is pruned away first."""
+    # JAX: the DCE before lowering, and custom_lin's lowering rule, which raises
+    if jaxpr not in _compiled:
+        pruned = jaxpr
+        if prune:
+            pruned = ClosedJaxpr(dce_jaxpr(jaxpr.jaxpr, True, instantiate=True)[0],
+                                 jaxpr.consts)
+        _compiled[jaxpr] = (pruned, _has_custom_lin(pruned.jaxpr))
+    pruned, refused = _compiled[jaxpr]
+    if refused:
+        custom_calls.raise_custom_vjp_error_on_jvp()
+    return pruned
+
+
+def _has_custom_lin(jaxpr: core.Jaxpr) -> bool:
+    return any(eqn.primitive is custom_calls.custom_lin_p or any(map(_has_custom_lin,
+                                                        jaxprs_in_params(eqn.params)))
+               for eqn in jaxpr.eqns)
 
 
 def as_numpy(x: Any, aval: ShapedArray) -> np.ndarray:

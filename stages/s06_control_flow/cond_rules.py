@@ -23,7 +23,7 @@ from stages.s02_tracing.core import ClosedJaxpr, JaxprEqn, ShapedArray, Var
 from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad
-from stages.s04_autodiff.ad_util import stop_gradient, tangent_aval
+from stages.s04_autodiff.ad_util import stop_gradient
 from stages.s05_vmap.batching import (
     AxisData,
     BatchDim,
@@ -37,6 +37,7 @@ from stages.s05_vmap.batching import (
 from .common import (
     as_numpy,
     bind_known,
+    compiled,
     fill_zeros,
     nonzero,
     prune_zeros,
@@ -57,6 +58,9 @@ def _cond_impl(index: np.ndarray, *args: Any, branches: Sequence[ClosedJaxpr]) -
     That is XLA's Conditional (so -1 and -5 run the last branch too); `switch` clamps its
     index before binding, so only a cond_p bound directly sees the difference.
     """
+    # every branch is compiled, the one that runs and the others (pruned, refused if one holds
+    # forward mode over a custom_vjp)
+    branches = [compiled(b) for b in branches]
     i = int(index)
     branch = branches[i if 0 <= i < len(branches) else len(branches) - 1]
     outs = core.eval_jaxpr(branch.jaxpr, branch.consts, *args)
@@ -104,7 +108,7 @@ def _cond_transpose(cts: Sequence[Any], index: Any, *args: Any,
     linear = [ad.is_undefined_primal(x) for x in args]
     res = [x for x, lin in zip(args, linear, strict=True) if not lin]
     cts = [ad.instantiate_zeros(ct) for ct in cts]
-    ct_avals = [tangent_aval(a) for a in branches[0].out_avals]
+    ct_avals = [core.get_aval(ct) for ct in cts]  # as they arrive: a strong ct stays strong
 
     def transpose_branch(branch: ClosedJaxpr) -> ClosedJaxpr:
         def transposed(*res_and_cts: Any) -> list[Any]:

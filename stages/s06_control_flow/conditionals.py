@@ -66,7 +66,10 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
         what = (f"type {type(pred)}" if isinstance(pred, Sequence)
                 else f"shape {np.shape(pred)}.")
         raise TypeError(f"Pred must be a scalar, got {pred} of {what}")
-    pred_dtype = dtypes.dtype(pred)
+    try:
+        pred_dtype = dtypes.dtype(pred)
+    except TypeError as err:  # not an array, a scalar or a dtype at all
+        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from err
     if pred_dtype.kind != "b":
         if pred_dtype.kind not in "iuf":
             raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
@@ -84,7 +87,10 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
     operands = _operands(operands, operand)
     if np.ndim(index) != 0:
         raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
-    index_dtype = dtypes.dtype(index)
+    try:
+        index_dtype = dtypes.dtype(index)
+    except TypeError as err:
+        raise TypeError(f"Index type must be an integer, got {index}.") from err
     if index_dtype.kind not in "iu":
         raise TypeError(f"Index type must be an integer, got {index} as {index_dtype}")
     branches = tuple(branches)

@@ -27,6 +27,7 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
+from stages.s02_tracing.lax.utils import const
 from stages.s03_partial_eval import dce_jaxpr
 from stages.s05_vmap import vmap
 
@@ -219,7 +220,8 @@ def _fori_cond_fun(loop_carry: tuple) -> Any:
 def _fori_body_fun(body_fun: Callable) -> Callable:
     def while_body_fun(loop_carry: tuple) -> tuple:
         i, upper, x = loop_carry
-        return lax.add(i, np.array(1, dtypes.dtype(i))), upper, body_fun(i, x)
+        # JAX: lax._const(i, 1): a weak counter stays weak
+        return lax.add(i, const(i, 1)), upper, body_fun(i, x)
 
     return while_body_fun
 

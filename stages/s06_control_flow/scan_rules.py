@@ -33,6 +33,7 @@ from stages.s05_vmap.batching import (
 from .common import (
     as_numpy,
     bind_known,
+    compiled,
     fill_zeros,
     fixpoint,
     mapped_leading_aval,
@@ -63,6 +64,7 @@ def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carr
     """
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
+    jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp
     # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
     ys: list[list[Any]] = [[] for _ in y_avals]
     for step in range(length):
@@ -155,7 +157,7 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
     ct_ys = prune_zeros(ct_ys)
     # EXERCISE 6.6 (scan-transpose): build the transposed body, run it with reverse flipped
     d_avals = jaxpr.in_avals[num_ires:num_consts]
-    c_avals, a_avals = split_list(jaxpr.in_avals[num_consts:], [num_carry])
+    _, a_avals = split_list(jaxpr.in_avals[num_consts:], [num_carry])
     a_avals = a_avals[:num_a]
     y_avals = [tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
 
@@ -163,7 +165,9 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         # one iteration backwards: ct_d and ct_c come in as carries, ct_b and eres as xs
         ires_, ct_d, ct_c, ct_b, eres_ = split_list(args, [num_ires, num_d, num_carry,
                                                            len(ct_ys)])
-        primals = [*ires_, *[ad.UndefinedPrimal(a) for a in [*d_avals, *c_avals, *a_avals]],
+        # the carries typed by their cotangents as they arrive (JAX: its accumulators)
+        c_ct_avals = [core.get_aval(ct) for ct in ct_c]
+        primals = [*ires_, *[ad.UndefinedPrimal(a) for a in [*d_avals, *c_ct_avals, *a_avals]],
                    *eres_]
         ct_b_iter = iter(ct_b)
         ct_b = [Zero(a) if zero else next(ct_b_iter) for a, zero in zip(y_avals, ys_zero,
@@ -174,8 +178,11 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         ct_d = [add_jaxvals(old, new) for old, new in zip(ct_d, new_ct_d, strict=True)]
         return [ad.instantiate_zeros(ct) for ct in [*ct_d, *new_ct_c, *ct_a]]
 
-    y_nz_avals = [a for a, zero in zip(y_avals, ys_zero, strict=True) if not zero]
-    tangent = [tangent_aval(a) for a in [*d_avals, *c_avals, *y_nz_avals]]
+    # the carried and stacked cotangents have the types they arrive with (a strong ct makes a
+    # strong result, as in JAX); the consts' sums start as zeros of their tangent types
+    y_nz_avals = [mapped_leading_aval(core.get_aval(ct)) for ct in ct_ys]
+    tangent = [*[tangent_aval(a) for a in d_avals], *[core.get_aval(ct) for ct in ct_carry],
+               *y_nz_avals]
     jaxpr_trans = trace_to_closed_jaxpr(
         lu.wrap_init(transposed),
         [*jaxpr.in_avals[:num_ires], *tangent, *jaxpr.in_avals[num_consts + num_carry + num_a:]])

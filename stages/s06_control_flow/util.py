@@ -1,7 +1,8 @@
 """Small helpers JAX keeps elsewhere: list surgery, type matching, pytree structure differences.
 
-JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` and
-`aval_mismatch_extra` in jax/_src/core.py; `equality_errors` in jax/_src/tree_util.py.
+JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` in
+jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here);
+`equality_errors` in jax/_src/tree_util.py.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from stages.s01_pytrees import flatten_one_level_with_keys, tree_structure
 from stages.s02_tracing.core import ShapedArray
+from stages.s02_tracing.errors import aval_mismatch_extra  # noqa: F401  (JAX: core's)
 
 # ------------------------------------------------------------------ lists
 
@@ -47,20 +49,6 @@ def merge_lists(which: Sequence[bool], falses: Sequence[Any], trues: Sequence[An
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:
     """Same shape and dtype; weak types are ignored (JAX: core.typematch)."""
     return a.shape == b.shape and a.dtype == b.dtype
-
-
-def aval_mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
-    """`, so the dtypes do not match` and friends (JAX: core.aval_mismatch_extra)."""
-    mismatches = []
-    if a.dtype != b.dtype:
-        mismatches.append("the dtypes do not match")
-    if a.shape != b.shape:
-        mismatches.append("the shapes do not match")
-    if not mismatches:
-        return ""
-    if len(mismatches) == 1:
-        return ", so " + mismatches[0]
-    return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
 
 
 # ------------------------------------------------------------------ structure differences

@@ -36,6 +36,7 @@ from stages.s05_vmap.batching import (
 
 from .common import (
     as_numpy,
+    compiled,
     fill_zeros,
     fixpoint,
     nonzero,
@@ -62,6 +63,8 @@ def _while_loop_impl(*args: Any, cond_nconsts: int, cond_jaxpr: ClosedJaxpr, bod
     """
     cond_consts, body_consts, carry = split_list(args, [cond_nconsts, body_nconsts])
     avals = body_jaxpr.out_avals
+    # compiled whole, the loop entered or not (JAX has no DCE rule for while)
+    cond_jaxpr, body_jaxpr = compiled(cond_jaxpr, False), compiled(body_jaxpr, False)
 
     def predicate(carry: list[Any]) -> np.ndarray:
         (pred,) = core.eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *cond_consts, *carry)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core
+from stages.s02_tracing.array import Array, to_array
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s03_partial_eval import dce_jaxpr
 
@@ -80,14 +81,15 @@ class InterpreterExecutable:
         self._kept_avals = [program.in_avals[i] for i in program.kept_var_idx]
 
     # --8<-- [start:call]
-    def call(self, *args: Any) -> list[np.ndarray]:
+    def call(self, *args: Any) -> list[Array]:
         closed = self.program.closed_jaxpr
         kept = [np.asarray(args[i], dtype=aval.dtype)  # canonical dtypes, as a device would hold
                 for i, aval in zip(self.program.kept_var_idx, self._kept_avals, strict=True)]
         # the bottom trace, whatever this thread's is: a compiled program does not dispatch
         with dispatch.executing_compiled_program(), core.set_current_trace(core.eval_trace):
             outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *kept)
-        return [np.asarray(o, dtype=a.dtype) for o, a in zip(outs, self.out_avals, strict=True)]
+        # eager Arrays of the program's output types, weak types included (as a device returns)
+        return [to_array(o, a) for o, a in zip(outs, self.out_avals, strict=True)]
     # --8<-- [end:call]
 
     def as_text(self) -> str:

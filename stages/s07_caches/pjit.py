@@ -36,9 +36,10 @@ from stages.s02_tracing.api_util import (
     debug_info,
     flatten_fun,
 )
+from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
 
-from . import dispatch, explain, pxla, stages
+from . import api_util, dispatch, explain, pxla, stages
 from .api_util import (
     Static,
     abstractify,
@@ -148,6 +149,8 @@ class JitWrapped:
             t = type(x)
             if t is np.ndarray:
                 sig.append((x.shape, x.dtype))
+            elif t is Array:
+                sig.append(x.aval)  # an eager Array: its shape, dtype and weak type
             elif t in _WEAK_SCALARS:
                 sig.append(t)  # the type decides the dtype, and whether it is weak
             elif isinstance(x, np.generic):
@@ -274,6 +277,7 @@ def _trace_for_jit(fun: Callable, dbg: lu.DebugInfo, args_ft: tuple, kwargs_ft: 
         event=dispatch.JAXPR_TRACE_EVENT) if at_top else contextlib.nullcontext()
     with timer:
         jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, avals)
+    jaxpr = jaxpr.replace(debug_info=dbg._replace(result_paths=api_util.result_paths(out_tree())))
     return ClosedJaxpr(jaxpr, consts), out_tree()
 # --8<-- [end:infer_params]
 

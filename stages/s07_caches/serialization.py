@@ -23,6 +23,7 @@ Format version 1, a JSON object:
            | {"float": "nan" | "inf" | "-inf"} | {"dtype": str}
            | {"scalar": VALUE, "dtype": str}                        # a numpy scalar
            | {"array": base64 bytes, "dtype": str, "shape": [int...]}  # a numpy array
+           | {"eager_array": VALUE, "weak_type": bool}   # an eager Array (its numpy value)
            | {"jaxpr": JAXPR} | {"closed_jaxpr": JAXPR, "consts": [VALUE...]}
            | {"enum": "module:Qualname", "name": str} | {"namedtuple": "module:Qualname",
              "fields": [VALUE...]} | {"primitive": name} | {"unspecified": true}
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core
+from stages.s02_tracing.array import Array, make_array
 from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Var
 
 from .sharding_impls import UNSPECIFIED, UnspecifiedValue
@@ -142,6 +144,8 @@ def _value(v: Any, debug_info: bool) -> Any:
         return v
     if t is float:
         return v if math.isfinite(v) else {"float": repr(v)}
+    if isinstance(v, Array):
+        return {"eager_array": _value(np.asarray(v), debug_info), "weak_type": v.weak_type}
     if isinstance(v, np.ndarray):
         data = np.ascontiguousarray(v).tobytes()
         return {"array": base64.b64encode(data).decode(), "dtype": v.dtype.name,
@@ -229,6 +233,9 @@ def _read_value(v: Any) -> Any:
         return {_read_value(k): _read_value(x) for k, x in v["dict"]}
     if "float" in v:
         return float(v["float"])
+    if "eager_array" in v:
+        arr = _read_value(v["eager_array"])
+        return make_array(arr, ShapedArray(arr.shape, arr.dtype, v["weak_type"]))
     if "array" in v:
         data = base64.b64decode(v["array"])
         return np.frombuffer(data, dtype=v["dtype"]).reshape(v["shape"]).copy()

@@ -15,17 +15,22 @@ Beside it (read when a step needs it):
   elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
   structural.py     the rules of shapes, slices, pad, iota, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
-  calls.py          custom_jvp/custom_vjp/checkpoint (inline) and autodiff's own primitives
+  calls.py          jit (a call of a private function), custom_jvp/custom_vjp/checkpoint
+                    (inline) and autodiff's own primitives
   attributes.py     how MLIR writes a constant's digits: kept apart, only a printer's quirk
+  backend.py        jit's lowering step (lower_to_stablehlo), and stage 7's interpreting
+                    backend with that step in front, "stablehlo", chosen by jax_platforms
 
 JAX: jax/_src/interpreters/mlir.py and the `mlir.register_lowering` calls across jax/_src/lax.
-Importing the stage registers a rule for every primitive of stages 2-6. Stage code writes text
-only: compiling it with jaxlib is stage 9's (the tests use shared/xla_runner.py).
+Importing the stage registers a rule for every primitive of stages 2-7, and the "stablehlo"
+backend without making it jit's default. Stage code writes text only: compiling it with jaxlib
+is stage 9's (the tests use shared/xla_runner.py).
 """
 
 from . import (
     asm_printer,
     attributes,
+    backend,
     calls,
     conditionals,
     elementwise,
@@ -38,6 +43,7 @@ from . import (
     reductions,
     structural,
 )
+from .backend import StableHloBackend, StableHloProgram, lower_to_stablehlo
 from .mlir import (
     LoweringRuleContext,
     call_primitive_lowering,
@@ -50,8 +56,11 @@ from .module import lower, lower_jaxpr
 
 __all__ = [
     "LoweringRuleContext",
+    "StableHloBackend",
+    "StableHloProgram",
     "asm_printer",
     "attributes",
+    "backend",
     "call_primitive_lowering",
     "calls",
     "conditionals",
@@ -63,6 +72,7 @@ __all__ = [
     "lower",
     "lower_fun",
     "lower_jaxpr",
+    "lower_to_stablehlo",
     "lowering_rules",
     "mlir",
     "module",

@@ -4,8 +4,8 @@ JAX: `_custom_jvp_vjp_call_lowering` in jax/_src/custom_derivatives.py and `_rem
 ad_checkpoint.py lower the called jaxpr *inline*: the custom rule only matters to autodiff, so
 by now it is just the function it wraps. A differentiated checkpoint puts its inputs through a
 `stablehlo.optimization_barrier`, so XLA cannot merge its recomputation with the forward pass
-(the point of remat). A call that stays a call, jit's, is `mlir.call_primitive_lowering`:
-registering stage 7's jit primitive is `register_lowering(jit_p, call_primitive_lowering)`.
+(the point of remat). A call that stays a call, stage 7's jit, is a `func.call` of a private
+function (`mlir.call_primitive_lowering`; JAX: `_pjit_lowering` in pjit.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from stages.s02_tracing import core
 from stages.s04_autodiff import ad_checkpoint, ad_util, custom_derivatives
 from stages.s04_autodiff.custom_calls import custom_lin_p, raise_custom_vjp_error_on_jvp
+from stages.s07_caches import jit_p
 
 from . import hlo, ir, mlir
 from .mlir import LoweringRuleContext, register_lowering
@@ -46,6 +47,7 @@ def _identity_lowering(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> 
     return [x]  # a name for remat policies, a stopped gradient: nothing left to compute
 
 
+register_lowering(jit_p, mlir.call_primitive_lowering)
 register_lowering(custom_derivatives.custom_jvp_call_p, _custom_jvp_vjp_call_lowering)
 register_lowering(custom_derivatives.custom_vjp_call_p, _custom_jvp_vjp_call_lowering)
 register_lowering(ad_checkpoint.remat_p, _remat_lowering)

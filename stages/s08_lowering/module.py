@@ -12,10 +12,11 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from stages.s01_pytrees import PyTreeDef, keystr, tree_leaves_with_path, tree_unflatten
+from stages.s01_pytrees import PyTreeDef
 from stages.s02_tracing import core
 from stages.s02_tracing import partial_eval as pe
 from stages.s03_partial_eval import dce_jaxpr
+from stages.s07_caches.api_util import result_paths
 
 from . import hlo, ir
 from .mlir import ModuleContext, aval_to_ir_type, ir_consts, jaxpr_subcomp
@@ -72,14 +73,13 @@ def _set_up_aliases(avals_in: Sequence[core.ShapedArray], avals_out: Sequence[co
 # --8<-- [end:aliases]
 
 
-def _result_names(out_tree: PyTreeDef | None, result_names: Sequence[str] | None, n: int
+def _result_names(out_tree: PyTreeDef | None, result_names: Sequence[str] | None
                   ) -> list[str] | None:
     if result_names is not None:
         return list(result_names)
     if out_tree is None:
         return None  # JAX too writes no jax.result_info when it does not know the outputs
-    placeholders = tree_unflatten(out_tree, [object() for _ in range(n)])
-    return ["result" + keystr(path) for path, _ in tree_leaves_with_path(placeholders)]
+    return list(result_paths(out_tree))
 
 
 # --8<-- [start:lower_jaxpr]
@@ -122,7 +122,7 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
             attrs["tf.aliasing_output"] = f"{alias} : i32"
         if donor:
             attrs["jax.buffer_donor"] = "true"
-    names = _result_names(out_tree, result_names, len(out_avals))
+    names = _result_names(out_tree, result_names)
     if names is not None:
         for attrs, result_name in zip(main.result_attrs, names, strict=True):
             attrs["jax.result_info"] = f'"{result_name}"'

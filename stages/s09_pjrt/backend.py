@@ -18,12 +18,11 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import config
-from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
-from stages.s07_caches import api, dispatch, jit_p
+from stages.s02_tracing.core import ClosedJaxpr
+from stages.s07_caches import api, dispatch
 from stages.s07_caches.compiler import CompileOptions
 from stages.s07_caches.xla_bridge import Device, register_backend_factory
-from stages.s08_lowering import call_primitive_lowering, lower_jaxpr, lowering_rules
-from stages.s08_lowering.module import dce_jaxpr_consts
+from stages.s08_lowering.backend import StableHloProgram, lower_to_stablehlo
 
 from . import runtime
 from .array import ArrayImpl
@@ -32,39 +31,6 @@ from .computation_client import CompileInstance, Computation, ComputationClient
 MAGIC = b"UAPIPJRT"  # our executable format: MAGIC | header length | JSON header | XLA's bytes
 FORMAT_VERSION = 1
 _LOWERING_PLATFORMS = {"CPU": "cpu", "CUDA": "cuda", "ROCM": "rocm", "TPU": "tpu"}
-
-
-def _aval(a: ShapedArray) -> list[Any]:
-    return [list(a.shape), a.dtype.name, a.weak_type]
-
-
-def _read_aval(doc: list[Any]) -> ShapedArray:
-    return ShapedArray(tuple(doc[0]), np.dtype(doc[1]), doc[2])
-
-
-class StableHloProgram:
-    """A lowered jit: the module text and which of the arguments it reads."""
-
-    def __init__(self, module_name: str, text: str, in_avals: Sequence[ShapedArray],
-                 out_avals: Sequence[ShapedArray], kept_var_idx: Sequence[int]):
-        self.module_name, self.text = module_name, text
-        self.in_avals, self.out_avals = tuple(in_avals), tuple(out_avals)
-        self.kept_var_idx = tuple(kept_var_idx)
-
-    def header(self) -> dict[str, Any]:
-        return {"module_name": self.module_name, "in_avals": [_aval(a) for a in self.in_avals],
-                "out_avals": [_aval(a) for a in self.out_avals],
-                "kept_var_idx": list(self.kept_var_idx)}
-
-    def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"unknown dialect: {dialect}")
-        return self.text
-
-    def as_bytes(self, debug_info: bool) -> bytes:
-        # the text has no locations; the avals' weak types are ours, not the compiler's, but
-        # a deserialized executable gets them from here, so they belong in the key too
-        return json.dumps(self.header(), sort_keys=True).encode() + self.text.encode()
 
 
 # --8<-- [start:executable]
@@ -114,8 +80,6 @@ class PjRtBackend:
         device_type = self.client.get_default_device().split(":")[0]
         self.platform = _LOWERING_PLATFORMS.get(device_type, device_type.lower())
         self.platform_version = f"PJRT {self.client.get_platform_version()}"
-        if jit_p not in lowering_rules:  # a jit inside a jit stays a call of a function
-            lowering_rules[jit_p] = call_primitive_lowering
 
     def devices(self) -> list[Device]:
         return [runtime.device_object(self.client, d) for d in self.client.get_local_devices()]
@@ -123,14 +87,9 @@ class PjRtBackend:
     def lower(self, closed_jaxpr: ClosedJaxpr, *, module_name: str,
               donated_invars: Sequence[bool], keep_unused: bool,
               arg_names: Sequence[str]) -> StableHloProgram:
-        module = lower_jaxpr(closed_jaxpr, module_name.removeprefix("jit_"),
-                             donated=donated_invars, keep_unused=keep_unused,
-                             platform=self.platform)
-        n = len(closed_jaxpr.in_avals)
-        kept = range(n) if keep_unused else \
-            [i for i, used in enumerate(dce_jaxpr_consts(closed_jaxpr.jaxpr)[2]) if used]
-        return StableHloProgram(module.name, module.as_text(), closed_jaxpr.in_avals,
-                                closed_jaxpr.out_avals, kept)
+        return lower_to_stablehlo(closed_jaxpr, module_name=module_name,
+                                  donated_invars=donated_invars, keep_unused=keep_unused,
+                                  platform=self.platform)
 
     def compile(self, program: StableHloProgram, options: CompileOptions) -> PjRtExecutable:
         device = self.client.get_default_device()
@@ -153,10 +112,7 @@ class PjRtBackend:
         header = json.loads(data[start:start + size])
         if header.get("format") != FORMAT_VERSION:
             raise ValueError(f"format {header.get('format')}, expected {FORMAT_VERSION}")
-        program = StableHloProgram(header["module_name"], "",
-                                   [_read_aval(a) for a in header["in_avals"]],
-                                   [_read_aval(a) for a in header["out_avals"]],
-                                   header["kept_var_idx"])
+        program = StableHloProgram.from_header(header)
         computation = self.client.deserialize_computation(data[start + size:])
         return PjRtExecutable(program, computation, self.client)
 

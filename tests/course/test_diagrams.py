@@ -224,3 +224,25 @@ def test_a_flowchart_asks_its_questions_in_order_and_ends_in_the_otherwise_box()
     assert labels.index("Unknown PJRT_DEVICE") > labels.index("TPU?")
     diamonds = [p for p in root.iter(SVG + "path") if p.get("d", "").endswith("Z")]
     assert len(diamonds) == 3
+
+
+def test_a_lowering_is_drawn_equation_by_equation_with_the_ssa_values_bound():
+    import stages.s08_lowering as s08
+    from shared.diagrams.lowering import lowering_svg, main_body, record_lowering
+
+    def g(x):
+        return lax.reduce_sum(lax.mul(lax.tanh(x), 2.0), (0,)), x
+
+    closed = make_jaxpr(g)(np.ones(3, np.float32))
+    record = record_lowering(closed,
+                             lambda c: s08.lower_jaxpr(c, "g", keep_unused=True).as_text())
+    assert record.text == s08.lower_jaxpr(closed, "g", keep_unused=True).as_text()
+    _, ops, returned = main_body(record.text)
+    assert [op for row in record.rows for op in row.ops] == ops  # every op, once, in order
+    assert [row.binds for row in record.rows] == [[("b", "%0")], [("c", "%2")], [("d", "%3")]]
+    assert record.rows[1].ops[0].startswith("%cst = stablehlo.constant")  # the literal 2.0
+    assert record.inputs.binds == [("a", "%arg0")] and returned == ["%3", "%arg0"]
+    assert record.outputs.binds == [("d", "%3"), ("a", "%arg0")]
+    labels = texts(check_svg(lowering_svg(record, "g lowered")))
+    assert {"b:f32[3] = tanh a", "%0 = stablehlo.tanh %arg0", "c \u21a6 %2",
+            "return %3, %arg0"} <= set(labels)

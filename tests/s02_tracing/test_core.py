@@ -8,7 +8,7 @@ import pytest
 from jax._src import core as jax_core
 
 from shared.testing import RTOL_ELEMENTWISE
-from stages.s02_tracing import core, make_jaxpr
+from stages.s02_tracing import Array, core, make_jaxpr
 from stages.s02_tracing import lax as olax
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.errors import UnexpectedTracerError
@@ -77,20 +77,25 @@ def _toy_primitive(name: str = "toy_add") -> core.Primitive:
     return p
 
 
-def test_bind_outside_any_transformation_runs_the_impl_on_numpy():
+def test_bind_outside_any_transformation_runs_the_impl_and_returns_an_array():
+    # the impl runs on numpy; the result is an eager Array typed by the abstract eval
     p = _toy_primitive()
     out = p.bind(np.ones(3, np.float32), 2.0)
-    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    assert isinstance(out, Array) and out.dtype == np.float32 and not out.weak_type
     np.testing.assert_array_equal(out, [3.0, 3.0, 3.0])
+    weak = p.bind(2.0, 1.0)  # weak in, weak out, as the abstract eval says
+    assert weak.weak_type and repr(weak) == repr(jax.numpy.add(2.0, 1.0))
 
 
 def test_eval_trace_gives_impls_arrays_of_the_canonical_dtype():
     seen = []
     p = core.Primitive("record")
     p.def_impl(lambda *xs: seen.extend(xs) or xs[0])
-    p.bind(1.5, 2, True, np.float64(1.0), np.arange(3))
+    p.def_abstract_eval(lambda *avals: avals[0])
+    p.bind(1.5, 2, True, np.float64(1.0), np.arange(3), p.bind(np.ones(2)))
     assert all(isinstance(x, np.ndarray) for x in seen)
-    assert [x.dtype.name for x in seen] == ["float32", "int32", "bool", "float32", "int32"]
+    assert [x.dtype.name for x in seen] == ["float32", "float32", "int32", "bool", "float32",
+                                            "int32", "float32"]
 
 
 def test_missing_rules_name_the_primitive():

@@ -7,7 +7,7 @@ import pytest
 from jax import lax as jlax
 
 from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import Array, core, lax
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((3, 4)).astype(np.float32)
@@ -20,12 +20,15 @@ U = rng.integers(0, 2**32, size=(3, 4), dtype=np.uint64).astype(np.uint32)
 B = rng.random((3, 4)) > 0.5
 
 
-def same(name: str, *args, rtol: float = RTOL_ELEMENTWISE, **kwargs) -> np.ndarray:
-    """Call lax.<name> on ours and on jax; the results must agree in dtype, shape and value."""
+def same(name: str, *args, rtol: float = RTOL_ELEMENTWISE, **kwargs) -> Array:
+    """Call lax.<name> on ours and on jax; the results must agree in dtype, weak type, shape and
+    value (both are eager Arrays)."""
     ours = getattr(lax, name)(*args, **kwargs)
-    theirs = np.asarray(getattr(jlax, name)(*args, **kwargs))
-    assert isinstance(ours, np.ndarray), type(ours)
+    their_array = getattr(jlax, name)(*args, **kwargs)
+    theirs = np.asarray(their_array)
+    assert isinstance(ours, Array), type(ours)
     assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (ours, theirs)
+    assert ours.weak_type == their_array.weak_type, (ours, their_array)
     if np.issubdtype(ours.dtype, np.inexact):
         np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-6)
     else:
@@ -271,10 +274,12 @@ def test_impl_and_abstract_eval_can_be_called_directly():
     assert lax.integer_pow_p.impl(np.array([2, -3], np.int32), y=0).dtype == np.int32
 
 
-def test_eager_results_are_numpy_arrays_even_for_scalars():
+def test_eager_results_are_arrays_even_for_scalars_with_jaxs_weak_types():
     out = lax.add(1.0, 2.0)
-    assert isinstance(out, np.ndarray) and out.shape == () and out.dtype == np.float32
-    assert isinstance(lax.reduce_sum(X, (0, 1)), np.ndarray)
+    assert isinstance(out, Array) and out.shape == () and out.dtype == np.float32
+    assert repr(out) == repr(jlax.add(1.0, 2.0)) == "Array(3., dtype=float32, weak_type=True)"
+    assert isinstance(lax.reduce_sum(X, (0, 1)), Array)
+    assert repr(lax.reduce_sum(X[:1, :2], (0, 1))) == repr(jlax.reduce_sum(X[:1, :2], (0, 1)))
 
 
 def test_eager_and_traced_calls_fail_alike_before_any_numpy_runs():

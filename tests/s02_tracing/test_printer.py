@@ -53,6 +53,19 @@ def test_printer_matches_jax_on_jaxprs_jax_traced(name, jaxpr_from_jax):
     assert str(jaxpr_from_jax(theirs)) == str(theirs)
 
 
+def test_an_equation_without_outputs_prints_only_its_right_hand_side(jaxpr_from_jax):
+    # a primitive bound for its effect (JAX's debug_callback is one) binds no variable: no " = "
+    traced = jax.make_jaxpr(lambda x: x)(np.float32(1)).jaxpr
+    x = traced.invars[0]
+    effect = jax_core.Primitive("effect_only")
+    effect.multiple_results = True
+    eqn = jax_core.new_jaxpr_eqn([x], [], effect, {"tag": 3}, set())
+    theirs = jax_core.ClosedJaxpr(
+        jax_core.Jaxpr([], [x], [x], [eqn], debug_info=traced.debug_info), [])
+    assert str(theirs) == "{ lambda ; a:f32[]. let effect_only[tag=3] a in (a,) }"
+    assert str(jaxpr_from_jax(theirs)) == str(theirs)
+
+
 def test_equation_repr_matches_jax(jaxpr_from_jax):
     theirs = jax.make_jaxpr(lambda x, y: lax.concatenate([x, y, x], 1))(X34, X34)
     ours = jaxpr_from_jax(theirs)

@@ -10,7 +10,7 @@ from jax._src import core as jax_core
 from jax._src import linear_util as jax_lu
 
 from shared.testing import RTOL_ELEMENTWISE
-from stages.s02_tracing import ShapedArray, UnexpectedTracerError, core, lax
+from stages.s02_tracing import Array, ShapedArray, UnexpectedTracerError, core, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, trace_to_jaxpr_nounits
 from stages.s03_partial_eval import partial_eval as pe
@@ -76,7 +76,7 @@ def test_an_equation_with_every_input_known_returns_a_plain_value():
 
     trace_to_jaxpr_nounits(lu.wrap_init(f), [PartialVal.known(X), PartialVal.unknown(F32_3)])
     s, p = seen
-    assert isinstance(s, np.ndarray) and not isinstance(s, core.Tracer)
+    assert isinstance(s, Array) and not isinstance(s, core.Tracer)  # an eager Array
     assert isinstance(p, JaxprTracer) and not p.is_known()
 
 
@@ -101,6 +101,29 @@ def test_a_known_scalar_constant_is_inlined_but_a_computed_one_crosses(constant,
         "    d:f32[] = mul a b\n"
         "  in (c, d) }")
     np.testing.assert_array_equal(residuals, [np.float32(-2.0)])
+
+
+def _two_outputs(core_module, lax_module):
+    """A primitive with two results (x and -x), made with one library's core, and a function
+    that binds it and uses each result."""
+    split_p = core_module.Primitive("plus_minus")
+    split_p.multiple_results = True
+    split_p.def_impl(lambda x: [x, -x])
+    split_p.def_abstract_eval(lambda aval: [aval, aval])
+    return lambda x: [lax_module.mul(*split_p.bind(x)), lax_module.sin(split_p.bind(x)[1])]
+
+
+@pytest.mark.oracle
+def test_an_unknown_equation_with_two_results_gives_two_unknown_tracers_like_jaxs(theirs):
+    jaxpr, out_pvals, _ = trace_to_jaxpr_nounits(lu.wrap_init(_two_outputs(core, lax)),
+                                                 [PartialVal.unknown(F32_3)])
+    f = _two_outputs(jax_core, theirs.lax)
+    j_jaxpr, j_out_pvals, _ = theirs.pe.trace_to_jaxpr_nounits(
+        jax_lu.wrap_init(f, debug_info=jax_api_util.debug_info("test", f, (X,), {})),
+        [theirs.pe.PartialVal.unknown(jax_core.ShapedArray((3,), np.float32))])
+    assert str(jaxpr) == str(j_jaxpr)
+    assert "b:f32[3] c:f32[3] = plus_minus a" in str(jaxpr)
+    assert [p.is_known() for p in out_pvals] == [p.is_known() for p in j_out_pvals] == [False] * 2
 
 
 def test_instantiate_makes_a_known_output_a_residual_returned_by_the_jaxpr():

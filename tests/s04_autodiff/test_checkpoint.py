@@ -189,7 +189,9 @@ def test_checkpoint_resolves_negative_static_argnums_like_jax():
         real = jax.checkpoint(f(jax.lax), static_argnums=argnums)
         assert str(make_jaxpr(mine, static_argnums=1)(2.0, 3)) == str(
             jax.make_jaxpr(real, static_argnums=1)(2.0, 3))
-        assert grad(mine)(2.0, 3) == jax.grad(real)(2.0, 3) == 12.0
+        # equal values, dtypes and weak types: both print `Array(12., ..., weak_type=True)`
+        assert repr(grad(mine)(2.0, 3)) == repr(jax.grad(real)(2.0, 3))
+        assert float(grad(mine)(2.0, 3)) == 12.0
 
 
 @pytest.mark.parametrize("argnums", [2, -3, [1]])

@@ -79,6 +79,36 @@ def test_custom_vjp_bwd_is_the_transpose_of_custom_lin():
     assert str(f_jvp.jaxpr) == str(jax.make_jaxpr(their_f_jvp)(1.0))
 
 
+def _custom_vjp_with_an_int_output(cv, lax):
+    @cv
+    def g(x):
+        return lax.sin(x), lax.convert_element_type(lax.floor(x), np.int32)
+
+    def g_fwd(x):
+        return g(x), lax.cos(x)
+
+    def g_bwd(res, cts):
+        ct, _ = cts  # the integer output's cotangent is a float0 zero
+        return (lax.mul(ct, res),)
+
+    g.defvjp(g_fwd, g_bwd)
+    return g
+
+
+def test_custom_lin_outputs_are_tangent_avals_float0_for_an_int_output(helpers):
+    g = _custom_vjp_with_an_int_output(custom_vjp, olax)
+    their_g = _custom_vjp_with_an_int_output(jax.custom_vjp, jax.lax)
+    _, f_jvp = linearize(g, 1.5)
+    _, their_f_jvp = jax.linearize(their_g, 1.5)
+    (eqn,) = f_jvp.jaxpr.eqns
+    (their_eqn,) = jax.make_jaxpr(their_f_jvp)(1.5).eqns
+    assert eqn.primitive.name == their_eqn.primitive.name == "custom_lin"
+    assert [(v.aval.shape, np.dtype(v.aval.dtype)) for v in eqn.outvars] == \
+        [(v.aval.shape, np.dtype(v.aval.dtype)) for v in their_eqn.outvars]
+    helpers.assert_trees_close(grad(lambda x: g(x)[0])(1.5),
+                               jax.grad(lambda x: their_g(x)[0])(1.5), rtol=1e-6)
+
+
 def test_defjvps_sums_one_rule_per_argument(helpers):
     def make(cj, lax):
         @cj

@@ -8,14 +8,25 @@ each library.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import jax
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from shared.random_programs import STAGE2_KINDS, Program, example_inputs, programs
+from shared.random_programs import (
+    CAST_KINDS,
+    EAGER_KINDS,
+    GRADIENT_KINDS,
+    STAGE2_KINDS,
+    Program,
+    example_inputs,
+    programs,
+)
+from shared.testing import assert_same_typed_values
 from stages.s02_tracing import lax as olax
-from stages.s04_autodiff import grad, jvp, vjp
+from stages.s04_autodiff import grad, jvp, stop_gradient, vjp
 
 pytestmark = pytest.mark.oracle
 
@@ -52,3 +63,34 @@ def test_random_programs_differentiate_like_jax(helpers, program: Program):
     close(grad(_first_output_summed(olax, program), (0, 1, 2))(*INPUTS),
           jax.grad(_first_output_summed(jax.lax, program), (0, 1, 2))(*INPUTS),
           rtol=helpers.RTOL_REDUCTION)  # the output is summed
+
+
+# ------------------------------------------------------------- eager values, casts, stop_gradient
+
+MIXED_KINDS = STAGE2_KINDS + EAGER_KINDS + CAST_KINDS + GRADIENT_KINDS
+OURS_OPS = SimpleNamespace(lax=olax, stop_gradient=stop_gradient)
+THEIR_OPS = SimpleNamespace(lax=jax.lax, stop_gradient=jax.lax.stop_gradient)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(MIXED_KINDS, max_steps=7))
+def test_random_mixed_programs_differentiate_like_jax(helpers, program: Program):
+    """Eager Arrays met through operators, int/bool round trips (zero tangents) and
+    stop_gradient: jvp, vjp and grad equal JAX's in values, dtypes and weak types."""
+    f, g = program.as_function(olax, OURS_OPS), program.as_function(jax.lax, THEIR_OPS)
+    rng = np.random.default_rng(len(program.steps))
+    tangents = tuple(rng.standard_normal(np.shape(x)).astype(np.float32) for x in INPUTS)
+    rtol = helpers.rtol_for(lambda *a: jvp(f, a, tangents), *INPUTS)
+    atol = 1e-5 * max(1.0, *(float(np.max(np.abs(w))) for w in g(*INPUTS)))
+    assert_same_typed_values(jvp(f, INPUTS, tangents), jax.jvp(g, INPUTS, tangents), rtol, atol)
+    outs, f_vjp = vjp(f, *INPUTS)
+    their_outs, their_f_vjp = jax.vjp(g, *INPUTS)
+    cts = tuple(rng.standard_normal(np.shape(o)).astype(np.float32) for o in their_outs)
+    assert_same_typed_values(f_vjp(cts), their_f_vjp(cts), rtol, atol * 10)
+
+    def summed(fun, lax):
+        return lambda *a: lax.reduce_sum(fun(*a)[0], tuple(range(np.ndim(fun(*a)[0]))))
+
+    assert_same_typed_values(grad(summed(f, olax), (0, 1, 2))(*INPUTS),
+                             jax.grad(summed(g, jax.lax), (0, 1, 2))(*INPUTS),
+                             helpers.RTOL_REDUCTION, atol * 10)

@@ -98,7 +98,9 @@ def test_grad_with_allow_int_gives_a_float0_gradient(ours, helpers):
 
 def test_grad_with_respect_to_an_unused_argument_is_zero(ours, theirs):
     assert ours.grad(lambda x, y: x, argnums=1)(1.0, 2.0) == 0.0
-    assert ours.grad(ours.lax.round)(1.3) == theirs.grad(theirs.lax.round)(1.3) == 0.0
+    assert repr(ours.grad(ours.lax.round)(1.3)) == repr(theirs.grad(theirs.lax.round)(1.3))
+    assert repr(ours.grad(lambda x, y: x, argnums=1)(1.0, 2.0)) == \
+        repr(theirs.grad(lambda x, y: x, argnums=1)(1.0, 2.0))
 
 
 def test_max_splits_a_tie_like_jax(ours, theirs, helpers):

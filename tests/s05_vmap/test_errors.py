@@ -50,6 +50,18 @@ def test_inconsistent_sizes_count_the_majority_and_name_pytree_paths(ours, their
     )
 
 
+def test_a_second_group_of_equal_sizes_is_some_axes_not_most(ours, theirs):
+    msg = _same_error(lambda lib: lib.vmap(lambda a, b, c, d, e: a),
+                      np.ones((2, 3), f32), np.ones((3,), f32), np.ones((2,), f32),
+                      np.ones((3, 1), f32), np.ones((2, 2), f32), ours=ours, theirs=theirs)
+    assert msg == (
+        "vmap got inconsistent sizes for array axes to be mapped:\n"
+        "  * most axes (3 of them) had size 2, e.g. axis 0 of argument a of type "
+        "float32[2,3];\n"
+        "  * some axes (2 of them) had size 3, e.g. axis 0 of argument b of type float32[3]"
+    )
+
+
 def test_an_in_axis_beyond_the_rank_says_which_rank_it_implies(ours, theirs):
     for axis in (2, -3):
         msg = _same_error(lambda lib, axis=axis: lib.vmap(lambda a: a, in_axes=axis),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jjnp
 import jax.tree_util as jtu
 import numpy as np
 import pytest
 
-from shared.testing import RTOL_REDUCTION
+from shared.testing import RTOL_REDUCTION, assert_same_typed_values
 from stages.s02_tracing import lax as olax
+from stages.s02_tracing import numpy as onp
 from stages.s05_vmap import hessian, jacfwd, jacrev
 
 _rng = np.random.default_rng(11)
@@ -129,3 +131,12 @@ def test_an_aux_that_is_not_an_array_is_returned_or_refused_like_jax(name, close
     got = OURS[name](make(olax), has_aux=True)(X)
     assert got[1] == want[1] == {"n": 3, "s": "str"}
     close(got[0], want[0], rtol=RTOL_REDUCTION)
+
+
+@pytest.mark.parametrize("fun", [lambda np_: lambda a: np_.astype(a > 0.3, np_.int32),
+                                 lambda np_: lambda a: (np_.astype(a > 0.3, np_.int32), a * 2)],
+                         ids=["int_output", "int_and_float_outputs"])
+@pytest.mark.parametrize("arg", [np.array([0.1, 0.5, 0.9], np.float32), np.float32(0.5)],
+                         ids=["vector", "scalar"])
+def test_jacfwd_of_an_integer_output_is_integer_zeros_as_in_jax(fun, arg):
+    assert_same_typed_values(jacfwd(fun(onp))(arg), jax.jacfwd(fun(jjnp))(arg))

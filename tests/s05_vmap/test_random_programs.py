@@ -2,11 +2,12 @@
 
 Hypothesis draws a per-example program from `shared.random_programs` (a short sequence of lax
 operations over x: f32[3,4], v: f32[4] and s: f32[], each step picking operands of compatible
-shapes, every kind of step there), then one to three vmaps around it, each with its own
-in_axes (any axis, negative ones, or None; all None means axis_size) and out_axes (any axis,
-negative ones, or None). The same program and vmaps run on ours and on JAX; when JAX raises
-(out_axes=None on a batched output), ours must raise the same.
-Without dynamic_slice (which JAX batches into a gather) the printed jaxprs must be equal too.
+shapes, every float kind of step there, eager Arrays and int/bool round trips included), then
+one to three vmaps around it, each with its own in_axes (any axis, negative ones, or None; all
+None means axis_size) and out_axes (any axis, negative ones, or None). The same program and
+vmaps run on ours and on JAX; when JAX raises (out_axes=None on a batched output), ours must
+raise the same. Without dynamic_slice (which JAX batches into a gather) the printed jaxprs must
+be equal too.
 """
 
 from __future__ import annotations
@@ -15,7 +16,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.random_programs import INPUT_SHAPES, Program, programs
+from shared.random_programs import (
+    ALL_KINDS,
+    CAST_KINDS,
+    EAGER_KINDS,
+    INPUT_SHAPES,
+    Program,
+    programs,
+)
 from shared.testing import RTOL_REDUCTION
 
 SIZES = [2, 3, 5]  # one batch size per nesting level: a misplaced axis changes the shape
@@ -62,7 +70,8 @@ def _outcome(fn, args):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_programs_under_random_vmaps_match_jax(data, ours, theirs, close):
-    program: Program = data.draw(programs(max_steps=6))
+    # every kind of step, eager Arrays met through operators and int/bool round trips too
+    program: Program = data.draw(programs(ALL_KINDS + EAGER_KINDS + CAST_KINDS, max_steps=6))
     levels, in_shapes = data.draw(vmap_stacks([program.shapes[j] for j in program.outputs]))
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s).astype(np.float32) for s in in_shapes]

@@ -106,6 +106,44 @@ def test_inside_vmap_a_function_sees_one_example(ours):
     assert tracer == ["VmapTracer(aval=float32[3], batched=float32[4,3])"]
 
 
+def test_an_output_its_rule_leaves_unbatched_comes_back_bare_as_in_jax(ours):
+    # a primitive whose value does not depend on the example (the size of one example): its
+    # rule says not_mapped, and the function continues with a plain value, not a tracer
+    import jax
+    from jax._src import core as jax_core
+    from jax._src.interpreters import batching as jax_batching
+
+    from stages.s02_tracing import core
+    from stages.s05_vmap.batching import primitive_batchers
+
+    seen = []
+    results = []
+    for lib, core_, batchers, tracer_type in (
+            (ours, core, primitive_batchers, BatchTracer),
+            (None, jax_core, jax_batching.primitive_batchers, jax_batching.BatchTracer)):
+        size_p = core_.Primitive("example_size")
+        size_p.def_impl(lambda x: f32(np.size(x)))
+        size_p.def_abstract_eval(lambda aval, core_=core_: core_.ShapedArray((), f32))
+
+        def ours_rule(axis_data, vals, dims):
+            return f32(np.size(vals[0]) // axis_data.size), not_mapped
+
+        def jax_rule(vals, dims):
+            return f32(np.size(vals[0]) // np.shape(vals[0])[dims[0]]), None  # not_mapped
+
+        batchers[size_p] = ours_rule if lib is ours else jax_rule
+
+        def f(x, size_p=size_p, tracer_type=tracer_type):
+            n = size_p.bind(x)
+            seen.append(isinstance(n, tracer_type))
+            return x * n
+
+        vmap = ours.vmap if lib is ours else jax.vmap
+        results.append(np.asarray(vmap(f)(np.ones((4, 3), f32))))
+    assert seen == [False, False]
+    np.testing.assert_array_equal(results[0], results[1])
+
+
 def test_batch_tracer_aval_drops_the_batch_axis(ours):
     from stages.s02_tracing import core
     from stages.s05_vmap.batching import AxisData, BatchTrace, TraceTag

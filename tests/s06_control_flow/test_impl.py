@@ -44,6 +44,21 @@ def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
     close(build(ours)(*args), build(theirs)(*args))
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("y, init", [(2.0, F32(0)), (3, np.int32(0)), (True, np.int32(0)),
+                                     (0.5, F32(0))], ids=["float", "int", "bool", "half"])
+def test_ys_have_the_dtype_of_the_bodys_out_avals_not_of_python_scalars(
+        y, init, reverse, ours, theirs, close):
+    # a y that is a Python scalar is weakly typed in the body's jaxpr (f32[] for a float), so
+    # the stacked ys are float32, not numpy's float64 for a list of Python floats
+    def build(ns):
+        return lambda c, xs: ns.cf.scan(lambda c, x: (c + 1, y), c, xs, reverse=reverse)
+
+    args = (init, np.arange(3, dtype=F32))
+    close(build(ours)(*args), build(theirs)(*args))
+    assert np.asarray(build(ours)(*args)[1]).dtype == build(theirs)(*args)[1].dtype
+
+
 def test_scan_impl_runs_the_body_jaxpr_once_per_step():
     from stages.s02_tracing import make_jaxpr
 

@@ -51,6 +51,12 @@ PRINTED = {
         0, 3, lambda i, c: c * 2.0, x), (1.0,)),
     "fori_traced_bounds_is_a_while": (lambda n: lambda k, x: n.cf.fori_loop(
         0, k, lambda i, c: c * 2.0, x), (3, 1.0)),
+    "fori_upper_below_lower_is_a_scan_of_length_0": (lambda n: lambda x: n.cf.fori_loop(
+        5, 2, lambda i, c: c * 2.0, x), (1.0,)),
+    "fori_python_int_upper_takes_the_lower_bounds_dtype": (lambda n: lambda k, x: n.cf.fori_loop(
+        k, 4, lambda i, c: c * 2.0, x), (np.int16(1), 1.0)),
+    "fori_python_int_lower_takes_the_upper_bounds_dtype": (lambda n: lambda k, x: n.cf.fori_loop(
+        0, k, lambda i, c: c * 2.0, x), (np.int16(3), 1.0)),
     "map": (lambda n: lambda x: n.cf.map(n.jnp.sin, x), (f32(3),)),
     "vmap_cond_batched_predicate_is_select_n": (lambda n: n.vmap(
         lambda p, x, y: n.cf.cond(p, lambda x, y: n.jnp.sin(y), lambda x, y: x, x, y)),

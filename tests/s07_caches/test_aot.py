@@ -46,6 +46,11 @@ def test_a_pytree_of_outputs_and_donated_arguments_are_described():
     traced = s07.jit(g, donate_argnums=1).trace(V, V)
     assert [leaf.shape for leaf in jax.tree_util.tree_leaves(traced.out_info)] == [(3,)] * 3
     assert [a.donated for a in jax.tree_util.tree_leaves(traced.args_info)] == [False, True]
+    # each output's key path, kept in the jaxpr's debug info for lowering to name the results
+    theirs = jax.jit(lambda x, y: {"sum": x + y, "pair": (x, y * 2)}).trace(V, V)
+    assert traced.jaxpr.jaxpr.debug_info.result_paths == \
+        theirs.jaxpr.jaxpr.debug_info.result_paths == \
+        ("result['pair'][0]", "result['pair'][1]", "result['sum']")
 
 
 def test_lower_shows_the_program_and_compile_runs_it():

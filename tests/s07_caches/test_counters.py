@@ -9,6 +9,7 @@ values themselves are compared with JAX in test_composition.py.
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -168,3 +169,60 @@ def test_clear_caches_empties_every_layer_and_the_memoized_transformations(count
     c = counts()
     s04.grad(lambda x: g(x, 2.0).sum())(X)  # traced, lowered and compiled again
     assert c.delta() == {"trace": (0, 1), "lowering": (0, 2), "executable": (0, 2)}
+
+
+def test_a_cache_evicts_the_least_recently_used_key_as_jaxs_util_cache_does():
+    from jax._src import util as jax_util
+
+    keys = ["a", "b", "a", "c", "b", "a", "d", "a", "c", "c"]
+    ours, ours_computed = util.Cache("test lru", "a letter", maxsize=2, layer=False), []
+    for k in keys:
+        ours.get_or_compute(k, lambda k=k: ours_computed.append(k) or k)
+
+    theirs_computed = []
+
+    @jax_util.cache(max_size=2, trace_context_in_key=False)
+    def theirs(k):
+        theirs_computed.append(k)
+        return k
+
+    for k in keys:
+        theirs(k)
+    info = theirs.cache_info()
+    assert ours_computed == theirs_computed == ["a", "b", "c", "b", "a", "d", "c"]
+    assert ours.info() == (info.hits, info.misses, info.currsize) == (3, 7, 2)
+
+
+def test_a_thread_waiting_for_another_threads_computation_counts_a_hit():
+    cache = util.Cache("test single flight", "a letter", layer=False)
+    started, release = threading.Event(), threading.Event()
+    calls, results, errors = [], {}, []
+
+    def compute():
+        calls.append(1)
+        started.set()
+        release.wait(30)
+        return "value"
+
+    def ask(who):
+        try:
+            results[who] = cache.get_or_compute("k", compute)
+        except BaseException as err:  # noqa: BLE001 (raised again in the test's thread)
+            errors.append(err)
+
+    first = threading.Thread(target=ask, args=("first",))
+    first.start()
+    while not started.is_set() and first.is_alive():
+        time.sleep(0.001)
+    second = threading.Thread(target=ask, args=("second",))
+    second.start()
+    deadline = time.monotonic() + 30
+    while sum(cache.info()[:2]) < 2 and second.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)  # until the second thread has looked the key up
+    release.set()
+    first.join()
+    second.join()
+    if errors:
+        raise errors[0]
+    assert results == {"first": "value", "second": "value"} and calls == [1]
+    assert cache.info() == (1, 1, 1)  # the second thread was answered by the first: a hit

@@ -142,3 +142,71 @@ def test_errors_equal_jaxs(case):
         }[case]
 
     assert _message(make(s07.jit)) == _message(make(jax.jit))
+
+
+def test_negative_static_argnums_key_the_signature_cache_by_the_static_value():
+    def run(jit):
+        f, traces = traced_counter()
+        g = jit(f, static_argnums=-1)
+        x = np.ones(3, np.float32)
+        values = [np.asarray(g(x, n)).tolist() for n in (2.0, 3.0, 2.0, 4.0)]
+        return values, len(traces)
+
+    assert run(s07.jit) == run(jax.jit) == ([[2.0] * 3, [3.0] * 3, [2.0] * 3, [4.0] * 3], 3)
+
+
+def test_python_scalars_share_a_signature_entry_per_type_as_in_jax():
+    # a Python scalar is described by its type (the dtype, and that it is weak), never its value
+    def run(jit):
+        g = jit(lambda x, y: x * y)
+        x = np.ones(3, np.float32)
+        sizes = []
+        for y in (1.0, 2.0, 3.5, 2, 7, True, np.float32(2.0), np.float32(5.0), 1.0):
+            g(x, y)
+            sizes.append(g._cache_size())
+        return sizes
+
+    assert run(s07.jit) == run(jax.jit) == [1, 1, 1, 2, 2, 3, 4, 4, 4]
+
+
+_FLAG = "jax_under_the_api_test_trace_flag"
+
+
+@pytest.fixture
+def trace_flag():
+    """A flag that changes what tracing produces, in both libraries: ours in its trace context,
+    JAX's in its trace context and jit key, as every such flag of JAX's is."""
+    from jax._src import config as jax_config
+
+    from stages.s02_tracing import config
+
+    theirs = jax_config.config_states.get(_FLAG) or jax_config.State(
+        _FLAG, False, "a flag for one test", include_in_jit_key=True,
+        include_in_trace_context=True)
+    ours = config.State(_FLAG, False, "a flag for one test", config._parse_bool,
+                        include_in_trace_context=True)
+    config.config.add(ours)
+    try:
+        yield ours, theirs
+    finally:
+        del config.config._states[_FLAG]
+
+
+def test_a_flag_in_the_trace_context_is_part_of_the_signature_key(trace_flag):
+    def run(jit, flag):
+        traces = []
+
+        def f(x):
+            traces.append(1)
+            return x + (1.0 if flag.value else 0.0)
+
+        g, x = jit(f), np.zeros(2, np.float32)
+        values = [np.asarray(g(x)).tolist()]
+        with flag(True):
+            values.append(np.asarray(g(x)).tolist())
+        values.append(np.asarray(g(x)).tolist())
+        return values, len(traces)
+
+    ours, theirs = trace_flag
+    assert run(s07.jit, ours) == run(jax.jit, theirs) == ([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]],
+                                                          2)

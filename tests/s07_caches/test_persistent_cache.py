@@ -228,3 +228,30 @@ def test_past_the_size_cap_the_least_recently_used_entry_goes(cache_dir):
         assert compiler.backend_compiles.misses == before  # both still on disk
         b(X)
         assert compiler.backend_compiles.misses == before + 1  # b was evicted
+
+
+def test_an_entry_is_refused_unless_its_header_and_checksum_are_this_formats():
+    import hashlib
+
+    extract, corrupt = compilation_cache.extract_executable_and_time, compilation_cache.CorruptEntry
+    entry = compilation_cache.combine_executable_and_time(b"an executable", 1.5)
+    assert extract(entry) == (b"an executable", 1.5)
+    body = entry[len(compilation_cache.MAGIC) + 32:]
+    foreign = b"OTHERFMT" + hashlib.sha256(body).digest() + body  # a checksum that holds
+    damaged = entry[:-1] + bytes([entry[-1] ^ 1])
+    for bad, message in [(foreign, "not an entry of this format"),
+                         (entry[:20], "not an entry of this format"),
+                         (damaged, "checksum mismatch")]:
+        with pytest.raises(corrupt, match=message):
+            extract(bad)
+
+
+def test_an_entry_whose_last_use_time_is_lost_is_evicted_first(tmp_path):
+    # the -atime file is written after the entry: a writer that died between the two leaves an
+    # entry without one, which counts as used at time 0
+    lru = compilation_cache.LRUCache(str(tmp_path), max_size=250)
+    lru.put("older", b"a" * 100)
+    lru.put("newer", b"b" * 100)
+    (tmp_path / "newer-atime").unlink()
+    lru.put("third", b"c" * 100)  # 300 bytes do not fit: one entry goes
+    assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["older-cache", "third-cache"]

@@ -26,8 +26,8 @@ WEAK_CONVERT = ("our scan transpose ends its body with the weak-typed convert_el
 KNOWN_DIFFERENCES: dict[str, tuple[dict[str, int], str]] = {
     "jnp_where": ({"func.call": -1, "func.return": -1, "stablehlo.convert": -1},
                   "JAX's jnp.where is a jit, lowered as a call of a private @_where whose body "
-                  "converts the weak 0.0; ours is inline (jit is stage 7's) and stage 2 folds "
-                  "that conversion while staging"),
+                  "converts the weak 0.0; stage 2's where comes before jit (stage 7), so ours "
+                  "is inline, and stage 2 folds that conversion while staging"),
     "grad_scan_sum_weak_init": ({"func.return": 1, "stablehlo.broadcast_in_dim": 2,
                                  "stablehlo.convert": 2, "stablehlo.dynamic_update_slice": 1},
                                 f"{SEED}; {WEAK_CONVERT}"),

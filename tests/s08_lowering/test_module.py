@@ -218,3 +218,27 @@ def test_a_primitive_that_calls_a_jaxpr_needs_one_line_to_lower_like_jit():
         assert ours.count("func.func private @inner_f") == 1 and ours.count("call @") == 2
     finally:
         del s08.lowering_rules[toy_jit_p]
+
+
+def test_a_cond_whose_branches_keep_their_own_constants_lowers_them_in_each_region():
+    # cond hoists a branch's closed-over constants into operands, but a cond equation built by
+    # hand (or by a transformation) may hand over branches that are closed jaxprs with consts
+    from jax._src.lax.control_flow.conditionals import cond_p as jax_cond_p
+
+    from stages.s06_control_flow import cond_p
+
+    c, d = np.array([1.0, 2.0, 3.0], F32), np.array([-1.0, 0.5, 4.0], F32)
+    x = np.linspace(-1, 1, 3, dtype=F32)
+
+    def make(make_jaxpr, bind, sin):
+        branches = (make_jaxpr(lambda x: x * c)(x), make_jaxpr(lambda x: sin(x) + d)(x))
+        assert all(len(b.consts) == 1 for b in branches)
+        return _named("f", lambda i, x: bind(i, x, branches=branches))
+
+    ours = make(s02.make_jaxpr, cond_p.bind, jnp.sin)
+    theirs = make(jax.make_jaxpr, jax_cond_p.bind, jjnp.sin)
+    for i in (0, 1):
+        assert _ours(ours, np.int32(i), x) == _theirs(theirs, np.int32(i), x)
+        (got,) = run_text(_ours(ours, np.int32(i), x), [np.int32(i), x])
+        (want,) = jax.jit(theirs)(np.int32(i), x)
+        np.testing.assert_array_equal(got, want)

@@ -73,6 +73,20 @@ def test_delete_frees_the_buffer():
         x.devices()
 
 
+def test_the_values_are_fetched_once_and_a_deleted_array_is_refused_before_any_transfer(delta):
+    x = device_put(np.arange(4.0, dtype=np.float32))
+    d = delta()
+    assert np.asarray(x).tolist() == x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert str(x) == "[0. 1. 2. 3.]"
+    assert d.samples("TransferFromDeviceTime") == 1  # one read from the device, then kept
+    x.delete()
+    d = delta()
+    for use in (np.asarray, str, ArrayImpl.tolist):
+        with pytest.raises(RuntimeError, match=r"^Array has been deleted with shape=float32\[4\]"):
+            use(x)
+    assert d.samples("TransferFromDeviceTime") == 0  # refused before asking the device
+
+
 def test_devices_and_device_put():
     x = device_put(np.arange(3, dtype=np.int32))
     (device,) = x.devices()

@@ -45,7 +45,8 @@ def test_lowered_text_is_stage_8s_and_compiled_text_is_xlas():
     x = np.ones((2, 3), np.float32)
     lowered = s07.jit(layer(jnp)).lower(x, W)
     closed = s07.jit(layer(jnp)).trace(x, W).jaxpr
-    assert lowered.as_text() == s08.lower_jaxpr(closed, "f").as_text()
+    assert lowered.as_text() == s08.lower_jaxpr(closed, "f", result_names=["result"]).as_text()
+    assert lowered.as_text() == jax.jit(layer(jjnp)).lower(x, W).as_text()  # JAX's text
     compiled = lowered.compile()
     assert compiled.as_text().startswith("HloModule jit_f, is_scheduled=true")
     theirs = jax.jit(layer(jjnp)).lower(x, W).compile()

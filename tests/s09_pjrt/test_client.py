@@ -11,7 +11,7 @@ import pytest
 import stages.s08_lowering as s08
 from stages.s02_tracing import numpy as jnp
 from stages.s09_pjrt import CompileInstance, Computation, ComputationClient, initialize_pjrt
-from stages.s09_pjrt.computation_client import Data
+from stages.s09_pjrt.computation_client import Data, ExecuteComputationOptions
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +124,41 @@ def test_memory_and_waiting(four):
     four.wait_device_ops(["CPU:1"])
     assert x.is_ready()
     assert set(four.get_metrics()) >= {"CompileTime", "ExecuteTime", "CreateDataHandles"}
+
+
+def test_each_array_of_a_transfer_is_a_handle_and_each_output_of_a_run(four, delta):
+    xs = [np.ones(3, np.float32), np.arange(4, dtype=np.int32), np.zeros((2, 2), np.float64)]
+    d = delta()
+    data = four.transfer_to_device(xs, ["CPU:0", "CPU:1", "CPU:1"])
+    assert [x.device for x in data] == ["CPU:0", "CPU:1", "CPU:1"]
+    assert d.count("CreateDataHandles") == 3
+    comp = program(lambda v: (jnp.sin(v), v * 2.0, jnp.cos(v)), xs[0])
+    (exe,) = four.compile([CompileInstance(comp, "CPU:0", ["CPU:0"])])
+    d = delta()
+    outs = four.execute_computation(exe, data[:1], "CPU:0")
+    assert len(outs) == 3 and d.count("CreateDataHandles") == 3
+    assert (d.samples("ExecuteTime"), d.samples("EagerOpExecuteTime")) == (1, 0)
+    d = delta()
+    four.execute_computation(exe, data[:1], "CPU:0", ExecuteComputationOptions(eager_mode=True))
+    assert (d.samples("ExecuteTime"), d.samples("EagerOpExecuteTime")) == (0, 1)
+
+
+def test_the_device_assignment_holds_device_ids_not_positions(four):
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    devices = ["CPU:2", "CPU:3"]
+    comp = program(lambda v: v * 3.0, x)
+    for instance, assigned in [(CompileInstance(comp, devices[0], devices), "{2 3}"),
+                               (CompileInstance(comp, "CPU:1", ["CPU:1"]), "{1}")]:
+        assert repr(four.compile_options(instance).device_assignment) == (
+            f"DeviceAssignment{{replica_count={len(instance.devices)}, computation_count=1, "
+            f"Computation0{assigned}}}")  # a program on other devices would not run here
+    (exe,) = four.compile([CompileInstance(comp, devices[0], devices)])
+    shards = four.transfer_to_device([x, x + 1.0], devices)
+    (outs,) = four.execute_replicated(exe, [shards], devices)
+    assert [o.device for o in outs] == devices
+    for k, out in enumerate(four.transfer_from_device(outs)):
+        np.testing.assert_allclose(out, (x + k) * 3.0, rtol=1e-6)
+    (single,) = four.compile([CompileInstance(comp, "CPU:1", ["CPU:1"])])
+    (out,) = four.execute_computation(single, four.transfer_to_device([x], ["CPU:1"]), "CPU:1")
+    assert out.device == "CPU:1"
+    np.testing.assert_allclose(four.transfer_from_device([out])[0], x * 3.0, rtol=1e-6)

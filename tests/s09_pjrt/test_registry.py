@@ -132,6 +132,16 @@ def test_then_the_libtpu_package(clean_env, tmp_path):
         lib, [f"$TPU_LIBRARY_PATH={tmp_path / 'missing.so'} (no such file)"])
 
 
+def test_a_libtpu_package_whose_library_is_missing_is_noted_and_passed_over(clean_env, tmp_path):
+    missing = str(tmp_path / "not_built.so")
+    fake_libtpu_package(tmp_path, missing)
+    clean_env.delitem(sys.modules, "libtpu", raising=False)
+    clean_env.syspath_prepend(str(tmp_path))
+    assert pjrt_registry.tpu_library_path() == (
+        "libtpu.so", ["$TPU_LIBRARY_PATH (not set)",
+                      f"the libtpu package: {missing} (no such file)"])
+
+
 def test_then_the_loader_path(no_libtpu):
     assert pjrt_registry.tpu_library_path() == (
         "libtpu.so", ["$TPU_LIBRARY_PATH (not set)", "the libtpu package (not installed)"])

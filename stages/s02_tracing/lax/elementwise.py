@@ -37,7 +37,8 @@ __all__ = [
     "log", "log1p", "log1p_p", "log_p", "logistic", "logistic_p", "max", "max_p", "min", "min_p",
     "mul", "mul_p", "neg", "neg_p", "pow", "pow_p", "rem", "rem_p", "round", "round_p", "rsqrt",
     "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "sub", "sub_p", "tan", "tan_p",
-    "tanh", "tanh_p"
+    "tanh", "tanh_p", "real", "real_p", "imag", "imag_p", "complex", "complex_p", "conj",
+    "conj_p",
 ]
 
 # ------------------------------------------------------------------ one operand
@@ -307,6 +308,47 @@ def max(x: Any, y: Any) -> Any:
 def min(x: Any, y: Any) -> Any:
     """Elementwise minimum."""
     return min_p.bind(x, y)
+
+
+# ------------------------------------------------------------------ complex numbers
+
+_COMPLEX_PARTS = (np.float32, np.float64)  # what complex() builds from (JAX: _complex_elem_types)
+
+
+def _complex_dtype(dtype: np.dtype, *args: Any, **params: Any) -> np.dtype:
+    # float32 or complex64 -> complex64; float64 or complex128 -> complex128
+    return (np.zeros((), dtype) + np.zeros((), np.complex64)).dtype
+
+
+def _conj_impl(x: np.ndarray, *, input_dtype: Any) -> np.ndarray:
+    return np.conj(x.astype(_complex_dtype(x.dtype)))
+
+
+real_p = unop(_complex_basetype, COMPLEX, "real", np.real)
+imag_p = unop(_complex_basetype, COMPLEX, "imag", np.imag)
+complex_p = naryop(lambda x, y: _complex_dtype(x.dtype), [_COMPLEX_PARTS, _COMPLEX_PARTS],
+                   "complex", lambda x, y: x + 1j * y)
+conj_p = unop(_complex_dtype, _COMPLEX_PARTS + COMPLEX, "conj", _conj_impl)
+
+
+def real(x: Any) -> Any:
+    """Elementwise real part (float32 for complex64)."""
+    return real_p.bind(x)
+
+
+def imag(x: Any) -> Any:
+    """Elementwise imaginary part."""
+    return imag_p.bind(x)
+
+
+def complex(x: Any, y: Any) -> Any:  # (shadows the builtin here, as jax.lax.complex does)
+    """Elementwise x + i y, from two float arrays of one dtype."""
+    return complex_p.bind(x, y)
+
+
+def conj(x: Any) -> Any:
+    """Elementwise complex conjugate (of a float: the same value as a complex number)."""
+    return conj_p.bind(x, input_dtype=dtypes.dtype(x))
 
 
 # JAX's printer hides these params at their defaults

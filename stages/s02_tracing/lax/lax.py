@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import core, dtypes
 from .. import partial_eval as pe
+from ..array import Array
 from .structural import broadcast
 from .utils import (
     canonicalize_precision,
@@ -103,12 +104,18 @@ def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding)
 
 
 def _convert_element_type_fold(consts: list[Any], params: dict) -> list[Any] | None:
-    """Staged with a constant scalar operand, the conversion happens now: no equation."""
-    # JAX: _convert_elt_type_folding_rule, which returns a typed literal; ours returns a 0-d
-    # numpy array (a strong literal) or, for a weak result, a Python scalar (2 -> 2.0:f32[]).
+    """Staged with a constant operand, a conversion of a scalar happens now (no equation), and
+    one that changes nothing is the constant itself."""
+    # JAX: _convert_elt_type_folding_rule, which returns a typed literal, and the forwarding
+    # rule of a no-op conversion; ours returns a 0-d numpy array (a strong literal) or, for a
+    # weak result, a Python scalar (2 -> 2.0:f32[])
     (operand,) = consts
-    if not isinstance(operand, (bool, int, float, complex, np.generic)):
-        return None  # a tracer (None here) or an array: stage the equation
+    if isinstance(operand, np.ndarray) and operand.ndim:
+        unchanged = dtypes.canonicalize_dtype(operand.dtype) == params["new_dtype"]
+        # a constvar, as it would be without the conversion; else stage the equation
+        return [operand] if unchanged and not params["weak_type"] else None
+    if not isinstance(operand, (bool, int, float, complex, np.generic, np.ndarray)):
+        return None  # a tracer (None here) or an Array: stage the equation
     folded = _convert_element_type_impl(np.asarray(operand), **params)
     if not params["weak_type"]:
         return [folded]
@@ -135,13 +142,16 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     # JAX: lax._convert_element_type; jax.lax.convert_element_type is it with weak_type=False
     old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
     new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
-    if old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type):
-        is_64bit_numpy = isinstance(operand, np.ndarray) and operand.dtype != new_dtype
-        if is_64bit_numpy and core.trace_ctx.is_top_level():
-            return operand.astype(new_dtype)  # eager results have canonical dtypes
-        # Traced, a 64-bit numpy array stays as it is: the trace makes it one canonical
-        # constvar however often it is used (JAX forwards such a no-op convert away).
+    unchanged = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
+    # (as JAX, a tracer that knows its value is converted all the same: under jvp at the top
+    # level this makes the tangent's weak type the primal's)
+    concrete = isinstance(operand, core.Tracer) and operand.to_concrete_value() is not None
+    if unchanged and isinstance(operand, (core.Tracer, Array)) and not concrete:
         return operand
+    # anything else is bound: eager, it becomes an Array; staged, a literal or a constvar
+    if type(operand) is int:
+        # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
+        operand = np.asarray(operand).astype(new_dtype)[()]
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None
     )

@@ -16,7 +16,7 @@ from .bitwise import lt
 from .elementwise import add
 from .lax import convert_element_type, select
 from .structural import squeeze
-from .utils import argnum_weak_type, check_same_dtypes, first_dtype, standard_primitive
+from .utils import argnum_weak_type, check_same_dtypes, const, first_dtype, standard_primitive
 
 __all__ = [
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_slice_p",
@@ -240,8 +240,9 @@ def _dynamic_slice_indices(operand: Any, start_indices: Sequence[Any],
                 )
             result.append(convert_element_type(i + d if i < 0 else i, dtype))
         elif allow_negative:
-            # i + d where i < 0; JAX writes `lax.select(i < 0, i + d, i)` with jnp operators
-            is_negative = lt(i, np.asarray(0, dtype))
+            # i + d where i < 0; JAX writes `lax.select(i < 0, i + d_arr, i)` with jnp operators:
+            # a weak i meets a weak 0 (a weak bool) and a strong d_arr (i is converted)
+            is_negative = lt(i, const(i, 0))
             wrapped = add(convert_element_type(i, dtype), np.asarray(d, dtype))
             result.append(select(is_negative, wrapped, i))
         else:

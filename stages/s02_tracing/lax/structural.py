@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes
+from ..array import Array
 from .utils import canonicalize_axis, check_same_dtypes, first_dtype, standard_primitive
 
 __all__ = [
@@ -76,11 +77,12 @@ core.pp_eqn_rules[broadcast_in_dim_p] = _broadcast_in_dim_pp_rule
 
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
     """Broadcast to `shape`, operand axis i becoming output axis broadcast_dimensions[i]."""
-    if (
-        isinstance(operand, core.Tracer)
-        and np.ndim(operand) == len(shape)
-        and not len(broadcast_dimensions)
-    ):
+    # an array or tracer already of that shape passes through (a numpy value becomes an Array;
+    # JAX binds an identity broadcast, then its staging trace forwards the operand)
+    identity = np.shape(operand) == tuple(shape) and \
+        tuple(broadcast_dimensions) == tuple(range(len(shape)))
+    if isinstance(operand, (core.Tracer, Array)) and (identity or (
+            np.ndim(operand) == len(shape) and not len(broadcast_dimensions))):
         return operand
     # JAX also carries `sharding` (always None here: no meshes in this stage)
     return broadcast_in_dim_p.bind(
@@ -149,7 +151,9 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
     """Row-major reshape, after transposing by `dimensions` when given."""
     new_sizes = tuple(int(d) for d in new_sizes)
     same_dims = dimensions is None or tuple(dimensions) == tuple(range(np.ndim(operand)))
-    if isinstance(operand, core.Tracer) and new_sizes == operand.shape and same_dims:
+    # JAX stages a reshape of a rank-0 operand to rank 0 all the same
+    if np.shape(operand) and new_sizes == np.shape(operand) and same_dims and \
+            isinstance(operand, (core.Tracer, Array)):
         return operand
     dims = None if same_dims else tuple(int(d) for d in dimensions)
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
@@ -175,7 +179,7 @@ transpose_p = standard_primitive(
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     """Permute axes: output axis i is operand axis permutation[i]."""
     permutation = tuple(int(d) for d in permutation)
-    if isinstance(operand, core.Tracer) and permutation == tuple(range(operand.ndim)):
+    if isinstance(operand, (core.Tracer, Array)) and permutation == tuple(range(operand.ndim)):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
 
@@ -205,7 +209,7 @@ def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
     """Drop the given size-1 axes."""
     ndim = np.ndim(array)
     dimensions = tuple(sorted(canonicalize_axis(d, ndim) for d in dimensions))
-    if not dimensions and isinstance(array, core.Tracer):
+    if not dimensions and isinstance(array, (core.Tracer, Array)):
         return array
     return squeeze_p.bind(array, dimensions=dimensions)
 
@@ -254,7 +258,7 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """Join arrays along an existing axis."""
     if len(operands) == 0:
         raise ValueError("concatenate requires a non-empty sequences of arrays")
-    if len(operands) == 1 and isinstance(operands[0], core.Tracer):
+    if len(operands) == 1 and isinstance(operands[0], (core.Tracer, Array)):
         return operands[0]
     return concatenate_p.bind(*operands, dimension=int(dimension))
 

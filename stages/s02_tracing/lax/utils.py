@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import core
+from .. import core, dtypes
 
 __all__ = ["Precision", "canonicalize_precision", "check_same_dtypes", "standard_primitive"]
 
@@ -215,6 +215,20 @@ def naryop(
     )
     shape_rule = partial(broadcasting_shape_rule, name)
     return standard_primitive(shape_rule, dtype_rule, name, numpy_impl)
+
+
+_SCALAR_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def const(example: Any, value: Any) -> Any:
+    """`value` with `example`'s dtype, for a rule's constants (`x + 1`, `x < 0`): a Python scalar
+    when `example` is a weakly typed scalar, so the result stays weak; else a numpy scalar (a
+    strongly typed literal). JAX: lax._const."""
+    dtype = dtypes.dtype(example)
+    if dtypes.is_weakly_typed(example) and np.ndim(example) == 0:
+        val = _SCALAR_TYPES[dtype.kind](value)
+        return val if dtypes.dtype(val) == dtype else np.array(val, dtype)[()]
+    return np.array(value, dtype)[()]
 
 
 def canonicalize_axis(axis: int, ndim: int) -> int:

@@ -14,18 +14,20 @@ from typing import Any
 import numpy as np
 
 from .. import core, lax
+from ..array import Array
 from . import lax_numpy, reductions, ufuncs
 
 # ------------------------------------------------------------------ indexing
+
+
+_ARRAYS = (core.Tracer, Array, np.ndarray)  # index values held in arrays: dynamic, as in JAX
 
 
 def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
     """The index as (kind, value) entries, one per consumed axis plus 'none' entries."""
     items = list(idx) if isinstance(idx, tuple) else [idx]
     for item in items:
-        if isinstance(item, (list, np.ndarray, bool)) or (
-            isinstance(item, core.Tracer) and item.ndim != 0
-        ):
+        if isinstance(item, (list, bool)) or (isinstance(item, _ARRAYS) and np.ndim(item) != 0):
             raise TypeError(
                 f"indexing with {type(item).__name__} (advanced indexing, a gather) is not "
                 "part of this stage; use int, slice, None and ... indices"
@@ -52,7 +54,8 @@ def _getitem(arr: Any, idx: Any) -> Any:
     entries = _expand_index(idx, np.ndim(arr))
     shape = np.shape(arr)
     starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
-    is_dynamic = any(isinstance(v, core.Tracer) for _, v in entries)
+    # a 0-d integer array (traced or not) is a dynamic start, as in JAX: dynamic_slice
+    is_dynamic = any(isinstance(v, _ARRAYS) for _, v in entries)
     axis = 0
     for kind, value in entries:
         if kind == "none":
@@ -69,7 +72,7 @@ def _getitem(arr: Any, idx: Any) -> Any:
             starts.append(start)
             limits.append(max(start, stop))
             strides.append(step)
-        elif isinstance(value, core.Tracer):
+        elif isinstance(value, _ARRAYS):
             if not np.issubdtype(value.dtype, np.integer):
                 raise TypeError(f"indices must be integers, got {value.dtype}")
             starts.append(value)
@@ -128,7 +131,8 @@ def _transpose(a: Any, *args: Any) -> Any:
 def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
     # `tracer + [1, 2]` returns NotImplemented, so Python tries list.__radd__ and then fails
     def method(self: Any, other: Any) -> Any:
-        if not isinstance(other, (core.Tracer, np.ndarray, np.generic, bool, int, float, complex)):
+        if not isinstance(other, (core.Tracer, Array, np.ndarray, np.generic, bool, int, float,
+                                  complex)):
             return NotImplemented
         return fun(other, self) if swap else fun(self, other)
 
@@ -214,3 +218,4 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
 
 _set_shaped_array_attributes(core.ShapedArray)
 _set_tracer_aval_forwarding(core.Tracer)
+_set_tracer_aval_forwarding(Array)  # an eager Array's operators are a tracer's (JAX: the same)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes, lax
+from ..array import Array
 from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
@@ -38,22 +39,22 @@ ndim, shape, size = np.ndim, np.shape, np.size
 
 
 def asarray(a: Any, dtype: Any = None) -> Any:
-    """An array: tracers pass through; Python and numpy values become canonical numpy arrays.
-
-    Unlike jnp, a Python scalar becomes a strongly typed numpy array here (numpy arrays carry no
-    weak type); pass the scalar itself to keep it weak.
-    """
-    if isinstance(a, core.Tracer):
+    """An array: Arrays and tracers pass through (converted if `dtype` says so); Python values,
+    numpy values and lists become Arrays of the canonical dtype, a Python scalar weakly typed."""
+    if isinstance(a, (core.Tracer, Array)):
         return a if dtype is None else lax.convert_element_type(a, dtype)
-    if isinstance(a, (list, tuple)) and any(isinstance(x, core.Tracer) for x in a):
+    if isinstance(a, (list, tuple)) and any(isinstance(x, (core.Tracer, Array)) for x in a):
         return stack([asarray(x, dtype) for x in a])  # JAX: jnp.array of traced elements
+    if type(a) in (int, float, complex) and dtype is None:
+        return lax.convert_element_type(a, None, weak_type=True)  # stays weak, as in JAX
     arr = np.asarray(a)
     dtypes.check_valid_dtype(arr.dtype)
-    return arr.astype(dtypes.canonicalize_dtype(arr.dtype if dtype is None else dtype))
+    # traced, a numpy value stays numpy (the trace makes it a constant); eager, an Array
+    return lax.convert_element_type(arr, arr.dtype if dtype is None else dtype)
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """As asarray (a numpy array is always copied)."""
+    """As asarray (a numpy value is always copied; an Array, immutable, need not be)."""
     out = asarray(object, dtype)
     return out.copy() if copy and isinstance(out, np.ndarray) else out
 

@@ -5,11 +5,13 @@ JAX: jax/_src/numpy/ufuncs.py (and `where`/`clip` from lax_numpy.py).
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 
 from .. import dtypes, lax
+from ..lax.utils import const
 from .util import (
     broadcast_arrays,
     check_arraylike,
@@ -24,11 +26,11 @@ from .util import (
 
 __all__ = [
     "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clip", "cos", "divide", "equal", "exp", "floor", "floor_divide", "greater", "greater_equal",
-    "invert", "left_shift", "less", "less_equal", "log", "log1p", "maximum", "minimum", "mod",
-    "multiply", "negative", "not_equal", "positive", "power", "reciprocal", "remainder",
-    "right_shift", "sign", "sin", "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
-    "where"
+    "clip", "conj", "conjugate", "cos", "divide", "equal", "exp", "floor", "floor_divide",
+    "greater", "greater_equal", "imag", "invert", "left_shift", "less", "less_equal", "log",
+    "log1p", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive", "power",
+    "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square", "subtract",
+    "tan", "tanh", "true_divide", "where"
 ]
 
 
@@ -136,23 +138,24 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
         return lax.div(x1, x2)
     if np.issubdtype(dt, np.integer):
         quotient = lax.div(x1, x2)
-        rounded_wrong = lax.bitwise_and(
-            lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), _const(x1, 0))
+        # jnp-level `and`, as JAX's logical_and: weak bools (weak ints compared) become strong
+        rounded_wrong = bitwise_and(
+            lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), const(x1, 0))
         )
         return where(rounded_wrong, subtract(quotient, 1), quotient)
     # JAX: _float_divmod; the quotient of (x1 - x1 mod x2) / x2, fixed up by the signs
     mod = lax.rem(x1, x2)
-    div = lax.div(where(lax.eq(x2, _const(x2, 0)), x1, lax.sub(x1, mod)), x2)
-    fix = lax.bitwise_and(lax.ne(mod, _const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    div = lax.div(where(lax.eq(x2, const(x2, 0)), x1, lax.sub(x1, mod)), x2)
+    fix = lax.bitwise_and(lax.ne(mod, const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     # unused here, but JAX's divmod fixes the modulus too, so its jaxpr has this select (as `_`)
     lax.select(fix, add(mod, x2), mod)
-    return lax.round(lax.select(fix, lax.sub(div, _const(div, 1)), div))
+    return lax.round(lax.select(fix, lax.sub(div, const(div, 1)), div))
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:
     """x1 mod x2 with the sign of x2 (Python's %); lax.rem keeps the sign of x1."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)
-    zero = _const(x1, 0)
+    zero = const(x1, 0)
     if np.issubdtype(dtypes.dtype(x2), np.integer):
         x2 = where(equal(x2, 0), lax.full_like(x2, 1), x2)  # no division by zero
     trunc_mod = lax.rem(x1, x2)
@@ -167,22 +170,52 @@ mod = remainder
 
 
 def power(x1: Any, x2: Any, /) -> Any:
-    """x1 ** x2: integer_pow for a concrete Python/numpy integer exponent, else lax.pow."""
+    """x1 ** x2: integer_pow for a concrete integer exponent, else lax.pow."""
     check_arraylike("power", x1, x2)
-    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool):
+    try:
+        # a Python, numpy or concrete JAX integer (a tracer of unknown value refuses __index__)
+        y = operator.index(x2)
+    except TypeError:
+        pass
+    else:
         (x1,) = promote_dtypes_numeric(x1)
-        return lax.integer_pow(x1, int(x2))
-    d1, d2 = dtypes.dtype(x1), dtypes.dtype(x2)
-    if np.issubdtype(d1, np.inexact) and np.issubdtype(d2, np.integer):
-        x1, x2 = promote_shapes("power", x1, x2)
-        return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
-    x1, x2 = promote_args_numeric("power", x1, x2)
-    if not np.issubdtype(dtypes.dtype(x1), np.inexact):
+        return lax.integer_pow(x1, y)
+    x1, x2 = promote_shapes("power", x1, x2)
+    x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX promotes first, used or not
+    if not np.issubdtype(dtypes.dtype(x1_), np.inexact):
         raise NotImplementedError(
             "power of an integer array by a traced integer array needs jnp's repeated-squaring "
             "loop, which this stage does not build; use a concrete exponent or floats"
         )
-    return lax.pow(x1, x2)
+    if np.issubdtype(dtypes.dtype(x1), np.inexact) and \
+            np.issubdtype(dtypes.dtype(x2), np.integer):
+        return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
+    return lax.pow(x1_, x2_)
+
+
+def _is_complex(x: Any) -> bool:
+    return np.issubdtype(dtypes.dtype(x), np.complexfloating)
+
+
+def real(x: Any, /) -> Any:
+    """The real part (a real x as it is)."""
+    (x,) = promote_args("real", x)
+    return lax.real(x) if _is_complex(x) else x
+
+
+def imag(x: Any, /) -> Any:
+    """The imaginary part (zeros for a real x)."""
+    (x,) = promote_args("imag", x)
+    return lax.imag(x) if _is_complex(x) else lax.full_like(x, 0)
+
+
+def conjugate(x: Any, /) -> Any:
+    """The complex conjugate (a real x as it is)."""
+    (x,) = promote_args("conjugate", x)
+    return lax.conj(x) if _is_complex(x) else x
+
+
+conj = conjugate
 
 
 def square(x: Any, /) -> Any:
@@ -194,11 +227,6 @@ def square(x: Any, /) -> Any:
 def reciprocal(x: Any, /) -> Any:
     (x,) = promote_dtypes_inexact(x)
     return lax.integer_pow(x, -1)
-
-
-def _const(example: Any, value: Any) -> Any:
-    # JAX: lax._const: a strongly typed scalar of the example's dtype
-    return np.asarray(value, dtypes.dtype(example))
 
 
 def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
@@ -214,7 +242,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
         )
     check_arraylike("where", condition, x, y)
     if dtypes.dtype(condition) != np.bool_:
-        condition = lax.ne(condition, _const(condition, 0))
+        condition = lax.ne(condition, const(condition, 0))
     x, y = promote_dtypes(x, y)
     if np.ndim(condition) == 0:
         x, y = broadcast_arrays(x, y)  # select_n takes a scalar `which` as it is

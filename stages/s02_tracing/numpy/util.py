@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes, lax
+from ..array import Array
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to"]
 
@@ -22,7 +23,7 @@ _SCALARS = (bool, int, float, complex)
 def check_arraylike(fun_name: str, *args: Any) -> None:
     """Arrays, tracers and scalars only: a list would hide a silent conversion (as in JAX)."""
     for pos, arg in enumerate(args):
-        if not isinstance(arg, (core.Tracer, np.ndarray, np.generic, *_SCALARS)) and \
+        if not isinstance(arg, (core.Tracer, Array, np.ndarray, np.generic, *_SCALARS)) and \
                 type(arg) not in core.pytype_aval_mappings:  # a later stage's array type
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at "

@@ -1,0 +1,270 @@
+"""`make check-exercises`: every exercise is real, and wrong answers to it fail a test.
+
+For each built stage:
+
+1. its docs page has every exercise's anchor, and the copy with every exercise stubbed imports;
+2. a copy with the reference code runs the stage's tests under the exercise trace
+   (`shared/exercise_report.py`), which records which exercises each test reaches: the run must
+   pass, and every exercise must be reached by some test;
+3. each exercise stubbed alone makes one of the tests that reach it fail by reaching the stub;
+4. each wrong answer of `shared/exercise_mutants.py` makes one of those tests fail; one that
+   passes them is tried once more on all the stage's tests before it is called a survivor.
+
+Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time. Each is
+a fresh process forked from one that has already imported pytest, hypothesis and jax (seconds a
+run otherwise), so it imports the stage code of its own copy.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.exercise_mutants import Mutant, MutantError, apply, mutants_of
+from shared.exercises import (
+    ROOT,
+    Exercise,
+    copy_regions,
+    docs_page,
+    parse_stage,
+    stage_dir,
+    write_workspace,
+)
+
+TIMEOUT = 900  # seconds for one pytest run; a hang is reported, not waited on forever
+WORKERS = 2
+
+
+@dataclass
+class Run:
+    returncode: int
+    output: str
+    reached: dict[str, list[str]]  # test -> exercises it reached
+    failed: dict[str, dict[str, list[str]]]  # test -> {"stubs": [...], "reached": [...]}
+    durations: dict[str, float]  # test -> seconds
+
+
+def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
+              stop_first: bool = True) -> Run:
+    """The stage's tests against `workspace` (or only the `select`ed ones), traced."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "reached.json"
+        env = {"WORKSPACE": "1", "UNDER_API_WORKSPACE_DIR": str(workspace),
+               "UNDER_API_EXERCISE_MAP": str(record)}
+        if select is not None:
+            chosen = Path(tmp) / "select.txt"
+            chosen.write_text("\n".join(select))
+            env["UNDER_API_SELECT"] = str(chosen)
+        # only the test files that hold the selected tests: collecting the rest costs seconds
+        paths = sorted({t.split("::")[0] for t in select}) if select else [f"tests/{stage.name}"]
+        args = [*paths, "-q", "-p", "no:cacheprovider", "--hypothesis-seed=0", "--tb=line",
+                "-rN", "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        if stop_first:
+            args.append("-x")
+        returncode, output = _forked_pytest(args, env, Path(tmp) / "output.txt")
+        data = json.loads(record.read_text()) if record.exists() else {}
+        return Run(returncode, output, data.get("reached", {}), data.get("failed", {}),
+                   data.get("durations", {}))
+
+
+def _forked_pytest(args: list[str], env: dict[str, str], output: Path) -> tuple[int, str]:
+    """pytest.main(args) in a forked child (this process must not run threads), its exit code
+    and output; killed after TIMEOUT seconds."""
+    import pytest
+
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.environ.update(env)
+            os.chdir(ROOT)
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            code = int(pytest.main(args))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001 (anything: the parent reads the exit code)
+            code = 3
+        os._exit(code)
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            text = output.read_text() if output.exists() else ""
+            return os.waitstatus_to_exitcode(status), text
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return -1, f"timed out after {TIMEOUT} s"
+        time.sleep(0.05)
+
+
+def _tail(run: Run) -> str:
+    return "\n".join("      " + line for line in run.output.strip().splitlines()[-12:])
+
+
+@dataclass
+class StageCheck:
+    stage: Path
+    exercises: list[Exercise]
+    problems: list[str]
+    reached_by: dict[str, list[str]]  # exercise -> the tests that reach it
+    caught: dict[str, list[str]]  # exercise -> its mutants that failed a test
+
+    @property
+    def name(self) -> str:
+        return self.stage.name
+
+
+def prepare(stage: Path, tmp: Path) -> StageCheck:
+    """Steps 1 and 2: anchors, the stubbed copy imports, and who reaches what."""
+    exercises = parse_stage(stage)
+    check = StageCheck(stage, exercises, [], {e.number: [] for e in exercises},
+                       {e.number: [] for e in exercises})
+    page = ROOT / docs_page(stage)
+    page_text = page.read_text() if page.exists() else ""
+    for ex in exercises:
+        if "{#" + ex.anchor + "}" not in page_text:
+            check.problems.append(f"{ex.number} ({ex.name}): {docs_page(stage)} has no "
+                                  f"#{ex.anchor}")
+    stubbed = tmp / stage.name / "stubbed"
+    write_workspace(stage, stubbed)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stubbed), str(ROOT)]))
+    probe = f"import stages.{stage.name} as m; print(m.__file__)"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp, capture_output=True,
+                          text=True)
+    if done.returncode != 0 or str(stubbed) not in done.stdout:
+        check.problems.append(f"the stubbed copy does not import:\n{done.stderr[-2000:]}")
+    reference = tmp / stage.name / "reference"
+    write_workspace(stage, reference, only=set())
+    run = run_tests(stage, reference, stop_first=False)
+    if run.returncode != 0:
+        check.problems.append(f"the reference copy fails its tests:\n{_tail(run)}")
+    # quickest tests first: with -x, a run ends at the first test that catches the mistake
+    quickest = sorted(run.reached, key=lambda test: run.durations.get(test, 0.0))
+    for test in quickest:
+        for n in run.reached[test]:
+            if n in check.reached_by:
+                check.reached_by[n].append(test)
+    for ex in exercises:
+        if not check.reached_by[ex.number]:
+            check.problems.append(f"{ex.number} ({ex.name}): no test reaches it")
+    return check
+
+
+def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> str | None:
+    """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub."""
+    ws = tmp / check.name / f"stub-{ex.anchor}"
+    write_workspace(check.stage, ws, only={ex.number})
+    for select in (check.reached_by[ex.number], None):
+        run = run_tests(check.stage, ws, select)
+        if run.returncode == 1:
+            if any(ex.number in f.get("stubs", []) for f in run.failed.values()):
+                return None
+            return (f"{ex.number} ({ex.name}): stubbed alone, tests fail but none reaches its "
+                    f"stub:\n{_tail(run)}")
+        if run.returncode != 0:
+            return f"{ex.number} ({ex.name}): stubbed alone, the tests do not run:\n{_tail(run)}"
+    return f"{ex.number} ({ex.name}): stubbed alone, every test still passes"
+
+
+def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) -> str | None:
+    """Step 4: one wrong answer fails a test (None), or the problem."""
+    label = f"{ex.number} ({ex.name}) wrong answer {m.mistake!r}"
+    ws = tmp / check.name / f"mutant-{ex.anchor}-{index}"
+    write_workspace(check.stage, ws, only=set())
+    region = copy_regions(ws / "stages" / check.name).get(ex.number)
+    if region is None or not region.closed:
+        return f"{label}: exercise {ex.number} has no closed region in the stage's code"
+    lines = region.path.read_text().splitlines()
+    try:
+        new = apply(m, lines, region.start, region.end - 1)
+    except MutantError as err:
+        return (f"{label} no longer applies: {err}; exercise {ex.number} is at "
+                f"{ex.path}:{ex.start}; update shared/exercise_mutants.py")
+    text = "\n".join(new) + "\n"
+    try:
+        compile(text, str(region.path), "exec")
+    except SyntaxError as err:
+        return f"{label}: the mutated code does not compile ({err}); fix the mutant"
+    region.path.write_text(text)
+    for select in (check.reached_by[ex.number], None):
+        run = run_tests(check.stage, ws, select)
+        if run.returncode == 1:
+            return None
+        if run.returncode != 0:
+            return f"{label}: the tests do not run:\n{_tail(run)}"
+    return f"{label} passes every test of the stage: add a test that catches it"
+
+
+def _prepare(task: tuple[int, Path]) -> StageCheck:
+    return prepare(stage_dir(task[0]), task[1])
+
+
+def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]) -> tuple[str | None, float]:
+    """A stub check (no mutant) or a mutant check: its problem or None, and its seconds."""
+    c, ex, index, m, tmp = task
+    started = time.monotonic()
+    problem = stub_alone(c, ex, tmp) if m is None else mutant(c, ex, index, m, tmp)
+    return problem, time.monotonic() - started
+
+
+def check(stages: list[int], mutants: bool = True) -> int:
+    started = time.monotonic()
+    import hypothesis.strategies  # noqa: F401  (imported once here, not in every run)
+    import jax.numpy  # noqa: F401
+    import pytest  # noqa: F401
+
+    with tempfile.TemporaryDirectory() as name, \
+            multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+        tmp = Path(name)
+        checks = pool.map(_prepare, [(n, tmp) for n in stages], chunksize=1)
+        tasks: list[tuple[StageCheck, Exercise, int, Mutant | None, Path]] = []
+        for c in checks:
+            for ex in c.exercises:
+                if not c.reached_by[ex.number]:
+                    continue
+                tasks.append((c, ex, 0, None, tmp))
+                if not mutants:
+                    continue
+                wrong = mutants_of(ex.number)
+                if not wrong:
+                    c.problems.append(f"{ex.number} ({ex.name}): no wrong answers in "
+                                      "shared/exercise_mutants.py")
+                tasks += [(c, ex, i, m, tmp) for i, m in enumerate(wrong)]
+        results = pool.map(_job, tasks, chunksize=1)
+    by_name = {c.name: c for c in checks}
+    for (c, ex, _, m, _), (problem, _) in zip(tasks, results, strict=True):
+        if problem:
+            by_name[c.name].problems.append(problem)
+        elif m is not None:
+            by_name[c.name].caught[ex.number].append(m.mistake)
+    failed = False
+    for c in checks:
+        status = "ok" if not c.problems else "FAILED"
+        total = sum(len(v) for v in c.caught.values())
+        extra = f", {total} wrong answers caught" if mutants else ""
+        print(f"stage {int(c.name[1:3])} ({c.name}): {len(c.exercises)} exercises{extra}, "
+              f"{status}")
+        for ex in c.exercises:
+            reached = len(c.reached_by[ex.number])
+            caught = f"; wrong answers caught: {len(c.caught[ex.number])}" if mutants else ""
+            print(f"  {ex.number} ({ex.name}): reached by {reached} tests{caught}")
+        for p in c.problems:
+            print(f"  problem: {p}")
+        failed = failed or bool(c.problems)
+    labels = [f"{ex.number} {'stubbed' if m is None else repr(m.mistake)}"
+              for _, ex, _, m, _ in tasks]
+    slowest = sorted(zip(results, labels, strict=True), key=lambda r: -r[0][1])[:5]
+    print("slowest runs: " + "; ".join(f"{label} {seconds:.0f} s"
+                                       for (_, seconds), label in slowest))
+    print(f"check-exercises took {time.monotonic() - started:.0f} s")
+    return 1 if failed else 0

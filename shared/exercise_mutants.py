@@ -1,0 +1,472 @@
+"""Wrong answers to every exercise: `make check-exercises` proves each one fails a test.
+
+A stub fails every test that reaches it, so it only proves that an exercise is reached. These
+mutants are the mistakes a learner plausibly makes (an operand swapped, an axis not shifted, a
+check forgotten, JAX's message reworded), each written as a text replacement inside one
+exercise's region of the reference code. `shared/exercise_check.py` applies each to a copy of the
+stage and runs the tests that reach the exercise: at least one must fail, or a learner could hand
+in that mistake and see green.
+
+Mutants are keyed by exercise number, not by file, so code may move between files. `find` is
+either part of one line, which must occur exactly once in the region, or several whole lines
+(compared without their indentation), which `replace` takes the place of, indented as the first
+one was. When the code changes so that a `find` no longer matches, the check fails and names the
+mutant: update it here.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutant:
+    exercise: str  # "4.1"
+    mistake: str  # the learner's mistake, in words
+    find: str
+    replace: str
+
+
+class MutantError(ValueError):
+    """A mutant that no longer applies to its exercise's code."""
+
+
+def apply(mutant: Mutant, lines: list[str], first: int, last: int) -> list[str]:
+    """The file's lines with the mutant applied within lines[first:last] (0-based, exclusive)."""
+    region = lines[first:last]
+    if "\n" not in mutant.find:
+        hits = [i for i, line in enumerate(region) if mutant.find in line]
+        count = sum(line.count(mutant.find) for line in region)
+        if count != 1:
+            raise MutantError(f"{mutant.find!r} occurs {count} times in the exercise's code "
+                              "(it must occur once)")
+        i = first + hits[0]
+        return [*lines[:i], lines[i].replace(mutant.find, mutant.replace), *lines[i + 1:]]
+    wanted = [line.strip() for line in textwrap.dedent(mutant.find).strip().splitlines()]
+    stripped = [line.strip() for line in region]
+    starts = [i for i in range(len(region) - len(wanted) + 1)
+              if stripped[i : i + len(wanted)] == wanted]
+    if len(starts) != 1:
+        raise MutantError(f"the lines {wanted!r} occur {len(starts)} times in the exercise's "
+                          "code (they must occur once)")
+    i = first + starts[0]
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    new = textwrap.indent(textwrap.dedent(mutant.replace.strip("\n").rstrip()),
+                          indent).splitlines()
+    return [*lines[:i], *new, *lines[i + len(wanted):]]
+
+
+def _m(exercise: str, mistake: str, find: str, replace: str) -> Mutant:
+    return Mutant(exercise, mistake, find, replace)
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    # -- stage 1: pytrees ----------------------------------------------------------------------
+    _m("1.1", "simple=True ignores the separator",
+       "return separator.join(parts)", 'return "".join(parts)'),
+    _m("1.1", "a GetAttrKey's bare text keeps its dot",
+       "parts.append(inner)", "parts.append(str(key))"),
+    _m("1.1", "simple=True is ignored", "if not simple:", "if True:"),
+    _m("1.2", "keys left in insertion order", "keys.sort()", "keys = list(keys)"),
+    _m("1.2", "keys sorted by their text (10 before 9)", "keys.sort()", "keys.sort(key=str)"),
+    _m("1.2", "the comparison error is not chained", ") from err", ") from None"),
+    _m("1.3", "a node's node count leaves out the node itself",
+       "len(leaves) - start_leaves, len(traversal) - start_nodes + 1",
+       "len(leaves) - start_leaves, len(traversal) - start_nodes"),
+    _m("1.3", "the key path is not extended for children",
+       "(*path, key)", "path"),
+    _m("1.3", "a leaf is recorded without its path",
+       "leaves.append(x if path is None else (path, x))", "leaves.append(x)"),
+    _m("1.3", "is_leaf is not asked", "if leaf_predicate is not None and",
+       "if False and leaf_predicate is not None and"),
+    _m("1.4", "too many leaves go unnoticed",
+       "if next(leaf_iter, _NO_LEAF) is not _NO_LEAF:", "if False:"),
+    _m("1.4", "the leaf count in the error is not kept", "count += 1", "pass"),
+    _m("1.4", "children are handed over in reverse",
+       "children = tuple(stack[start:])", "children = tuple(stack[start:][::-1])"),
+    _m("1.5", "the other trees are flattened fully instead of up to the first's leaves",
+       "per_tree.append(treedef.flatten_up_to(other))",
+       "per_tree.append(tree_flatten(other, is_leaf)[0])"),
+    _m("1.5", "is_leaf is not passed to the flatten", "tree_flatten(tree, is_leaf)",
+       "tree_flatten(tree)"),
+    _m("1.5", "the structure error is not explained by key path",
+       'raise _structure_error(tree, other, is_leaf, "tree_map tree", err) from None',
+       "raise"),
+    _m("1.6", "drop_fields is ignored", "init_fields.difference_update(drop_fields)", "pass"),
+    _m("1.6", "returns None, so the decorator form loses the class", "return nodetype",
+       "return None"),
+    _m("1.6", "overlapping data and meta fields are accepted", "if overlap:", "if False:"),
+    _m("1.6", "static fields become data fields",
+       'data_fields = [f.name for f in fields if not f.metadata.get("static", False)]',
+       "data_fields = [f.name for f in fields]"),
+    # -- stage 2: tracing ----------------------------------------------------------------------
+    _m("2.1", "a negative power is not inverted", "return 1 / result if y < 0 else result",
+       "return result"),
+    _m("2.1", "the result is float64 whatever x's dtype", "result = np.ones_like(x)",
+       "result = np.ones(np.shape(x))"),
+    _m("2.1", "the exponent's bits are read from the top", "if n & 1:", "if n & 2:"),
+    _m("2.2", "the rhs free dimensions come before the lhs ones",
+       "return (*lhs_batch_shape, *lhs_free, *rhs_free)",
+       "return (*lhs_batch_shape, *rhs_free, *lhs_free)"),
+    _m("2.2", "a repeated dimension is accepted", "if len(set(dims)) != len(dims):",
+       "if False:"),
+    _m("2.2", "contracting sizes are not compared",
+       "if lhs_contract_shape != rhs_contract_shape:", "if False:"),
+    _m("2.3", "the union of the upper bounds, not their intersection",
+       "set.intersection(", "set.union("),
+    _m("2.3", "the top of the common bounds, not the least",
+       "least = [c for c in common if common <= _lattice_upper_bounds[c]]",
+       "least = [min(common, key=lambda c: len(_lattice_upper_bounds[c]))]"),
+    _m("2.4", "equations run their impl instead of binding", "eqn.primitive.bind(",
+       "eqn.primitive.impl("),
+    _m("2.4", "a Literal operand is looked up in the environment",
+       "return atom.val if isinstance(atom, Literal) else env[atom]", "return env[atom]"),
+    _m("2.5", "params printed in insertion order", "params = sorted(eqn.params)",
+       "params = list(eqn.params)"),
+    _m("2.5", "no space before the operands", 'text(" ") + pp_vars(eqn.invars, context)',
+       "pp_vars(eqn.invars, context)"),
+    _m("2.5", "an equation without outputs still prints ' = '", "if eqn.outvars:", "if True:"),
+    _m("2.6", "a single result comes back in a list",
+       "return out_tracers if primitive.multiple_results else out_tracers[0]",
+       "return out_tracers"),
+    _m("2.6", "an abstract eval returning the wrong kind goes unchecked",
+       "if isinstance(out_avals, (tuple, list)) != primitive.multiple_results:", "if False:"),
+    _m("2.6", "the equation's inputs are fresh variables, not the operands' own",
+       "invars = [t.val for t in tracers]",
+       "invars = [self.frame.newvar(t.aval) for t in tracers]"),
+    _m("2.7", "keyword arguments are dropped", "ans = f(*py_args, **py_kwargs)",
+       "ans = f(*py_args)"),
+    _m("2.7", "the output tree is not stored", "store.store(out_tree)", "pass"),
+    # -- stage 3: partial eval -----------------------------------------------------------------
+    _m("3.1", "known inputs are staged anyway",
+       "if all(c is not None for c in consts):", "if False:"),
+    _m("3.1", "any known input is taken as all known",
+       "if all(c is not None for c in consts):", "if any(c is not None for c in consts):"),
+    _m("3.2", "only_if_no_batch_dims is ignored", "if not self.only_if_no_batch_dims:",
+       "if True:"),
+    _m("3.2", "everything that is not a dot is saved",
+       """
+       if prim is not lax.dot_general_p:
+           return False
+       """, """
+       if prim is not lax.dot_general_p:
+           return True
+       """),
+    _m("3.3", "the kept equations stay in reverse order", "new_eqns.reverse()", "pass"),
+    _m("3.3", "every output is live, used or not", "if used and isinstance(v, Var):",
+       "if isinstance(v, Var):"),
+    _m("3.3", "every equation is kept", "used_ins, new_eqn = rule(used_outs, eqn)",
+       "used_ins, new_eqn = [True] * len(eqn.invars), eqn"),
+    _m("3.4", "a multiple-results primitive returns only its first output",
+       "return out_tracers if primitive.multiple_results else out_tracers[0]",
+       "return out_tracers[0]"),
+    _m("3.4", "known inputs are not instantiated",
+       "tracers = [self.instantiate_const(t) for t in tracers]", "tracers = list(tracers)"),
+    _m("3.5", "the residuals come before the known outputs",
+       "return [*known_vals_out, *residuals]", "return [*residuals, *known_vals_out]"),
+    _m("3.5", "the residuals stay constvars of the unknown jaxpr",
+       "jaxpr_unknown = convert_constvars_jaxpr(jaxpr_unknown_)",
+       "jaxpr_unknown = jaxpr_unknown_"),
+    _m("3.6", "a recomputed equation is not staged again",
+       "return eqn, eqn.replace(), [False] * n, [True] * n, needs",
+       "return eqn, None, [False] * n, [False] * n, []"),
+    _m("3.6", "saved outputs are instantiated on the staged side",
+       "return eqn, None, [False] * n, [False] * n, []",
+       "return eqn, None, [False] * n, [True] * n, []"),
+    _m("3.6", "the policy is never asked",
+       "if has_effects(eqn) or isinstance(policy, SaveableType):", "if True:"),
+    # -- stage 4: autodiff ---------------------------------------------------------------------
+    _m("4.1", "dx is multiplied by x, not y",
+       "add_jaxvals(lax.mul_p.bind(xdot, y, out_dtype=out_dtype)",
+       "add_jaxvals(lax.mul_p.bind(xdot, x, out_dtype=out_dtype)"),
+    _m("4.1", "the two terms are summed with add, not add_any", "add_jaxvals(", "lax.add("),
+    _m("4.1", "with a Zero dx, the product is written dy * x",
+       "return out, lax.mul_p.bind(x, ydot, out_dtype=out_dtype)",
+       "return out, lax.mul_p.bind(ydot, x, out_dtype=out_dtype)"),
+    _m("4.2", "all-Zero tangents still run the jvp rule",
+       "if all(type(t) is Zero for t in tangents_in):", "if False:"),
+    _m("4.2", "JAX's message for a missing rule is reworded",
+       "f\"Differentiation rule for '{primitive}' not implemented\"",
+       "f\"no jvp rule for {primitive}\""),
+    _m("4.3", "the result is not transposed into x's axis order",
+       "out = lax.transpose(out, tuple(np.argsort(out_axes)))", "out = out"),
+    _m("4.3", "transposed by the axes themselves, not their inverse permutation",
+       "tuple(np.argsort(out_axes))", "tuple(out_axes)"),
+    _m("4.3", "swap_ans is ignored", "if swap_ans:", "if False:"),
+    _m("4.4", "the linear equations are walked forwards",
+       "for eqn in reversed(linear_eqns):", "for eqn in linear_eqns:"),
+    _m("4.4", "an equation whose cotangents are all Zero is transposed anyway",
+       "if all(type(ct) is Zero for ct in cts_in):", "if False:"),
+    _m("4.5", "an int argnums still gets a tuple of gradients",
+       "g = g[0] if isinstance(argnums, int) else g", "g = g"),
+    _m("4.5", "a non-scalar output is not refused", "_check_scalar(ans)", "pass"),
+    _m("4.5", "aux comes before the value", "return ((ans, aux) if has_aux else ans), g",
+       "return ((aux, ans) if has_aux else ans), g"),
+    _m("4.6", "in_zeros marks the nonzero tangents",
+       "in_zeros = [type(t) is Zero for t in tangents_in]",
+       "in_zeros = [type(t) is not Zero for t in tangents_in]"),
+    _m("4.6", "out_avals are the primal avals, not their tangent avals",
+       "out_avals = [tangent_aval(core.get_aval(p)) for p in primals_out]",
+       "out_avals = [core.get_aval(p) for p in primals_out]"),
+    _m("4.6", "the residuals are taken from the end",
+       "res_and_primals_out[: res_tree.num_leaves]",
+       "res_and_primals_out[len(res_and_primals_out) - res_tree.num_leaves :]"),
+    _m("4.7", "a zero output tangent takes the next tangent value",
+       "if not nz:", "if False:"),
+    _m("4.7", "every input gets an unknown tangent, integer ones too",
+       "for a, d in zip(avals, differentiable, strict=True) if d]]",
+       "for a, d in zip(avals, differentiable, strict=True)]]"),
+    # -- stage 5: vmap -------------------------------------------------------------------------
+    _m("5.1", "the batch axis is reported where it was, not at the front",
+       "return prim.bind(*args, **params), 0", "return prim.bind(*args, **params), dim"),
+    _m("5.1", "operands with the same batch axis are moved anyway",
+       "if all(np.shape(x) == shape and d == dim", "if False and all(np.shape(x) == shape"),
+    _m("5.1", "a batched scalar gets no trailing axes",
+       "expand_dims(x, tuple(range(np.ndim(x), ndim)))", "x"),
+    _m("5.2", "the reduced axes are not shifted past the batch axis",
+       "new_axes = tuple(a if a < bdim else a + 1 for a in axes)", "new_axes = tuple(axes)"),
+    _m("5.2", "an axis equal to the batch axis is not shifted", "a if a < bdim else a + 1",
+       "a if a <= bdim else a + 1"),
+    _m("5.2", "the output's axes are counted around the per-example axes, not the shifted ones",
+       "if d not in new_axes]", "if d not in axes]"),
+    _m("5.2", "the output batch axis is assumed unmoved", "out_dim = kept.index(bdim)",
+       "out_dim = bdim"),
+    _m("5.3", "lhs batched: the output batch axis forgets the batch dimensions",
+       "out_dim = len(lhs_batch) + lhs_free.index(lbd)", "out_dim = lhs_free.index(lbd)"),
+    _m("5.3", "rhs batched: the output batch axis forgets lhs's free dimensions",
+       "out_dim = len(rhs_batch) + lhs_free_count + rhs_free.index(rbd)",
+       "out_dim = len(rhs_batch) + rhs_free.index(rbd)"),
+    _m("5.3", "both batched: the new batch dimension goes last, not first",
+       "lhs_batch, rhs_batch = (lbd, *bump(lhs_batch, lbd)), (rbd, *bump(rhs_batch, rbd))",
+       "lhs_batch, rhs_batch = (*bump(lhs_batch, lbd), lbd), (*bump(rhs_batch, rbd), rbd)"),
+    _m("5.4", "an unbatched output is wrapped anyway",
+       "return val_out if dim_out is not_mapped else BatchTracer(self, val_out, dim_out)",
+       "return BatchTracer(self, val_out, dim_out)"),
+    _m("5.4", "JAX's message for a missing rule is reworded",
+       "f\"Batching rule for '{primitive}' not implemented\"",
+       "f\"no batching rule for {primitive}\""),
+    _m("5.4", "a primitive with no rule fails even when nothing is batched",
+       "if all(d is not_mapped for d in dims_in):", "if False:"),
+    _m("5.5", "axis_size is ignored", "sizes.add(axis_size)", "pass"),
+    _m("5.5", "the least common size is listed first", ".most_common()",
+       ".most_common()[::-1]"),
+    _m("5.5", "the message keeps its last ';'", 'raise ValueError("".join(msg)[:-2])',
+       'raise ValueError("".join(msg)[:-1])'),
+    _m("5.5", "every size is 'most'", 'which = "most" if k == 0 else "some"',
+       'which = "most"'),
+    _m("5.6", "the input-of-output tree is not transposed",
+       "jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)",
+       "jac_tree = jac_tree"),
+    _m("5.6", "each input leaf's rows are split along its last axis",
+       "_unravel_array_into_pytree(y, 0, x_leaf, j)",
+       "_unravel_array_into_pytree(y, -1, x_leaf, j)"),
+    _m("5.6", "an integer output is not refused", "_check_output_dtype_jacrev(leaf)", "pass"),
+    # -- stage 6: control flow -----------------------------------------------------------------
+    _m("6.1", "concrete bounds also run a while loop",
+       "if _is_concrete(lower) and _is_concrete(upper):", "if False:"),
+    _m("6.1", "upper < lower gives a negative scan length",
+       "length=builtins.max(upper_ - lower_, 0),", "length=upper_ - lower_,"),
+    _m("6.1", "unroll with traced bounds is not refused",
+       "if unroll is not None and unroll is not False and unroll != 1:", "if False:"),
+    _m("6.1", "traced bounds are not converted to one dtype",
+       "if upper_dtype != dtype:", "if False:"),
+    _m("6.2", "the ys keep the body's raw values (a Python float stacks as float64)",
+       "stack.append(as_numpy(value, aval))", "stack.append(value)"),
+    _m("6.2", "reverse reads xs backwards but does not reverse the ys",
+       "ys = [stack[::-1] for stack in ys]", "ys = [stack for stack in ys]"),
+    _m("6.2", "reverse is ignored", "i = length - 1 - step if reverse else step",
+       "i = step"),
+    _m("6.2", "a zero-length scan's ys lose their shape",
+       "np.zeros((0, *a.shape), a.dtype)", "np.zeros((0,), a.dtype)"),
+    _m("6.3", "a batched predicate updates every example",
+       "if pred.ndim:", "if False:"),
+    _m("6.3", "the loop runs only while every example's predicate holds",
+       "while pred.any():", "while pred.all():"),
+    _m("6.4", "a type difference is not capitalized and lacks its final '.'",
+       'f"differ:\\n\\n{bulleted(diffs)}\\n"', 'f"differ:\\n\\n{\'; \'.join(diffs)}\\n\\n"'),
+    _m("6.4", "types are compared with their weak types",
+       "if not typematch(a, b)]", "if a != b]"),
+    _m("6.4", "a structure mismatch is not caught first", "if in_tree != out_tree:",
+       "if False:"),
+    _m("6.5", "the operands of the branches not taken are not under stop_gradient",
+       "ops_i = [_bcast_select_n(predicate, stop_gradient(x), x) for x in ops]",
+       "ops_i = ops"),
+    _m("6.5", "the branch outputs are selected in reverse order",
+       "_bcast_select_n(index, *outs)", "_bcast_select_n(index, *outs[::-1])"),
+    _m("6.5", "the mask of branch i is its complement", "predicate = lax.eq(index, np.int32(i))",
+       "predicate = lax.ne(index, np.int32(i))"),
+    _m("6.6", "the transposed scan runs in the same direction", "reverse=not reverse",
+       "reverse=reverse"),
+    _m("6.6", "the consts' cotangents are not summed over iterations",
+       "ct_d = [add_jaxvals(old, new) for old, new in zip(ct_d, new_ct_d, strict=True)]",
+       "ct_d = new_ct_d"),
+    _m("6.6", "the carry's cotangent is passed through unchanged",
+       "for ct in [*ct_d, *new_ct_c, *ct_a]]", "for ct in [*ct_d, *ct_c, *ct_a]]"),
+    # -- stage 7: caches -----------------------------------------------------------------------
+    _m("7.1", "a hit does not refresh the entry, so the oldest insert is evicted first",
+       "table.entries.move_to_end(key)", "pass"),
+    _m("7.1", "a thread that waits for another's flight counts a miss",
+       "self._count(hit=True)  # answered by the thread computing it", "self._count(hit=False)"),
+    _m("7.1", "a miss is not counted", """
+       self._count(hit=False)
+       table.flights[key] = _Flight()
+       """, """
+       table.flights[key] = _Flight()
+       """),
+    _m("7.2", "negative static_argnums are not counted from the end",
+       "static_nums = sorted({i % n for i in ji.static_argnums if -n <= i < n})",
+       "static_nums = sorted({i for i in ji.static_argnums if 0 <= i < n})"),
+    _m("7.2", "an array is described by its shape alone", "sig.append((x.shape, x.dtype))",
+       "sig.append(x.shape)"),
+    _m("7.2", "a Python scalar is described by its value, not its type",
+       "sig.append(t)  # the type decides the dtype, and whether it is weak", "sig.append(x)"),
+    _m("7.2", "the trace context is left out of the key",
+       "tuple(statics), config.trace_context()), leaves", "tuple(statics)), leaves"),
+    _m("7.3", "each ingredient's name is hashed instead of the ingredient",
+       "hashfn(hash_obj)", "hash_obj.update(name.encode())"),
+    _m("7.3", "the key is the digest alone, without the module name",
+       'return f"{program.module_name}-{hash_obj.hexdigest()}"', "return hash_obj.hexdigest()"),
+    _m("7.3", "a fresh hash per ingredient: only the last one counts",
+       "hashfn(hash_obj)", "hash_obj = hashlib.sha256(); hashfn(hash_obj)"),
+    _m("7.4", "a compiled executable is not written back to the disk",
+       "_cache_write(key, time.monotonic() - start, module_name, backend, executable)", "pass"),
+    _m("7.4", "a hit is counted as a miss", "persistent_cache.record(hit=True)",
+       "persistent_cache.record(hit=False)"),
+    _m("7.4", "the hit's events are recorded without the cache_hits event",
+       'monitoring.record_event("/jax/compilation_cache/cache_hits")', "pass"),
+    _m("7.5", "the checksum is never compared",
+       "if hashlib.sha256(body).digest() != digest:", "if False:"),
+    _m("7.5", "another writer's entry (no MAGIC) is accepted",
+       "if len(entry) < header or entry[:len(MAGIC)] != MAGIC:", "if len(entry) < header:"),
+    _m("7.5", "the checksum covers the whole entry, header included",
+       "if hashlib.sha256(body).digest() != digest:",
+       "if hashlib.sha256(entry).digest() != digest:"),
+    _m("7.6", "the most recently used entries are evicted first",
+       "heapq.heappush(heap, (atime, key, size))", "heapq.heappush(heap, (-atime, key, size))"),
+    _m("7.6", "the new entry's size is not counted",
+       "while heap and total > self.max_size - additional_size:",
+       "while heap and total > self.max_size:"),
+    _m("7.6", "an entry without an -atime file is never evicted",
+       "size, atime = (entry.stat().st_size if entry.exists() else 0), 0", "continue"),
+    _m("7.7", "the farthest key is reported", "closest = min(", "closest = max("),
+    _m("7.7", "ties are broken by the order the keys were seen, not by the text",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = min((diff_tracing_cache_keys(key, k) for k in seen_keys), "
+       "key=lambda d: d[:2])[-1]"),
+    _m("7.7", "only the most recently seen key is compared",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = diff_tracing_cache_keys(key, list(seen_keys)[-1])[-1]"),
+    # -- stage 8: lowering ---------------------------------------------------------------------
+    _m("8.1", "the dimensions are joined by x with none after the last",
+       'dims = "".join(f"{d}x" for d in aval.shape)',
+       'dims = "x".join(str(d) for d in aval.shape)'),
+    _m("8.1", "the dimensions are written last to first", "for d in aval.shape)",
+       "for d in aval.shape[::-1])"),
+    _m("8.2", "a conversion to bool is a plain convert",
+       "if aval_out.dtype == np.dtype(bool):", "if False:"),
+    _m("8.2", "the zero compared with has the output's dtype",
+       "full_like_aval(0, aval_in)", "full_like_aval(0, aval_out)"),
+    _m("8.3", "one constant per literal value, reused at every use", """
+       if isinstance(atom, core.Literal):
+           return ir_constant(atom.val, atom.aval)  # a new constant at each use, as JAX's
+       """, """
+       if isinstance(atom, core.Literal):
+           key = ("literal", str(atom.val), str(atom.aval))
+           if key not in env:
+               env[key] = ir_constant(atom.val, atom.aval)
+           return env[key]
+       """),
+    _m("8.3", "the invars are bound before the constvars",
+       "zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *args], strict=True)",
+       "zip([*jaxpr.invars, *jaxpr.constvars], [*consts, *args], strict=True)"),
+    _m("8.3", "an outlined primitive is looked up in the rule table",
+       "if eqn.primitive in _outlined:", "if False:"),
+    _m("8.4", "inputs and outputs are matched by size alone",
+       "return a.shape, a.dtype  # weak types do not matter to a buffer",
+       "return (a.size,)"),
+    _m("8.4", "a donated input aliases the last waiting output, not the first",
+       "i = waiting[strip(aval)].pop(0)", "i = waiting[strip(aval)].pop()"),
+    _m("8.4", "a donated input left over is not offered to XLA",
+       "if unused[i] and aval.size in free_sizes:", "if False:"),
+    _m("8.5", "the branches are lowered in reverse (true first)",
+       "zip(case_op.regions, branches, strict=True)",
+       "zip(case_op.regions, branches[::-1], strict=True)"),
+    _m("8.5", "the branch's constants are left out",
+       "consts = mlir.ir_consts(branch.consts, [v.aval for v in branch.jaxpr.constvars])",
+       "consts = []"),
+    _m("8.6", "a counter per name instead of the shared conflict counter", """
+       unique = name
+       while taken(unique):
+           unique = f"{name}_{counters[2]}"
+           counters[2] += 1
+       """, """
+       unique, k = name, 0
+       while taken(unique):
+           unique = f"{name}_{k}"
+           k += 1
+       """),
+    _m("8.6", "only the innermost scope is checked",
+       "return any(candidate in scope for scope in scopes)", "return candidate in scopes[-1]"),
+    _m("8.6", "the chosen name is recorded in the outermost scope", "scopes[-1].add(unique)",
+       "scopes[0].add(unique)"),
+    _m("8.7", "reverse is ignored", "if reverse:  # i = num_trips - i_ - 1", "if False:"),
+    _m("8.7", "the loop runs while i <= num_trips", '"LT", np.int32', '"LE", np.int32'),
+    _m("8.7", "the ys are written at the unreversed index",
+       "*a.shape)), y, i)", "*a.shape)), y, i_b)"),
+    # -- stage 9: PJRT -------------------------------------------------------------------------
+    _m("9.1", "the rounded units are taken off, not the whole ones",
+       "value -= math.floor(part) * scale", "value -= round(part) * scale"),
+    _m("9.1", "parts are not zero-padded", 'out.append(f"{part:0{width}.{digits}f}{suffix}")',
+       'out.append(f"{part:.{digits}f}{suffix}")'),
+    _m("9.1", "a zero part between two printed ones is left out",
+       "if part >= 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):",
+       "if part >= 1.0 or i + 1 == len(_TIME_PARTS):"),
+    _m("9.2", "a deleted array is not refused", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+       """, """
+       if self._npy_value is None:
+       """),
+    _m("9.2", "the values are fetched at every read", "if self._npy_value is None:",
+       "if True:"),
+    _m("9.3", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
+       "if env and os.path.isfile(env):", "if env:"),
+    _m("9.3", "the libtpu package's path is taken without checking the file",
+       "if os.path.isfile(path):", "if path:"),
+    _m("9.3", "an unset $TPU_LIBRARY_PATH is not noted",
+       'else "$TPU_LIBRARY_PATH (not set)")', 'else "")'),
+    _m("9.4", "plugins are consulted only for names the built-in branches do not know",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type not in DEVICE_TYPES:'),
+    _m("9.4", "CPU_NUM_DEVICES is ignored", 'int(os.environ.get("CPU_NUM_DEVICES", "1"))',
+       "1"),
+    _m("9.4", "TPU_LEGACY falls through to the unknown name", """
+       if device_type == "TPU_LEGACY":
+           raise ValueError("TPU_LEGACY client is no longer available.")
+       """, ""),
+    _m("9.5", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
+       "total_bytes += x.size"),
+    _m("9.5", "one handle counted per call", "CreateDataHandles.add_value(len(out))",
+       "CreateDataHandles.add_value(1)"),
+    _m("9.5", "every array goes to the first device",
+       "dev = self.pjrt_device(device)", "dev = self.pjrt_device(devices[0])"),
+    _m("9.6", "the assignment holds the devices' positions, not their ids",
+       "ids = [self.pjrt_device(d).id for d in instance.devices]",
+       "ids = list(range(len(instance.devices)))"),
+    _m("9.6", "the sharded arm does not turn SPMD partitioning on",
+       "options.executable_build_options.use_spmd_partitioning = True", "pass"),
+    _m("9.6", "the replica arm's assignment is laid out 1 x n",
+       "assignment = np.array(ids).reshape(n, 1)", "assignment = np.array(ids).reshape(1, n)"),
+    _m("9.7", "an argument on another device is not refused", "if arg.device != device:",
+       "if False:"),
+    _m("9.7", "an eager op is timed as ExecuteTime",
+       "timer = EagerOpExecuteTime if options.eager_mode else ExecuteTime",
+       "timer = ExecuteTime"),
+    _m("9.7", "the output handles are not counted",
+       "CreateDataHandles.add_value(len(outputs))", "pass"),
+)
+
+
+def mutants_of(exercise: str) -> list[Mutant]:
+    return [m for m in MUTANTS if m.exercise == exercise]
