@@ -169,7 +169,8 @@ def get_buffer_donors(tensors: Sequence[LazyTensor], coll: SyncTensorCollection,
     donors = {}
     for p, data in enumerate(parameters):
         k = output_of.get(getattr(data, "tensor_id", None))
-        if k is None or getattr(data, "read_only", False) or holders[id(data)] > 1:
+        # the updated tensor holds IR now: any holder of the buffer is another live tensor
+        if k is None or getattr(data, "read_only", False) or holders[id(data)] > 0:
             continue
         if tensors[coll.indices[k]]._xla.aval == data.aval:
             donors[p] = k

@@ -71,6 +71,20 @@ def test_buffers_are_donated_at_a_step_barrier_only(dev):
     assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0, 1.0]
 
 
+
+def test_a_buffer_another_live_tensor_holds_is_not_donated(dev):
+    w = torch.arange(4.0).to(dev)
+    kept = w.detach()  # a second tensor on the same buffer
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(kept.cpu().numpy(), [0.0, 1.0, 2.0, 3.0])  # still readable
+    del kept
+    w.mul_(2)  # now w alone holds its buffer: donated
+    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(w.cpu().numpy(), [0.0, 4.0, 8.0, 12.0])
+
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
     xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]
