@@ -29,6 +29,20 @@ def test_ops_build_ir_and_run_nothing_until_a_sync(dev):
     np.testing.assert_allclose(y.cpu().numpy(), [9.0, 27.0])
 
 
+
+def test_the_metrics_report_uses_torch_xla_names(dev):
+    w = torch.randn(3).to(dev)
+    w.mul_(2)
+    torch_xla.sync()
+    (w + 1).sum().item()
+    report = metrics.metrics_report()
+    for name in ("CompileTime", "ExecuteTime", "TransferToDeviceTime", "TransferFromDeviceTime",
+                 "InputOutputAliasCount", "UncachedCompile", "MarkStep", "ExecuteComputation",
+                 "aten::_local_scalar_dense"):
+        assert f"Metric: {name}" in report or f"Counter: {name}" in report, name
+    assert metrics.metric_data("CompileTime")[0] == 2
+    assert metrics.counter_value("MarkStep") == 1
+
 @pytest.mark.parametrize("read", ["item", "cpu", "print"])
 def test_a_read_cuts_a_graph_of_that_tensor_and_leaves_the_rest_pending(dev, read):
     x = torch.randn(4).to(dev)
@@ -84,6 +98,7 @@ def test_a_buffer_another_live_tensor_holds_is_not_donated(dev):
     coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
     assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
     np.testing.assert_array_equal(w.cpu().numpy(), [0.0, 4.0, 8.0, 12.0])
+
 
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
