@@ -2,12 +2,12 @@
 
 import pytest
 
-from stages.s10_lazy_tensors import graph_executor, metrics, torch_xla
+from stages.s10_lazy_tensors import dynamo_bridge, graph_executor, metrics, torch_xla
 
 
 @pytest.fixture(autouse=True)
 def fresh():
-    torch_xla.sync()  # nothing pending from an earlier test
+    dynamo_bridge.clear_pending_irs()  # nothing pending from an earlier test, nothing run
     graph_executor.clear_computation_cache()
     metrics.clear_all()
     torch_xla.eager_mode(False)
