@@ -15,7 +15,6 @@ from typing import Any
 from stages.s01_pytrees import PyTreeDef
 from stages.s02_tracing import core
 from stages.s02_tracing import partial_eval as pe
-from stages.s02_tracing.api_util import debug_info
 from stages.s03_partial_eval import dce_jaxpr
 from stages.s07_caches.api_util import result_paths
 
@@ -139,6 +138,5 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
 def lower(fun: Any, *args: Any, static_argnums: Sequence[int] = (), **kwargs: Any
           ) -> ir.Module:
     """Trace `fun` on example arguments (stage 2) and lower it: `jax.jit(fun).lower(*args)`."""
-    dbg = debug_info("jit", fun, args, kwargs, static_argnums)
-    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg, static_argnums)
+    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, None, static_argnums)
     return lower_jaxpr(closed, getattr(fun, "__name__", "fun"), out_tree=out_tree)
