@@ -2,12 +2,10 @@
 
 JAX: jax/_src/pjit.py. At the top level, a call of a jitted function asks, in order:
 
-1. the *signature* cache (JAX: the C++ `PjitFunctionCache`): the jit options, the treedef of
-   the arguments, each leaf's shape, dtype and weak type, the static arguments and the trace
-   context. A hit runs the executable it holds; nothing below is asked.
+1. the *signature* cache (JAX: the C++ `PjitFunctionCache`); its key and what a hit skips are
+   in `_signature_cache`'s description below: a hit runs the executable it holds.
 2. the *trace* cache (JAX: `_infer_params_cached` and `pe.trace_to_jaxpr`), weakly keyed on the
-   function: the trace context, the argument treedef with the static values in it, each leaf's
-   aval, the debug info. A miss runs the Python function on tracers: the only time a `print`
+   function (key below). A miss runs the Python function on tracers: the only time a `print`
    inside it fires.
 3. the *lowering* and 4. the *executable* caches (pxla.py), keyed on the very jaxpr and program
    objects, and under them 5. the persistent cache on disk (compiler.py).
@@ -40,14 +38,7 @@ from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
 
 from . import api_util, dispatch, explain, pxla, stages
-from .api_util import (
-    Static,
-    abstractify,
-    donation_vector,
-    fun_name,
-    fun_signature,
-    resolve_argnums,
-)
+from .api_util import Static, abstractify, donation_vector, fun_name, fun_signature, resolve_argnums
 from .sharding_impls import UNSPECIFIED
 from .util import CacheInfo, Stats, WeakrefCache, attribute_to
 

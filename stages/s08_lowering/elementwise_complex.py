@@ -1,10 +1,11 @@
-"""The elementwise rules whose complex case is a small program: sin, cos, max and min.
+"""The complex parts (real, imag, complex, conj), and the elementwise rules whose complex case
+is a small program: sin, cos, max and min.
 
 JAX: lax.py's `_sin_lowering` and `_cos_lowering` (`lower_fun` of `_sin_complex` and
 `_cos_complex`, which compute through real parts with expm1 to stay accurate near zero) and
 mlir.py's `_minmax_hlo` (complex numbers compare lexicographically, real part first). For real
-dtypes each is one op, as in elementwise.py. Stage 2 has no real/imag/complex primitives to
-trace these with, so they are emitted op by op, in the order JAX's traced programs emit them.
+dtypes each is one op, as in elementwise.py. The complex cases are emitted op by op, in the
+order JAX's traced programs emit them.
 """
 
 from __future__ import annotations
@@ -83,3 +84,21 @@ register_lowering(lax.sin_p, _sin_cos_lowering("sine"))
 register_lowering(lax.cos_p, _sin_cos_lowering("cosine"))
 register_lowering(lax.max_p, _minmax_lowering("maximum", "GT"))
 register_lowering(lax.min_p, _minmax_lowering("minimum", "LT"))
+
+
+def _conj_lowering(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
+    """conj x = complex(real x, -imag x); of a real x, complex(x, 0)."""
+    # JAX: lower_fun of lax._conj_impl
+    (aval_in,), (aval_out,) = ctx.avals_in, ctx.avals_out
+    complex_t = aval_to_ir_type(aval_out)
+    if aval_in.dtype.kind != "c":
+        return [hlo.complex(x, mlir.full_like_aval(0, aval_in), complex_t)]
+    real_t = aval_to_ir_type(aval_in.update(dtype=np.finfo(aval_in.dtype).dtype))
+    re = hlo.elementwise("real", x, result_type=real_t)
+    im = hlo.elementwise("negate", hlo.elementwise("imag", x, result_type=real_t))
+    return [hlo.complex(re, im, complex_t)]
+
+
+for _p, _op in ((lax.real_p, "real"), (lax.imag_p, "imag"), (lax.complex_p, "complex")):
+    register_lowering(_p, lambda ctx, *args, _op=_op, **params: nary_lower_hlo(_op, ctx, *args))
+register_lowering(lax.conj_p, _conj_lowering)

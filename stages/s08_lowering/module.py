@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from stages.s01_pytrees import PyTreeDef
-from stages.s02_tracing import core
+from stages.s02_tracing import api_util, core
 from stages.s02_tracing import partial_eval as pe
 from stages.s03_partial_eval import dce_jaxpr
 from stages.s07_caches.api_util import result_paths
@@ -138,5 +138,6 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
 def lower(fun: Any, *args: Any, static_argnums: Sequence[int] = (), **kwargs: Any
           ) -> ir.Module:
     """Trace `fun` on example arguments (stage 2) and lower it: `jax.jit(fun).lower(*args)`."""
-    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, None, static_argnums)
+    dbg = api_util.debug_info("jit", fun, args, kwargs, static_argnums)
+    closed, _, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg, static_argnums)
     return lower_jaxpr(closed, getattr(fun, "__name__", "fun"), out_tree=out_tree)

@@ -16,39 +16,15 @@ import stages.s02_tracing as s02
 
 from .conftest import COMPOSITIONS, CORPUS, jax_text, lower_ours, op_names
 
-SEED = ("grad seeds the output cotangent with `broadcast_in_dim 1.0` (stage 4's ones_like) "
-        "where JAX's jaxpr has the literal 1.0: one broadcast_in_dim more")
-WEAK_CONVERT = ("our scan transpose ends its body with the weak-typed convert_element_type "
-                "that JAX 0.10.2's _scan_transpose_fancy does not emit (stage 6 page); its "
-                "weak-typed ys then take their own @dynamic_update_index_in_dim")
-
 # name -> (ours minus JAX's, per op name; why)
 KNOWN_DIFFERENCES: dict[str, tuple[dict[str, int], str]] = {
     "jnp_where": ({"func.call": -1, "func.return": -1, "stablehlo.convert": -1},
                   "JAX's jnp.where is a jit, lowered as a call of a private @_where whose body "
                   "converts the weak 0.0; stage 2's where comes before jit (stage 7), so ours "
                   "is inline, and stage 2 folds that conversion while staging"),
-    "grad_scan_sum_weak_init": ({"func.return": 1, "stablehlo.broadcast_in_dim": 2,
-                                 "stablehlo.convert": 2, "stablehlo.dynamic_update_slice": 1},
-                                f"{SEED}; {WEAK_CONVERT}"),
-    "vmap_grad_scan_sum_weak_init": ({"func.return": 1, "stablehlo.broadcast_in_dim": 2,
-                                      "stablehlo.constant": 1, "stablehlo.convert": 2,
-                                      "stablehlo.dynamic_update_slice": 1},
-                                     f"{SEED} (batched: a constant too); {WEAK_CONVERT}"),
-    "grad_scan_pytree_carry": ({"stablehlo.add": 1, "stablehlo.broadcast_in_dim": 1,
-                                "stablehlo.constant": 1},
-                               "our scan partial eval keeps the carry read as a constant in "
-                               "the known scan (num_consts=1) and gives the linear scan a zero "
-                               "cotangent carry for it, which JAX forwards away"),
-    "vmap_grad_scan_pytree_carry": ({"stablehlo.add": 1, "stablehlo.broadcast_in_dim": 1,
-                                     "stablehlo.constant": 1},
-                                    "as grad_scan_pytree_carry, batched"),
-    "grad_scan_reverse": ({"stablehlo.broadcast_in_dim": 1}, SEED),
-    "vmap_grad_scan_reverse": ({"stablehlo.broadcast_in_dim": 1}, SEED),
-    "grad_cond_closure": ({"stablehlo.broadcast_in_dim": 1}, SEED),
-    "vmap_grad_cond_closure": ({"stablehlo.broadcast_in_dim": 1}, SEED),
-    "grad_scan_with_cond": ({"stablehlo.broadcast_in_dim": 1}, SEED),
-    "vmap_grad_scan_with_cond": ({"stablehlo.broadcast_in_dim": 1}, SEED),
+    "grad_scan_pytree_carry": ({}, "our scan partial eval keeps the carry read as a constant "
+                                   "of the known scan (num_consts=1), which JAX forwards away: "
+                                   "the same ops, the residuals in another order"),
     "grad_fori_static": ({}, "the transposed scan body computes its two cotangents in the "
                              "other order: the same ops, numbered differently"),
     "vmap_grad_fori_static": ({}, "as grad_fori_static, batched"),

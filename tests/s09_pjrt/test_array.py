@@ -12,6 +12,7 @@ import torch
 
 import stages.s07_caches as s07
 import stages.s09_pjrt as s09
+from stages.s02_tracing import array as s02_array
 from stages.s02_tracing import core
 from stages.s02_tracing import numpy as jnp
 from stages.s07_caches import util
@@ -134,4 +135,4 @@ def test_without_op_by_op_an_eager_op_runs_on_the_host_values():
     x = device_put(np.array([1.0, 2.0], np.float32))
     with core.set_current_trace(core.eval_trace):  # a bottom trace that does not dispatch
         y = x + 1.0
-    assert type(y) is np.ndarray and y.tolist() == [2.0, 3.0]
+    assert type(y) is s02_array.Array and y.tolist() == [2.0, 3.0]  # stage 2's, on the host
