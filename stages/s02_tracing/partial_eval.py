@@ -199,9 +199,8 @@ def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
         f, args = argnums_partial(f, dyn_argnums, args)
     args_flat, in_tree = tree_flatten((args, kwargs))
     flat_fun, out_tree = flatten_fun(f, in_tree)
-    names = debug_info.arg_names if debug_info is not None else None
-    names = names if names is not None else [f"args[{i}]" for i in range(len(args_flat))]
-    in_avals = [shaped_abstractify(fun, x, path) for x, path in zip(args_flat, names, strict=True)]
+    in_avals = [shaped_abstractify(fun, x, path)
+                for x, path in zip(args_flat, debug_info.arg_names, strict=True)]
     jaxpr, _, consts = trace_to_jaxpr_dynamic(flat_fun, in_avals)
     return ClosedJaxpr(jaxpr, consts), args_flat, out_tree()
 # --8<-- [end:trace_to_jaxpr]
