@@ -61,7 +61,7 @@ def test_eager_mode_reaches_the_same_loss(mlp_data, cpu_loss):
     torch_xla.eager_mode(True)
     _, loss = _lazy_mlp(mlp_data[:5])
     _, cpu5 = torch_models.train(torch_models.mlp(), mlp_data[:5])
-    assert loss == pytest.approx(float(cpu5), rel=1e-5)
+    assert loss == pytest.approx(float(cpu5.detach()), rel=1e-5)
     # one small graph per op: compiled in the first step, replayed after
     uncached, cached = (metrics.counter_value(n) for n in ("UncachedCompile", "CachedCompile"))
     assert 20 < uncached < 60 and cached > 4 * uncached
@@ -104,7 +104,7 @@ def test_a_cnn_and_a_transformer_block_match_eager_torch(kind, make):
     cpu_model, cpu_loss = torch_models.train(make(), data, lr=0.1)
     lazy_model, loss = torch_models.train(make(), data, torch_xla.device(), lr=0.1,
                                           sync=torch_xla.sync, on_ready=metrics.clear_all)
-    assert float(loss.detach().cpu()) == pytest.approx(float(cpu_loss), rel=1e-5)
+    assert float(loss.detach().cpu()) == pytest.approx(float(cpu_loss.detach()), rel=1e-5)
     for p, q in zip(lazy_model.parameters(), cpu_model.parameters(), strict=True):
         torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-6)
     assert metrics.counter_value("UncachedCompile") == 1
