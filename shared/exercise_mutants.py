@@ -262,6 +262,12 @@ MUTANTS: tuple[Mutant, ...] = (
        "_unravel_array_into_pytree(y, 0, x_leaf, j)",
        "_unravel_array_into_pytree(y, -1, x_leaf, j)"),
     _m("5.6", "an integer output is not refused", "_check_output_dtype_jacrev(leaf)", "pass"),
+    _m("5.7", "the vmap's own name is left for the primitive to reduce",
+       "0 if a == axis_data.name else a", "a"),
+    _m("5.7", "positional axes are not shifted past the batch axis",
+       "a + 1 if isinstance(a, int) else", "a if isinstance(a, int) else"),
+    _m("5.7", "a reduction over the vmap's own axis stays batched",
+       "(not_mapped if ours else 0)", "0"),
     # -- stage 6: control flow -----------------------------------------------------------------
     _m("6.1", "concrete bounds also run a while loop",
        "if _is_concrete(lower) and _is_concrete(upper):", "if False:"),

@@ -154,8 +154,20 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any,
     def add_leaves(x: Any, subtree: Any) -> None:
         result.extend([x] * tree_structure(subtree).num_leaves)
 
-    tree_map(add_leaves, prefix_tree, full_tree, is_leaf=is_leaf)
+    try:
+        tree_map(add_leaves, prefix_tree, full_tree, is_leaf=is_leaf)
+    except ValueError:
+        make_error, *_ = prefix_errors(prefix_tree, full_tree)
+        raise make_error("broadcast_prefix prefix_tree") from None
     return result
+
+
+def tree_broadcast(prefix_tree: Any, full_tree: Any,
+                   is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """`prefix_tree` grown to `full_tree`'s structure: each of its leaves copied to every leaf
+    of the subtree of `full_tree` under it."""
+    leaves = broadcast_prefix(prefix_tree, full_tree, is_leaf=is_leaf)
+    return tree_structure(full_tree).unflatten(leaves)
 
 
 # --8<-- [start:keystr]

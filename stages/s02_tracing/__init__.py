@@ -12,7 +12,10 @@ Beside it (read when a step needs it):
   api_util.py       flatten_fun and the other transformations every API function uses
   pretty_printer.py the jaxpr printer, in JAX's format
   dtypes.py         canonical dtypes, weak types, the promotion lattice
+  eval_shape.py     eval_shape and ShapeDtypeStruct: a function's output types, never run
+  flatten_util.py   ravel_pytree: a pytree of arrays as one flat vector
   errors.py         the errors a tracer raises when Python asks it for a value
+  axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
   config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators
@@ -23,7 +26,7 @@ linear_util.py, api_util.py, lax/, numpy/. Importing the stage imports `numpy`, 
 the tracer operators.
 """
 
-from . import core, lax, linear_util, numpy, partial_eval
+from . import core, flatten_util, lax, linear_util, numpy, partial_eval
 from .api import make_jaxpr
 from .array import Array
 from .core import Primitive, ShapedArray
@@ -34,6 +37,8 @@ from .errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from .eval_shape import ShapeDtypeStruct, eval_shape
+from .flatten_util import ravel_pytree
 from .jaxpr import ClosedJaxpr, Jaxpr, eval_jaxpr
 
 __all__ = [
@@ -42,6 +47,7 @@ __all__ = [
     "ConcretizationTypeError",
     "Jaxpr",
     "Primitive",
+    "ShapeDtypeStruct",
     "ShapedArray",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -49,9 +55,12 @@ __all__ = [
     "UnexpectedTracerError",
     "core",
     "eval_jaxpr",
+    "eval_shape",
+    "flatten_util",
     "lax",
     "linear_util",
     "make_jaxpr",
     "numpy",
     "partial_eval",
+    "ravel_pytree",
 ]

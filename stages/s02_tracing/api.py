@@ -12,6 +12,7 @@ from typing import Any
 
 from . import partial_eval as pe
 from .api_util import check_static_args_hashable, debug_info
+from .axis_env import extend_axis_env_nd
 from .jaxpr import ClosedJaxpr
 
 
@@ -30,12 +31,14 @@ def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: st
 
 
 # --8<-- [start:make_jaxpr]
-def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None
                ) -> Callable[..., ClosedJaxpr]:
     """A function that traces `fun` on example arguments and returns its ClosedJaxpr.
 
     Arguments may be pytrees; each leaf becomes one invar. Arguments in `static_argnums` are
-    not traced: they reach `fun` as the Python values they are.
+    not traced: they reach `fun` as the Python values they are. `axis_env`: (name, size)
+    pairs bound while tracing, for collectives over named axes (stage 5).
     """
 
     @functools.wraps(fun)
@@ -44,7 +47,9 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = ()
         check_static_args_hashable(args, static)
         dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
         # JAX reads the output treedef for make_jaxpr(..., return_shape=True), which ours lacks
-        closed_jaxpr, _args_flat, _out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg, static)
+        with extend_axis_env_nd(axis_env or ()):
+            closed_jaxpr, _args_flat, _out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg,
+                                                                    static)
         return closed_jaxpr
 
     make_jaxpr_f.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"

@@ -128,13 +128,18 @@ def optional_string_state(name: str, default: str | None, help: str) -> State:
 
 def trace_context() -> tuple[Any, ...]:
     """The values of the flags that change what tracing produces, in a fixed order."""
-    # JAX: config.trace_context(), also holding the mesh and other context managers' state
-    return tuple(s.value for s in config.states() if s.include_in_trace_context)
+    # JAX: config.trace_context(), also holding the mesh and other context managers' state;
+    # the named axes in scope are one of those (JAX: axis_env_state): a trace under
+    # vmap(axis_name='i') of size 2 folds axis_size('i') to 2 and must not serve size 3
+    from .axis_env import get_axis_env
+
+    flags = tuple(s.value for s in config.states() if s.include_in_trace_context)
+    return (*flags, get_axis_env().key())
 
 
 def trace_context_names() -> tuple[str, ...]:
     """The names of the flags in `trace_context()`, in the same order."""
-    return tuple(s.name for s in config.states() if s.include_in_trace_context)
+    return (*(s.name for s in config.states() if s.include_in_trace_context), "axis_env")
 
 
 # ------------------------------------------------------------------ the flags jit reads

@@ -10,13 +10,15 @@ Beside it:
   jvp_rules.py           defjvp and a jvp rule for every stage-2 primitive (read `_mul_jvp`)
   transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
+  gather_rules.py        the jvp and transpose rules of gather and the scatters
+  cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
   custom_calls.py        their two primitives, and one rule per trace type in two tables
   ad_checkpoint.py       checkpoint (remat2) and its rules; the remat policies
 
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
 ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
-complex_rules.py, custom_calls.py).
+complex_rules.py, gather_rules.py, custom_calls.py).
 """
 
 from . import (
@@ -24,8 +26,10 @@ from . import (
     ad_checkpoint,
     ad_util,
     complex_rules,
+    cumulative_rules,
     custom_calls,
     custom_derivatives,
+    gather_rules,
     jvp_rules,
     transpose_rules,
 )
@@ -42,9 +46,11 @@ __all__ = [
     "checkpoint_name",
     "complex_rules",
     "custom_calls",
+    "cumulative_rules",
     "custom_derivatives",
     "custom_jvp",
     "custom_vjp",
+    "gather_rules",
     "grad",
     "jvp",
     "jvp_rules",

@@ -60,6 +60,24 @@ class Zero:
 # --8<-- [end:zero]
 
 
+class SymbolicZero:
+    """What a custom rule defined with `symbolic_zeros=True` gets for a zero tangent: the
+    type, no data (JAX: ad_util.SymbolicZero). `.shape` and `.dtype` read the aval."""
+
+    def __init__(self, aval: ShapedArray):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    @staticmethod
+    def from_primal_value(val: Any) -> SymbolicZero:
+        return SymbolicZero(tangent_aval(core.get_aval(val)))
+
+
 def zeros_like_aval(aval: ShapedArray) -> Any:
     """An array of zeros of `aval`'s shape, dtype and weak type (staged when a trace is
     current). JAX: lax.zeros_like_shaped_array."""

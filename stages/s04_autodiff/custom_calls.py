@@ -31,7 +31,7 @@ from stages.s03_partial_eval import partial_eval as pe
 
 from . import ad
 from .ad import JVPTrace, instantiate_zeros, maybe_jvp_tracer
-from .ad_util import Zero, instantiate, tangent_aval
+from .ad_util import SymbolicZero, Zero, instantiate, tangent_aval
 
 # A rule is rule(trace, primitive, fun, *rules, tracers, **params) -> the outputs, where rules
 # are (jvp,) for custom_jvp_call and (fwd, bwd) for custom_vjp_call. Keyed by trace type.
@@ -212,9 +212,12 @@ def _jvp_custom_jvp_call(trace: JVPTrace, primitive: core.Primitive, fun: lu.Wra
         params = dict(subfuns=(fun, jvp), symbolic_zeros=symbolic_zeros)
         return primitive.bind_with_trace(trace.parent_trace, primals_in, params)
     with core.set_current_trace(trace.parent_trace):
-        tangents_in = [instantiate_zeros(t) for t in tangents_in]
+        # symbolic_zeros: the rule sees a zero as SymbolicZero, and may answer with one
+        tangents_in = [SymbolicZero(t.aval) if symbolic_zeros and type(t) is Zero else
+                       instantiate_zeros(t) for t in tangents_in]
         outs = jvp.call_wrapped(*primals_in, *tangents_in)
     primals_out, tangents_out = outs[: len(outs) // 2], outs[len(outs) // 2 :]
+    tangents_out = [Zero(t.aval) if isinstance(t, SymbolicZero) else t for t in tangents_out]
     return [maybe_jvp_tracer(trace, p, t)
             for p, t in zip(primals_out, tangents_out, strict=True)]
 

@@ -32,7 +32,7 @@ from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra
 
-from .ad_util import Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
+from .ad_util import SymbolicZero, Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
 from .custom_calls import (  # noqa: F401  (re-exported: JAX has them in custom_derivatives)
     custom_jvp_call_p,
     custom_jvp_call_rules,
@@ -122,6 +122,8 @@ def _check_rule_primals(jvp_name: str, primal_name: str, out_tree: PyTreeDef,
 
 
 def _tangent_type(x: Any) -> ShapedArray:
+    if isinstance(x, SymbolicZero):
+        return x.aval
     if getattr(x, "dtype", None) == float0:
         return ShapedArray(np.shape(x), float0)
     return core.get_aval(x)
@@ -248,10 +250,12 @@ class custom_jvp:
         self.symbolic_zeros = False
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
-        """jvp(primals, tangents) -> (primal_out, tangent_out), primals a tuple of arguments."""
-        if symbolic_zeros:
-            raise NotImplementedError("symbolic_zeros=True is not built in this course")
+        """jvp(primals, tangents) -> (primal_out, tangent_out), primals a tuple of arguments.
+
+        With symbolic_zeros, a tangent that is zero arrives as a `SymbolicZero` (no data), and
+        the rule may return one too: it can skip the work a zero would cost."""
         self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
         return jvp
 
     def defjvps(self, *jvps: Callable | None) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.axis_env import axis_frame
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
 from stages.s04_autodiff import ad_checkpoint, custom_calls
 from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p, stop_gradient_p
@@ -98,7 +99,7 @@ def batch_custom_jvp_subtrace(f: Callable, store: lu.Store, tag: TraceTag,
     with core.take_current_trace() as parent_trace:
         trace = BatchTrace(parent_trace, tag, axis_data)
         args = _wrap(trace, primals_and_tangents, [*in_dims, *in_dims])
-        with core.set_current_trace(trace):
+        with core.set_current_trace(trace), axis_frame(axis_data):
             outs = f(*args)
         vals, dims = _unzip_batch_info(trace, outs)
         n = len(vals) // 2

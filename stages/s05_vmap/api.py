@@ -1,8 +1,8 @@
 """vmap, and the Jacobians built from it: jacfwd (vmap of jvp), jacrev (vmap of vjp), hessian.
 
 JAX: jax/_src/api.py (`vmap`, `_mapped_axis_size`, `jacfwd`, `jacrev`, `hessian`) and
-jax/_src/api_util.py (`flatten_axes`). Ours has no `axis_name` (no collectives yet) and no
-`spmd_axis_name`. The error texts are JAX's.
+jax/_src/api_util.py (`flatten_axes`). `axis_name` names the mapped axis for the collectives of
+parallel.py; `spmd_axis_name` is recorded for stage 11's meshes. The error texts are JAX's.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
 
-from . import batching_rules  # noqa: F401  (registers the rules for stage 2's primitives)
+from . import batching_rules, gather_batching  # noqa: F401  (rules for stage 2's primitives)
 from .batching import AxisData, SpecMatchError, batch
 
 # ------------------------------------------------------------------------------ axis specs
@@ -164,14 +164,19 @@ _IN_AXES_MSG = ("vmap in_axes must be an int, None, or a tuple of entries corres
 
 # --8<-- [start:vmap]
 def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any = 0,
-         axis_size: int | None = None) -> Callable:
+         axis_name: Any = None, axis_size: int | None = None,
+         spmd_axis_name: Any = None) -> Callable:
     """`fun` mapped over an axis of its arguments: one call computes every example at once.
 
     in_axes: per positional argument (a pytree prefix of it), the axis to map, or None to pass
     the argument whole to every example; negative axes count from the end. out_axes: where the
     mapped axis goes in each output (None: the output must not depend on the mapped axis).
+    axis_name: a name for the mapped axis, so collectives (psum, ...) can reduce over it.
     axis_size: the size when no argument is mapped (or a check on it).
+    spmd_axis_name: the mesh axis (or axes) the mapped axis is sharded over (stage 11).
     """
+    if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
+        spmd_axis_name = (spmd_axis_name,)
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)  # JAX accepts a list here, as a tuple
     if not (in_axes is None or type(in_axes) in (int, tuple)):
@@ -198,9 +203,12 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
         size = _mapped_axis_size(fun, in_tree, args_flat, in_axes_flat, "vmap", axis_size)
         out_axes_thunk = lambda: flatten_axes("vmap out_axes", out_tree(), out_axes)
         try:
-            out_flat = batch(flat_fun, AxisData(None, size), in_axes_flat,
+            out_flat = batch(flat_fun, AxisData(axis_name, size, spmd_axis_name), in_axes_flat,
                              out_axes_thunk).call_wrapped(*args_flat)
         except SpecMatchError as e:
+            if axis_name is not None:
+                raise ValueError(f"vmap has mapped output (axis_name={axis_name}) but out_axes "
+                                 f"is {e.dst}") from None
             full = tree_unflatten(out_tree(), out_axes_thunk())
             paths = tree_flatten_with_path(full, is_leaf=lambda x: x is None)[0]
             raise ValueError(f"at vmap out_axes{keystr(paths[e.leaf_idx][0])}, got axis spec "

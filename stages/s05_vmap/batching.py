@@ -18,6 +18,7 @@ import numpy as np
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
+from stages.s02_tracing.axis_env import axis_frame
 from stages.s02_tracing.lax import broadcast_in_dim_p, expand_dims, reduce_sum, transpose
 from stages.s02_tracing.lax.utils import canonicalize_axis
 from stages.s04_autodiff.ad_util import float0
@@ -30,10 +31,11 @@ BatchDim = int | None
 
 @dataclass(frozen=True)
 class AxisData:
-    """The mapped axis: its size (JAX also keeps a name and mesh axes for collectives)."""
+    """The mapped axis: its name (None if unnamed), size, and the mesh axes it maps onto."""
 
     name: Any
     size: int
+    spmd_name: tuple | None = None  # JAX also keeps explicit mesh axes (stage 11's business)
 
 
 class TraceTag:
@@ -306,7 +308,7 @@ def _batch_inner(f: Callable, axis_data: AxisData, out_dim_dests: Any, tag: Trac
             x if d is not_mapped else BatchTracer(trace, x, canonicalize_axis(d, np.ndim(x)))
             for x, d in zip(in_vals, in_dims, strict=True)
         ]
-        with core.set_current_trace(trace):
+        with core.set_current_trace(trace), axis_frame(axis_data):
             outs = f(*in_tracers)
         dests = out_dim_dests() if callable(out_dim_dests) else out_dim_dests
         out_vals = []
@@ -332,7 +334,7 @@ def batch_subtrace(f: Callable, store: lu.Store, tag: TraceTag, axis_data: AxisD
         in_dims = in_dims() if callable(in_dims) else in_dims
         in_tracers = [x if d is not_mapped else BatchTracer(trace, x, d)
                       for x, d in zip(in_vals, in_dims, strict=True)]
-        with core.set_current_trace(trace):
+        with core.set_current_trace(trace), axis_frame(axis_data):
             outs = f(*in_tracers)
         out_vals, out_dims = [], []
         for out in outs:
@@ -375,7 +377,7 @@ def batch_jaxpr_axes(closed_jaxpr: core.ClosedJaxpr, axis_data: AxisData,
             trace = BatchTrace(parent_trace, TraceTag(), axis_data)
             tracers = [x if d is not_mapped else BatchTracer(trace, x, d)
                        for x, d in zip(args, in_dims, strict=True)]
-            with core.set_current_trace(trace):
+            with core.set_current_trace(trace), axis_frame(axis_data):
                 outs = core.eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *tracers)
             result = []
             with core.set_current_trace(parent_trace):

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core, lax
-from stages.s02_tracing.core import Primitive
 
 from . import _jax_compat
 from .batching import (
@@ -44,7 +43,8 @@ for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax
     defbroadcasting(_p)
 
 # reductions over `axes`
-for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.argmax_p, lax.argmin_p):
+for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.reduce_prod_p, lax.argmax_p,
+           lax.argmin_p):
     defreducer(_p)
 
 
@@ -231,11 +231,12 @@ def _iota_batch_rule(axis_data, vals, dims, **params):
     return lax.iota_p.bind(**params), not_mapped
 
 
-def _cumsum_batch_rule(axis_data, vals, dims, *, axis, reverse):
+def _cumred_batch_rule(prim, axis_data, vals, dims, *, axis, reverse):
+    # JAX: _cumred_batch_rule (cumsum, cumprod, cummax, cummin, cumlogsumexp)
     (operand,), (bdim,) = vals, dims
     if bdim is not_mapped:
-        return lax.cumsum(operand, axis, reverse), not_mapped
-    return lax.cumsum(operand, axis if axis < bdim else axis + 1, reverse), bdim
+        return prim.bind(operand, axis=axis, reverse=reverse), not_mapped
+    return prim.bind(operand, axis=axis if axis < bdim else axis + 1, reverse=reverse), bdim
 
 
 primitive_batchers[lax.broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
@@ -245,7 +246,9 @@ primitive_batchers[lax.squeeze_p] = _squeeze_batch_rule
 primitive_batchers[lax.concatenate_p] = _concatenate_batch_rule
 primitive_batchers[lax.pad_p] = _pad_batch_rule
 primitive_batchers[lax.iota_p] = _iota_batch_rule
-primitive_batchers[lax.cumsum_p] = _cumsum_batch_rule
+for _p in (lax.cumsum_p, lax.cumprod_p, lax.cummax_p, lax.cummin_p, lax.cumlogsumexp_p):
+    primitive_batchers[_p] = lambda axis_data, vals, dims, _p=_p, **params: \
+        _cumred_batch_rule(_p, axis_data, vals, dims, **params)
 
 
 # ------------------------------------------------------------------------------ slices
@@ -265,57 +268,4 @@ def _slice_batch_rule(axis_data, vals, dims, *, start_indices, limit_indices, st
     return lax.slice(operand, starts, limits, strides), bdim
 
 
-def _index_zero(indices: Sequence[Any]) -> np.ndarray:
-    # a start index for the batch axis, of the same integer dtype as the others
-    return np.zeros((), core.get_aval(indices[0]).dtype if indices else np.int32)
-
-
-def _unrolled(prim: Primitive, axis_data: AxisData, vals: Sequence[Any],
-              dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
-    """Bind `prim` once per example and stack the results: exact, but one equation each.
-
-    JAX turns a dynamic_slice/dynamic_update_slice with batched start indices into a single
-    gather/scatter; stage 2 has no gather primitive, so ours unrolls over the batch.
-    """
-    outs = []
-    for i in range(axis_data.size):
-        example = [x if d is not_mapped else lax.index_in_dim(x, i, d, keepdims=False)
-                   for x, d in zip(vals, dims, strict=True)]
-        outs.append(lax.expand_dims(prim.bind(*example, **params), (0,)))
-    return lax.concatenate(outs, 0), 0
-
-
-def _dynamic_slice_batch_rule(axis_data, vals, dims, *, slice_sizes):
-    operand, *indices = vals
-    operand_bdim, *index_dims = dims
-    if all(d is not_mapped for d in dims):
-        return lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=slice_sizes), not_mapped
-    if any(d is not not_mapped for d in index_dims):
-        return _unrolled(lax.dynamic_slice_p, axis_data, vals, dims, slice_sizes=slice_sizes)
-    # same window for every example: start at 0 on the batch axis and take all of it
-    indices = list(indices)
-    indices.insert(operand_bdim, _index_zero(indices))
-    sizes = list(slice_sizes)
-    sizes.insert(operand_bdim, np.shape(operand)[operand_bdim])
-    out = lax.dynamic_slice_p.bind(operand, *indices, slice_sizes=tuple(sizes))
-    return out, operand_bdim
-
-
-def _dynamic_update_slice_batch_rule(axis_data, vals, dims):
-    operand, update, *indices = vals
-    operand_bdim, update_bdim, *index_dims = dims
-    if all(d is not_mapped for d in dims):
-        return lax.dynamic_update_slice_p.bind(operand, update, *indices), not_mapped
-    if any(d is not not_mapped for d in index_dims):
-        return _unrolled(lax.dynamic_update_slice_p, axis_data, vals, dims)
-    # same window for every example: the batch axis first on both, written from index 0
-    size = axis_data.size
-    operand = bdim_at_front(operand, operand_bdim, size)
-    update = bdim_at_front(update, update_bdim, size)
-    out = lax.dynamic_update_slice_p.bind(operand, update, _index_zero(indices), *indices)
-    return out, 0
-
-
 primitive_batchers[lax.slice_p] = _slice_batch_rule
-primitive_batchers[lax.dynamic_slice_p] = _dynamic_slice_batch_rule
-primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batch_rule

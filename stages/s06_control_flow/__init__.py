@@ -10,6 +10,7 @@ Reading path (the lesson, in order):
 
 Beside it:
   while_rules.py  while_p and its rules: scan's ideas without a trip count
+  platforms.py    a branch per platform, chosen for the one we run on ("cpu")
   common.py       what the three share: body tracing, const hoisting, the carry check and
                   weak-type promotion, the fixed point, jaxpr surgery
   util.py         list helpers, type matching, pytree structure differences
@@ -20,10 +21,20 @@ registers the rules of cond, while and scan in the tables of stages 3-5. switch 
 (stage 2) and cond's batching rule uses stop_gradient (stage 4's ad_util).
 """
 
-from . import common, cond_rules, conditionals, loops, scan_rules, util, while_rules
+from . import (
+    common,
+    cond_rules,
+    conditionals,
+    loops,
+    platforms,
+    scan_rules,
+    util,
+    while_rules,
+)
 from .cond_rules import cond_p
 from .conditionals import cond, switch
 from .loops import fori_loop, map, scan, while_loop
+from .platforms import platform_dependent
 from .scan_rules import scan_p
 from .while_rules import while_p
 
@@ -36,6 +47,8 @@ __all__ = [
     "fori_loop",
     "loops",
     "map",
+    "platform_dependent",
+    "platforms",
     "scan",
     "scan_p",
     "scan_rules",

@@ -166,3 +166,4 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1: Callable, f
             f"{api_name} branches must have equal output types but they differ.\n\n"
             f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
             f"Revise {name1} and/or {name2} so that all output types match.")
+

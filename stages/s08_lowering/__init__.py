@@ -15,6 +15,8 @@ Beside it (read when a step needs it):
   elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
   structural.py     the rules of shapes, slices, pad, iota, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
+  slicing.py        the rules of gather and the scatters
+  cumulative.py     the rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   calls.py          jit (a call of a private function), custom_jvp/custom_vjp/checkpoint
                     (inline) and autodiff's own primitives
   attributes.py     how MLIR writes a constant's digits: kept apart, only a printer's quirk
@@ -33,6 +35,7 @@ from . import (
     backend,
     calls,
     conditionals,
+    cumulative,
     elementwise,
     elementwise_complex,
     hlo,
@@ -41,6 +44,7 @@ from . import (
     mlir,
     module,
     reductions,
+    slicing,
     structural,
 )
 from .backend import StableHloBackend, StableHloProgram, lower_to_stablehlo
@@ -64,6 +68,7 @@ __all__ = [
     "call_primitive_lowering",
     "calls",
     "conditionals",
+    "cumulative",
     "elementwise",
     "elementwise_complex",
     "hlo",
@@ -79,5 +84,6 @@ __all__ = [
     "platform_specific_lowerings",
     "reductions",
     "register_lowering",
+    "slicing",
     "structural",
 ]

@@ -42,6 +42,12 @@ def _op(name: str, operands: Sequence[Value], result_types: Sequence[str], asm, 
     return Operation(name, operands, result_types, asm, **kw)
 
 
+def generic_op(name: str, operands: Sequence[Value], result_types: Sequence[str], asm, **kw
+               ) -> Operation:
+    """An op built outside this module (gather, scatter, sort), printed by its own `asm`."""
+    return _op(name, operands, result_types, asm, **kw)
+
+
 # ------------------------------------------------------------------ constants and elementwise
 
 

@@ -22,23 +22,23 @@ from .elementwise_complex import minmax_hlo
 from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
 
 
-def _get_sum_identity(dtype: np.dtype) -> np.ndarray:
+def get_sum_identity(dtype: np.dtype) -> np.ndarray:
     return np.array(0, dtype)
 
 
-def _get_max_identity(dtype: np.dtype) -> np.ndarray:
+def get_max_identity(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
         return np.array(False)
     return np.array(-np.inf if dtype.kind in "fc" else np.iinfo(dtype).min, dtype)
 
 
-def _get_min_identity(dtype: np.dtype) -> np.ndarray:
+def get_min_identity(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
         return np.array(True)
     return np.array(np.inf if dtype.kind in "fc" else np.iinfo(dtype).max, dtype)
 
 
-def _scalar_type(aval: Any) -> str:
+def scalar_type(aval: Any) -> str:
     return aval_to_ir_type(aval.update(shape=()))
 
 
@@ -50,7 +50,7 @@ def unary_reduce_lower(reducer: Any, identity: Any, ctx: LoweringRuleContext, x:
     # JAX: lax._unary_reduce_lower (while's batched predicate uses it too)
     (aval_out,) = ctx.avals_out
     init = mlir.ir_constant(identity(aval_out.dtype))
-    op = hlo.reduce([x], [init], axes, [aval_to_ir_type(aval_out)], [_scalar_type(aval_out)])
+    op = hlo.reduce([x], [init], axes, [aval_to_ir_type(aval_out)], [scalar_type(aval_out)])
     with ir.InsertionPoint(op.regions[0].block):
         acc, elem = op.regions[0].block.arguments
         combine = reducer if callable(reducer) else partial(hlo.elementwise, reducer)
@@ -59,7 +59,7 @@ def unary_reduce_lower(reducer: Any, identity: Any, ctx: LoweringRuleContext, x:
 # --8<-- [end:unary_reduce]
 
 
-def _reduce_rule(reducer: str, identity: Any):
+def reduce_rule(reducer: str, identity: Any):
     def rule(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list[ir.Value]:
         scalar = ctx.avals_out[0].update(shape=())
         if reducer in ("maximum", "minimum") and scalar.dtype.kind == "c":
@@ -85,7 +85,7 @@ def _argminmax_lowering(direction: str, identity: Any):
         op = hlo.reduce([x, indices], inits, axes,
                         [aval_to_ir_type(aval_out.update(dtype=aval.dtype)),
                          aval_to_ir_type(aval_out)],
-                        [_scalar_type(aval), _scalar_type(index_aval)])
+                        [scalar_type(aval), scalar_type(index_aval)])
         with ir.InsertionPoint(op.regions[0].block):
             op_val, op_index, acc_val, acc_index = op.regions[0].block.arguments
             dt, idt = aval.dtype, index_aval.dtype
@@ -115,15 +115,15 @@ def _cumsum_lowering(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, revers
     window = [n if d == axis else 1 for d in range(aval.ndim)]
     scalar = aval.update(shape=())
     init = mlir.full_like_aval(0, scalar)  # JAX broadcasts the scalar to rank 0: a no-op
-    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, _scalar_type(aval))
+    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, scalar_type(aval))
     with ir.InsertionPoint(op.regions[0].block):
         hlo.return_([hlo.elementwise("add", *op.regions[0].block.arguments)])
     return [op.result]
 
 
-register_lowering(lax.reduce_sum_p, _reduce_rule("add", _get_sum_identity))
-register_lowering(lax.reduce_max_p, _reduce_rule("maximum", _get_max_identity))
-register_lowering(lax.reduce_min_p, _reduce_rule("minimum", _get_min_identity))
-register_lowering(lax.argmax_p, _argminmax_lowering("GT", _get_max_identity), inline=False)
-register_lowering(lax.argmin_p, _argminmax_lowering("LT", _get_min_identity), inline=False)
+register_lowering(lax.reduce_sum_p, reduce_rule("add", get_sum_identity))
+register_lowering(lax.reduce_max_p, reduce_rule("maximum", get_max_identity))
+register_lowering(lax.reduce_min_p, reduce_rule("minimum", get_min_identity))
+register_lowering(lax.argmax_p, _argminmax_lowering("GT", get_max_identity), inline=False)
+register_lowering(lax.argmin_p, _argminmax_lowering("LT", get_min_identity), inline=False)
 register_lowering(lax.cumsum_p, _cumsum_lowering, inline=False)

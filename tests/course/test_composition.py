@@ -35,13 +35,13 @@ OURS = SimpleNamespace(
     eval_jaxpr=s02.eval_jaxpr, grad=s04.grad, jvp=s04.jvp, vjp=s04.vjp, linearize=s04.linearize,
     custom_jvp=s04.custom_jvp, custom_vjp=s04.custom_vjp, checkpoint=s04.checkpoint,
     policies=s04_policies, vmap=s05.vmap, jacfwd=s05.jacfwd, jacrev=s05.jacrev,
-    hessian=s05.hessian, jit=s07.jit)
+    hessian=s05.hessian, jit=s07.jit, par=s05)
 THEIRS = SimpleNamespace(
     name="jax", lax=jax.lax, cf=jax.lax, jnp=jjnp, make_jaxpr=jax.make_jaxpr,
     eval_jaxpr=jax.core.eval_jaxpr, grad=jax.grad, jvp=jax.jvp, vjp=jax.vjp,
     linearize=jax.linearize, custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
     checkpoint=jax.checkpoint, policies=jax.checkpoint_policies, vmap=jax.vmap,
-    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian, jit=jax.jit)
+    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian, jit=jax.jit, par=jax.lax)
 
 # Every cell holds dots, sums or loops, so the reduction tolerance applies throughout. atol: the
 # values are O(1) (inputs in [-1, 1], |M| < 1), so after the few dozen float32 roundings of a
@@ -224,11 +224,45 @@ def checkpoint_scan(ns):
     return f
 
 
+IDX = np.array([2, 0, 2, 1], np.int32)  # repeated rows: their cotangents add up
+
+
+def gather_scatter(ns):
+    """Rows of a table picked by an index array (a gather) and a scatter-add into zeros."""
+    def f(w, x):
+        table = ns.jnp.stack([w, x, w * x])
+        y = ns.jnp.tanh(table[IDX]).sum(0)
+        z = ns.jnp.zeros(3, F32).at[np.array([0, 2, 0])].add(x * w)
+        return y + z * x
+    return f
+
+
+def collective(ns):
+    """A vmap with a named axis inside: psum, pmean and all_gather over it."""
+    def f(w, x):
+        rows = ns.jnp.stack([w * x, w + x, ns.jnp.tanh(w) * x])
+
+        def per_row(r):
+            return r * ns.par.psum(r, "k") - ns.par.pmean(r * r, "k") + \
+                ns.par.all_gather(r, "k")[0] * ns.par.axis_index("k")
+        return ns.vmap(per_row, axis_name="k")(rows).sum(0)
+    return f
+
+
+def assoc_scan(ns):
+    """Two parallel prefix scans: running sums, then running products of them."""
+    def f(w, x):
+        sums = ns.lax.associative_scan(ns.lax.add, ns.jnp.tanh(w * x))
+        return ns.lax.associative_scan(ns.lax.mul, sums * 0.5 + 1.0, reverse=True) * x
+    return f
+
+
 FUNCTIONS: dict[str, Callable[[SimpleNamespace], Callable]] = {
     "mlp": mlp, "cond": cond, "scan": scan, "fori": fori, "while": while_,
     "switch": switch, "scan_cond": scan_cond, "custom_jvp": custom_jvp,
     "custom_vjp": custom_vjp, "scan_custom_vjp": scan_custom_vjp, "checkpoint": checkpoint,
-    "checkpoint_scan": checkpoint_scan,
+    "checkpoint_scan": checkpoint_scan, "gather_scatter": gather_scatter,
+    "collective": collective, "assoc_scan": assoc_scan,
 }
 
 # ------------------------------------------------------------------ transform stacks

@@ -11,23 +11,47 @@ lax never promotes dtypes (numpy/ does, then calls lax).
   reductions.py   reduce_sum/max/min, argmax/argmin, cumsum
   lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
   slicing.py      slice, dynamic_slice, dynamic_update_slice, and `for row in tracer`
+  cumulative.py   cumprod/cummax/cummin/cumlogsumexp, reduce_prod, associative_scan
+  gather.py       gather, its dimension numbers and out-of-bounds modes
+  scatter.py      scatter, scatter_add/mul/min/max
+  sorting.py      sort (several operands, lexicographic keys, stable)
 """
 
-from . import bitwise, elementwise, lax, reductions, slicing, structural, utils
+from . import (
+    bitwise,
+    elementwise,
+    lax,
+    reductions,
+    slicing,
+    structural,
+    utils,
+)
+from . import cumulative as _cumulative_module
+from . import gather as _gather_module
+from . import scatter as _scatter_module
+from . import sorting as _sorting_module
 from .bitwise import *  # noqa: F403
+from .cumulative import *  # noqa: F403
 from .elementwise import *  # noqa: F403
+from .gather import *  # noqa: F403
 from .lax import *  # noqa: F403
 from .reductions import *  # noqa: F403
+from .scatter import *  # noqa: F403
 from .slicing import *  # noqa: F403
+from .sorting import *  # noqa: F403
 from .structural import *  # noqa: F403
 from .utils import *  # noqa: F403
 
 __all__ = [
     *bitwise.__all__,
+    *_cumulative_module.__all__,
     *elementwise.__all__,
+    *_gather_module.__all__,
     *lax.__all__,
     *reductions.__all__,
+    *_scatter_module.__all__,
     *slicing.__all__,
+    *_sorting_module.__all__,
     *structural.__all__,
     *utils.__all__,
 ]

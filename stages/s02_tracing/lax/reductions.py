@@ -20,7 +20,7 @@ __all__ = [
 ]
 
 
-def _reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
+def reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
     if len(axes) != len(set(axes)):
         raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
     if not all(0 <= a < operand.ndim for a in axes):
@@ -30,7 +30,7 @@ def _reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple
     return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
 
 
-def _number_dtype_rule(name: str):
+def number_dtype_rule(name: str):
     def rule(operand: core.ShapedArray, **params) -> np.dtype:
         if not np.issubdtype(operand.dtype, np.number):
             raise TypeError(
@@ -43,19 +43,19 @@ def _number_dtype_rule(name: str):
 
 
 reduce_sum_p = standard_primitive(
-    _reduce_op_shape_rule,
-    _number_dtype_rule("reduce_sum"),
+    reduce_op_shape_rule,
+    number_dtype_rule("reduce_sum"),
     "reduce_sum",
     lambda x, *, axes, out_sharding: np.sum(x, axis=axes, dtype=x.dtype),
 )
 reduce_max_p = standard_primitive(
-    _reduce_op_shape_rule,
+    reduce_op_shape_rule,
     lambda operand, *, axes: operand.dtype,
     "reduce_max",
     lambda x, *, axes: np.max(x, axis=axes) if x.size else _identity_fill(x, axes, "max"),
 )
 reduce_min_p = standard_primitive(
-    _reduce_op_shape_rule,
+    reduce_op_shape_rule,
     lambda operand, *, axes: operand.dtype,
     "reduce_min",
     lambda x, *, axes: np.min(x, axis=axes) if x.size else _identity_fill(x, axes, "min"),
@@ -138,7 +138,7 @@ def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
     return argmin_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
 
 
-def _cumred_shape_rule(x: core.ShapedArray, *, axis: int, reverse: bool) -> tuple:
+def cumred_shape_rule(x: core.ShapedArray, *, axis: int, reverse: bool) -> tuple:
     if axis < 0:
         raise ValueError("XLA operations do not allow negative axes")
     if axis >= x.ndim:
@@ -153,7 +153,7 @@ def _cumsum_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
 
 
 cumsum_p = standard_primitive(
-    _cumred_shape_rule, _number_dtype_rule("cumsum"), "cumsum", _cumsum_impl
+    cumred_shape_rule, number_dtype_rule("cumsum"), "cumsum", _cumsum_impl
 )
 
 

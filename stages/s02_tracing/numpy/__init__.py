@@ -9,12 +9,17 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   reductions.py     sum, mean, max, min, argmax, argmin, cumsum over numpy-style axes
   lax_numpy.py      creating arrays, dot and matmul, reshape, transpose, stack, ...
   array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
+  indexing.py       index arrays, masks and `x.at[...]` as gather/scatter; take, take_along_axis
+  einsum.py         einsum as a chain of dot_generals
 """
 
-from . import array_methods, lax_numpy, reductions, ufuncs, util  # noqa: F401  (array_methods installs)
+from . import array_methods, einsum, indexing, lax_numpy, reductions, ufuncs, util  # noqa: F401
+from .einsum import einsum  # noqa: F811
+from .indexing import take, take_along_axis
 from .lax_numpy import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 from .util import *  # noqa: F403
 
-__all__ = [*lax_numpy.__all__, *reductions.__all__, *ufuncs.__all__, *util.__all__]
+__all__ = [*lax_numpy.__all__, *reductions.__all__, *ufuncs.__all__, *util.__all__, "einsum",
+           "take", "take_along_axis"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import core, lax
 from ..array import Array
-from . import lax_numpy, reductions, ufuncs
+from . import indexing, lax_numpy, reductions, ufuncs
 
 # ------------------------------------------------------------------ indexing
 
@@ -26,12 +26,6 @@ _ARRAYS = (core.Tracer, Array, np.ndarray)  # index values held in arrays: dynam
 def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
     """The index as (kind, value) entries, one per consumed axis plus 'none' entries."""
     items = list(idx) if isinstance(idx, tuple) else [idx]
-    for item in items:
-        if isinstance(item, (list, bool)) or (isinstance(item, _ARRAYS) and np.ndim(item) != 0):
-            raise TypeError(
-                f"indexing with {type(item).__name__} (advanced indexing, a gather) is not "
-                "part of this stage; use int, slice, None and ... indices"
-            )
     consumed = [x for x in items if x is not None and x is not Ellipsis]
     if len(consumed) > ndim:
         raise IndexError(
@@ -50,7 +44,10 @@ def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
 
 # --8<-- [start:getitem]
 def _getitem(arr: Any, idx: Any) -> Any:
-    """arr[idx] for int, slice, None and ... indices; traced ints use dynamic_slice."""
+    """arr[idx] for int, slice, None and ... indices; traced ints use dynamic_slice; index
+    arrays and masks are a gather (indexing.py)."""
+    if indexing.is_advanced(idx):
+        return indexing.rewriting_take(arr, idx)
     entries = _expand_index(idx, np.ndim(arr))
     shape = np.shape(arr)
     starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
@@ -162,6 +159,7 @@ _methods = {
     "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
     "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
     "argmax": reductions.argmax, "argmin": reductions.argmin, "cumsum": reductions.cumsum,
+    "prod": reductions.prod, "cumprod": reductions.cumprod,
     "astype": lax_numpy.astype, "squeeze": lax_numpy.squeeze, "ravel": lax_numpy.ravel,
     "flatten": lax_numpy.ravel, "dot": lax_numpy.dot, "clip": ufuncs.clip,
     "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
@@ -186,7 +184,7 @@ _TRACER_OPERATORS = (
     "xor rxor lshift rlshift rshift rrshift getitem"
 ).split()
 _TRACER_METHODS = (
-    "reshape transpose sum mean max min prod argmax argmin cumsum astype squeeze ravel "
+    "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
     "flatten dot clip any all swapaxes"
 ).split()
 
@@ -214,6 +212,7 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
     for name in _TRACER_METHODS:
         setattr(tracer, name, _forward_to_aval(f"_{name}"))
     tracer.T = property(lambda self: _forward_to_aval("_T")(self))
+    tracer.at = property(indexing.IndexUpdateHelper)  # x.at[idx].set(v): a scatter
 
 
 _set_shaped_array_attributes(core.ShapedArray)

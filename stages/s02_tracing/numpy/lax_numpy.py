@@ -19,11 +19,11 @@ from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
-    "arange", "array", "asarray", "astype", "bool_", "complex64", "concatenate", "dot",
-    "expand_dims", "float16", "float32", "full", "full_like", "int8", "int16", "int32", "matmul",
+    "arange", "argsort", "array", "asarray", "astype", "bool_", "complex64", "concatenate", "dot",
+    "expand_dims", "float16", "float32", "full", "full_like", "int16", "int32", "int8", "matmul",
     "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape", "result_type", "shape",
-    "size", "squeeze", "stack", "swapaxes", "transpose", "uint8", "uint16", "uint32", "zeros",
-    "zeros_like",
+    "size", "sort", "squeeze", "stack", "swapaxes", "transpose", "uint16", "uint32", "uint8",
+    "zeros", "zeros_like",
 ]
 
 # dtype names, as jnp.float32 etc. (numpy's scalar types; jnp's are its own classes)
@@ -289,3 +289,28 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 def astype(x: Any, dtype: Any) -> Any:
     """x converted to `dtype` (no equation when it already is)."""
     return lax.convert_element_type(x, dtype)
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
+         stable: bool = True, descending: bool = False) -> Any:
+    """a sorted along `axis` (of the flattened array if None); NaNs last."""
+    check_arraylike("sort", a)
+    if descending:
+        raise NotImplementedError("sort(descending=True)")
+    if axis is None:
+        a, axis = ravel(a), 0
+    return lax.sort(asarray(a), dimension=int(axis), is_stable=stable)
+
+
+def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
+            stable: bool = True, descending: bool = False) -> Any:
+    """The indices that sort a along `axis`: an iota sorted along with the keys."""
+    check_arraylike("argsort", a)
+    if descending:
+        raise NotImplementedError("argsort(descending=True)")
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = canonicalize_axis(int(axis), np.ndim(a))
+    iota = lax.broadcasted_iota(np.int32, np.shape(a), axis)
+    return lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]

@@ -15,7 +15,8 @@ from .. import dtypes, lax
 from ..lax.utils import canonicalize_axis
 from .util import check_arraylike, promote_dtypes_numeric
 
-__all__ = ["amax", "amin", "argmax", "argmin", "cumsum", "max", "mean", "min", "sum"]
+__all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "max", "mean", "min",
+           "prod", "sum"]
 
 
 def _ravel(a: Any) -> Any:
@@ -56,8 +57,19 @@ def _no_out(name: str, out: Any) -> None:
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         keepdims: bool = False) -> Any:
     """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32."""
-    _no_out("sum", out)
-    check_arraylike("sum", a)
+    return _sum_like("sum", lax.reduce_sum, a, axis, dtype, out, keepdims)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
+         keepdims: bool = False) -> Any:
+    """Product over `axis` (all axes by default), accumulated as sum is."""
+    return _sum_like("prod", lax.reduce_prod, a, axis, dtype, out, keepdims)
+
+
+def _sum_like(name: str, lax_reduce: Any, a: Any, axis: Any, dtype: Any, out: None,
+              keepdims: bool) -> Any:
+    _no_out(name, out)
+    check_arraylike(name, a)
     (a,) = promote_dtypes_numeric(a)  # True + True is 2
     axes = _reduction_axes(a, axis)
     if dtype is None:
@@ -66,7 +78,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         result_dtype = dtypes.canonicalize_dtype(dtype)
     computation_dtype = _upcast_f16(result_dtype)
     a = lax.convert_element_type(a, computation_dtype)
-    result = lax.reduce_sum(a, axes)
+    result = lax_reduce(a, axes)
     if keepdims:
         result = lax.expand_dims(result, axes)
     return lax.convert_element_type(result, result_dtype)
@@ -140,8 +152,17 @@ argmin = _arg_chooser("argmin", lax.argmin)
 
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Running sum along `axis` (of the flattened array if None)."""
-    _no_out("cumsum", out)
-    check_arraylike("cumsum", a)
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype, out)
+
+
+def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+    """Running product along `axis` (of the flattened array if None)."""
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype, out)
+
+
+def _cumulative(name: str, lax_fn: Any, a: Any, axis: Any, dtype: Any, out: None) -> Any:
+    _no_out(name, out)
+    check_arraylike(name, a)
     if axis is None or np.ndim(a) == 0:
         a = _ravel(a)
         axis = 0
@@ -149,4 +170,4 @@ def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None)
     result_dtype = dtypes.dtype(a) if dtype is None else dtypes.canonicalize_dtype(dtype)
     if result_dtype == np.bool_:
         result_dtype = np.dtype("int32")  # unlike sum, cumsum keeps narrow ints narrow
-    return lax.cumsum(lax.convert_element_type(a, result_dtype), axis)
+    return lax_fn(lax.convert_element_type(a, result_dtype), axis)

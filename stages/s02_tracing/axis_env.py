@@ -1,0 +1,81 @@
+"""The axis environment: which named axes are bound here, and their sizes.
+
+JAX: `core.AxisEnv`, `core.extend_axis_env_nd`, `core.get_axis_env` in jax/_src/core.py. A vmap
+with `axis_name='i'` binds 'i' while its function runs (stage 5; shard_map binds its mesh axes in
+stage 11), and so does `make_jaxpr(f, axis_env=[('i', 4)])`; a collective over a name nothing
+bound fails with JAX's NameError. Stage 2 only keeps the record; the collectives are stage 5's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class AxisEnv:
+    """Named axes in scope, innermost last; spmd_axis_names are the mesh axes vmaps named."""
+
+    axis_sizes: dict = field(default_factory=dict)
+    spmd_axis_names: frozenset = frozenset()
+
+    def axis_size(self, axis_name: Hashable) -> int:
+        if axis_name not in self.axis_sizes:
+            raise NameError(f"unbound axis name: {axis_name}")
+        return self.axis_sizes[axis_name]
+
+    def axis_exists(self, axis_name: Hashable) -> bool:
+        return axis_name in self.axis_sizes
+
+    def axis_names(self) -> tuple:
+        return tuple(self.axis_sizes)
+
+    def key(self) -> tuple:
+        """A hashable snapshot, for caches whose traces depend on it (jit's)."""
+        return tuple(self.axis_sizes.items()), self.spmd_axis_names
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.env = AxisEnv()
+
+
+_state = _State()
+
+
+def get_axis_env() -> AxisEnv:
+    return _state.env
+
+
+@contextlib.contextmanager
+def _replaced(env: AxisEnv) -> Iterator[None]:
+    prev, _state.env = _state.env, env
+    try:
+        yield
+    finally:
+        _state.env = prev
+
+
+def extend_axis_env_nd(name_size_pairs: Iterable[tuple[Hashable, int]]
+                       ) -> contextlib.AbstractContextManager:
+    """Bind each (name, size) while the block runs; a None name (an unnamed vmap) binds nothing."""
+    sizes = dict(_state.env.axis_sizes)
+    sizes.update((name, size) for name, size in name_size_pairs if name is not None)
+    return _replaced(AxisEnv(sizes, _state.env.spmd_axis_names))
+
+
+def add_spmd_axis_names(names: Iterable[Hashable] | None) -> contextlib.AbstractContextManager:
+    """Record the mesh axes a vmap's `spmd_axis_name` maps onto while the block runs."""
+    env = _state.env
+    return _replaced(AxisEnv(env.axis_sizes, env.spmd_axis_names | frozenset(names or ())))
+
+
+@contextlib.contextmanager
+def axis_frame(axis_data: object) -> Iterator[None]:
+    """Bind a vmap's axis (its AxisData: name, size, spmd_name) while the block runs."""
+    # JAX: `with extend_axis_env_nd([(name, size)]), add_spmd_axis_names(spmd_name)`
+    with extend_axis_env_nd([(axis_data.name, axis_data.size)]), \
+            add_spmd_axis_names(axis_data.spmd_name):
+        yield

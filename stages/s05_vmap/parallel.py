@@ -1,0 +1,311 @@
+"""Collectives over named axes: psum, pmean, pmax, pmin, all_gather, psum_scatter, all_to_all,
+ppermute, axis_index, axis_size.
+
+JAX: jax/_src/lax/parallel.py. A collective names an axis ('i') that some map bound: a vmap with
+`axis_name='i'` here, shard_map's mesh axes later (stage 11 registers its own rules for these
+same primitives). Under vmap the named axis IS the batch axis, so the batching rule turns the
+collective into ordinary array code: psum over 'i' is a reduce_sum over the batch axis. Axes may
+also be positional (ints), which the primitives reduce like reduce_sum. The rules (batching, jvp,
+transpose) are in parallel_rules.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s01_pytrees import tree_map
+from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing.axis_env import get_axis_env
+from stages.s02_tracing.lax.utils import canonicalize_axis, const
+
+AxisName = Hashable
+
+__all__ = ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index",
+           "axis_index_p", "axis_size", "pmax", "pmax_p", "pmean", "pmin", "pmin_p",
+           "ppermute", "ppermute_p", "psum", "psum_p", "psum_scatter", "reduce_scatter_p"]
+
+
+def as_tuple(axis_name: Any) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _check_axis_names(axes: Sequence[Any], api_name: str) -> None:
+    """Every named (non-int) axis must be bound by an enclosing map: JAX's NameError if not."""
+    env = get_axis_env()
+    for name in axes:
+        if not isinstance(name, int) and not env.axis_exists(name):
+            raise NameError(f"Found an unbound axis name: {name}. To fix this, please call "
+                            f"{api_name} under `jax.shard_map`.")
+
+
+def _no_axis_index_groups(axis_index_groups: Any) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups is not supported here (JAX supports it "
+                                  "only under pmap)")
+
+
+# --------------------------------------------------------------------- the API (traceables)
+
+
+# --8<-- [start:psum]
+def psum(x: Any, axis_name: AxisName | Sequence[AxisName], *,
+         axis_index_groups: Any = None) -> Any:
+    """The sum of x over every index of the named axis (or axes); the same result everywhere."""
+    _no_axis_index_groups(axis_index_groups)
+    axes = as_tuple(axis_name)
+    if not axes:
+        return x
+
+    def bind(leaf: Any) -> Any:
+        if dtypes.dtype(leaf) == np.bool_:
+            leaf = lax.convert_element_type(leaf, np.int32)
+        if not isinstance(leaf, core.Tracer):
+            # a value no map varies (a constant): the sum over n copies is n times it
+            named = [a for a in axes if not isinstance(a, int)]
+            pos = [canonicalize_axis(a, np.ndim(leaf)) for a in axes if isinstance(a, int)]
+            size = math.prod(get_axis_env().axis_size(name) for name in named)
+            return const(leaf, size) * (lax.reduce_sum(leaf, pos) if pos else leaf)
+        return psum_p.bind(leaf, axes=axes, axis_index_groups=None)
+    return tree_map(bind, x)
+# --8<-- [end:psum]
+
+
+def pmean(x: Any, axis_name: AxisName | Sequence[AxisName], *,
+          axis_index_groups: Any = None) -> Any:
+    """The mean over the named axis: psum divided by the axis size."""
+    x = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    n = axis_size(axis_name)
+    return tree_map(lambda v: v / n, x)
+
+
+def _reducer(prim: core.Primitive):
+    def reduce(x: Any, axis_name: AxisName | Sequence[AxisName], *,
+               axis_index_groups: Any = None) -> Any:
+        _no_axis_index_groups(axis_index_groups)
+        axes = as_tuple(axis_name)
+        return tree_map(lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=None), x)
+    return reduce
+
+
+def axis_index(axis_name: AxisName | Sequence[AxisName]) -> Any:
+    """Which index of the named axis this is (0 .. size-1); for several names, row-major."""
+    if not isinstance(axis_name, (tuple, list)):
+        return axis_index_p.bind(axis_name=axis_name)
+    index, inner = lax.full((), 0, np.int32), 1
+    for name in reversed(axis_name):
+        index = index + axis_index(name) * inner
+        inner *= axis_size(name)
+    return index
+
+
+def axis_size(axis_name: AxisName | Sequence[AxisName]) -> int:
+    """The size of the named axis (a Python int: psum of 1, folded)."""
+    return psum(1, axis_name)
+
+
+def all_gather(x: Any, axis_name: AxisName | Sequence[AxisName], *,
+               axis_index_groups: Any = None, axis: int = 0, tiled: bool = False) -> Any:
+    """Every index's x, stacked along a new axis `axis` (concatenated there if `tiled`)."""
+    _no_axis_index_groups(axis_index_groups)
+    axis_name = as_tuple(axis_name)
+    if not axis_name:
+        return x
+    size = axis_size(axis_name)
+
+    def bind(leaf: Any) -> Any:
+        dim = canonicalize_axis(axis, np.ndim(leaf) if tiled else np.ndim(leaf) + 1)
+        return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
+                                 axis_index_groups=None, axis_size=size, tiled=tiled)
+    return tree_map(bind, x)
+
+
+def psum_scatter(x: Any, axis_name: AxisName | Sequence[AxisName], *,
+                 scatter_dimension: int = 0, axis_index_groups: Any = None,
+                 tiled: bool = False) -> Any:
+    """psum, of which index k keeps only slice k along `scatter_dimension`."""
+    _no_axis_index_groups(axis_index_groups)
+    axis_name = as_tuple(axis_name)
+    if not axis_name:
+        return x
+    size = axis_size(axis_name)
+    return tree_map(lambda leaf: reduce_scatter_p.bind(
+        leaf, axis_name=axis_name, scatter_dimension=scatter_dimension,
+        axis_index_groups=None, axis_size=size, tiled=tiled), x)
+
+
+def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Split x's `split_axis` across the named axis, gathering the named axis at `concat_axis`."""
+    _no_axis_index_groups(axis_index_groups)
+
+    def bind(x: Any, split_axis: int = split_axis, concat_axis: int = concat_axis) -> Any:
+        group_size = axis_size(axis_name)
+        if tiled:
+            if np.shape(x)[split_axis] % group_size != 0:
+                raise ValueError(f"The size of all_to_all split_axis ({np.shape(x)[split_axis]}) "
+                                 "has to be divisible by the size of the named axis "
+                                 f"{axis_name} ({group_size})")
+        else:
+            if group_size != np.shape(x)[split_axis]:
+                raise ValueError("all_to_all requires the size of the mapped axis axis_name to "
+                                 "equal x.shape[split_axis], but they are "
+                                 f"{group_size} and {np.shape(x)[split_axis]} respectively.")
+            # the primitive keeps the rank: a size-1 axis receives the gathered one
+            if split_axis < concat_axis:
+                concat_axis += 1
+                x = lax.expand_dims(x, (concat_axis,))
+            elif concat_axis < split_axis:
+                x = lax.expand_dims(x, (concat_axis,))
+                split_axis += 1
+        out = all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
+                                axis_name=axis_name, axis_index_groups=None, tiled=tiled)
+        if not tiled and split_axis != concat_axis:
+            out = lax.squeeze(out, (split_axis,))
+        return out
+    return tree_map(bind, x)
+
+
+def ppermute(x: Any, axis_name: AxisName | Sequence[AxisName],
+             perm: Sequence[tuple[int, int]]) -> Any:
+    """Send index src's x to index dst for each (src, dst) in perm; an index nobody sends to
+    gets zeros."""
+    axis_name = as_tuple(axis_name)
+    perm = tuple(tuple(p) for p in perm)
+    return tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=axis_name, perm=perm), x)
+
+
+# --------------------------------------------------------------------- the primitives
+
+
+def _reduce_positional(reducer: Any, x: Any, axes: Sequence[Any]) -> Any:
+    pos = tuple(a for a in axes if isinstance(a, int))
+    return reducer(x, axis=pos) if pos else x
+
+
+def _allreduce_abstract_eval(api_name: str, aval: core.ShapedArray, *, axes: tuple,
+                             axis_index_groups: Any) -> core.ShapedArray:
+    _check_axis_names(axes, api_name)
+    pos = {a for a in axes if isinstance(a, int)}
+    return aval.update(shape=tuple(d for i, d in enumerate(aval.shape) if i not in pos))
+
+
+def _allreduce_impl(reducer: Any, api_name: str, x: np.ndarray, *, axes: tuple,
+                    axis_index_groups: Any) -> np.ndarray:
+    # only positional axes can be reduced with nothing mapped; a bound name has a map to do it
+    _check_axis_names(axes, api_name)
+    if not all(isinstance(a, int) for a in axes):
+        raise NotImplementedError("a collective over a named axis runs only under the map "
+                                  "that binds the name")
+    return np.asarray(_reduce_positional(reducer, x, axes))
+
+
+def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
+    prim = core.Primitive(name)
+    # JAX checks pmax/pmin names in psum's words: its abstract eval is psum's
+    prim.def_impl(lambda x, **p: _allreduce_impl(reducer, "psum", x, **p))
+    prim.def_abstract_eval(lambda aval, **p: _allreduce_abstract_eval("psum", aval, **p))
+    return prim
+
+
+psum_p = _allreduce_primitive("psum", np.sum)
+pmax_p = _allreduce_primitive("pmax", np.max)
+pmin_p = _allreduce_primitive("pmin", np.min)
+pmax = _reducer(pmax_p)
+pmax.__name__, pmax.__doc__ = "pmax", "The maximum of x over every index of the named axis."
+pmin = _reducer(pmin_p)
+pmin.__name__, pmin.__doc__ = "pmin", "The minimum of x over every index of the named axis."
+
+
+def _unmapped_only(api_name: str):
+    """An impl for collectives that only a map can run: check the names, else refuse."""
+    def impl(*args: Any, axis_name: Any, **params: Any) -> Any:
+        _check_axis_names(as_tuple(axis_name), api_name)
+        raise NotImplementedError(f"Evaluation rule for '{api_name}' not implemented")
+    return impl
+
+
+def _ppermute_abstract_eval(aval: core.ShapedArray, *, axis_name: tuple, perm: tuple
+                            ) -> core.ShapedArray:
+    _check_axis_names(axis_name, "ppermute")
+    return aval
+
+
+ppermute_p = core.Primitive("ppermute")
+ppermute_p.def_abstract_eval(_ppermute_abstract_eval)  # JAX: no impl at all
+
+
+def _all_gather_abstract_eval(aval: core.ShapedArray, *, all_gather_dimension: int,
+                              axis_name: tuple, axis_index_groups: Any, axis_size: int,
+                              tiled: bool) -> core.ShapedArray:
+    _check_axis_names(axis_name, "all_gather")
+    shape = list(aval.shape)
+    if tiled:
+        shape[all_gather_dimension] *= axis_size
+    else:
+        shape.insert(all_gather_dimension, axis_size)
+    return aval.update(shape=tuple(shape))
+
+
+all_gather_p = core.Primitive("all_gather")
+all_gather_p.def_impl(_unmapped_only("all_gather"))
+all_gather_p.def_abstract_eval(_all_gather_abstract_eval)
+
+
+def _reduce_scatter_abstract_eval(aval: core.ShapedArray, *, axis_name: tuple,
+                                  scatter_dimension: int, axis_index_groups: Any,
+                                  axis_size: int, tiled: bool) -> core.ShapedArray:
+    _check_axis_names(axis_name, "reduce_scatter")
+    shape = list(aval.shape)
+    size = shape[scatter_dimension]
+    if tiled:
+        if size % axis_size != 0:
+            raise ValueError(f"tiled reduce_scatter operand scatter dimension size {size} must "
+                             f"be divisible by shard_count {axis_size}")
+        shape[scatter_dimension] = size // axis_size
+    else:
+        if size != axis_size:
+            raise ValueError(f"reduce_scatter operand scatter dimension size {size} must match "
+                             f"shard count {axis_size}")
+        del shape[scatter_dimension]
+    return aval.update(shape=tuple(shape))
+
+
+reduce_scatter_p = core.Primitive("reduce_scatter")
+reduce_scatter_p.def_impl(_unmapped_only("reduce_scatter"))
+reduce_scatter_p.def_abstract_eval(_reduce_scatter_abstract_eval)
+
+
+def _all_to_all_abstract_eval(aval: core.ShapedArray, *, axis_name: Any, split_axis: int,
+                              concat_axis: int, axis_index_groups: Any, tiled: bool
+                              ) -> core.ShapedArray:
+    names = as_tuple(axis_name)
+    _check_axis_names(names, "all_to_all")
+    size = math.prod(get_axis_env().axis_size(n) for n in names)
+    shape = list(aval.shape)
+    shape[split_axis] //= size
+    shape[concat_axis] *= size
+    return aval.update(shape=tuple(shape), weak_type=False)
+
+
+def _all_to_all_impl(*args: Any, **params: Any) -> Any:
+    raise RuntimeError("all_to_all must be used within a mapped context like vmap or "
+                       "shard_map.")
+
+
+all_to_all_p = core.Primitive("all_to_all")
+all_to_all_p.def_impl(_all_to_all_impl)
+all_to_all_p.def_abstract_eval(_all_to_all_abstract_eval)
+
+
+def _axis_index_abstract_eval(*, axis_name: Any) -> core.ShapedArray:
+    _check_axis_names(as_tuple(axis_name), "axis_index")
+    return core.ShapedArray((), np.dtype(np.int32))
+
+
+axis_index_p = core.Primitive("axis_index")
+axis_index_p.def_impl(_unmapped_only("axis_index"))
+axis_index_p.def_abstract_eval(_axis_index_abstract_eval)

@@ -1,0 +1,125 @@
+"""The running reductions, reduce_prod and associative_scan against jax.lax: values, printed
+jaxprs, and their rules (jvp, grad, vmap); lowered by stage 8 and run by jaxlib."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import jax
+import numpy as np
+import pytest
+
+import stages.s02_tracing as s02
+import stages.s04_autodiff as s04
+import stages.s05_vmap as s05
+import stages.s08_lowering as s08
+from shared.testing import RTOL_REDUCTION, assert_same_typed_values
+from shared.xla_runner import run_text
+
+OURS = SimpleNamespace(lax=s02.lax, jnp=s02.numpy, make_jaxpr=s02.make_jaxpr, jvp=s04.jvp,
+                       grad=s04.grad, vmap=s05.vmap)
+THEIRS = SimpleNamespace(lax=jax.lax, jnp=jax.numpy, make_jaxpr=jax.make_jaxpr, jvp=jax.jvp,
+                         grad=jax.grad, vmap=jax.vmap)
+
+_rng = np.random.default_rng(24)
+X = _rng.uniform(0.5, 1.5, (4, 7)).astype(np.float32) * np.sign(_rng.standard_normal((4, 7))) \
+    .astype(np.float32)
+T = _rng.standard_normal((4, 7)).astype(np.float32)
+XB = np.stack([X, T, X * T], axis=2)  # three examples, batched along the last axis
+
+CASES = {
+    "cumsum_reverse": lambda ns: lambda x: ns.lax.cumsum(x, 1, reverse=True),
+    "cumprod": lambda ns: lambda x: ns.lax.cumprod(x, 1),
+    "cumprod_reverse": lambda ns: lambda x: ns.lax.cumprod(x, 0, reverse=True),
+    "cummax": lambda ns: lambda x: ns.lax.cummax(x, 1),
+    "cummin_reverse": lambda ns: lambda x: ns.lax.cummin(x, 1, reverse=True),
+    "cumlogsumexp": lambda ns: lambda x: ns.lax.cumlogsumexp(x, 1),
+    "reduce_prod": lambda ns: lambda x: ns.lax.reduce_prod(x, (1,)),
+    "reduce_prod_all": lambda ns: lambda x: ns.lax.reduce_prod(x, (0, 1)),
+    "scan_add": lambda ns: lambda x: ns.lax.associative_scan(ns.lax.add, x, axis=1),
+    "scan_max_reverse": lambda ns: lambda x: ns.lax.associative_scan(ns.lax.max, x,
+                                                                     reverse=True),
+    "scan_pytree": lambda ns: lambda x: ns.lax.associative_scan(
+        lambda a, b: (a[0] * b[0], a[1] * b[0] + b[1]), (x, 2 * x), axis=1),
+    "scan_odd_length": lambda ns: lambda x: ns.lax.associative_scan(ns.lax.mul, x[:, :5],
+                                                                    axis=1),
+    "jnp_prod": lambda ns: lambda x: ns.jnp.prod(x, axis=1),
+    "jnp_cumprod": lambda ns: lambda x: ns.jnp.cumprod(x, axis=-1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_values_match_jax(case):
+    assert_same_typed_values(CASES[case](OURS)(X), CASES[case](THEIRS)(X), rtol=RTOL_REDUCTION)
+
+
+@pytest.mark.parametrize("case", ["cumprod", "cummax", "cumlogsumexp", "reduce_prod"])
+def test_jaxpr_prints_as_jax(case):
+    assert str(OURS.make_jaxpr(CASES[case](OURS))(X)) == \
+        str(THEIRS.make_jaxpr(CASES[case](THEIRS))(X))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_jvp_matches_jax(case):
+    def run(ns):
+        return ns.jvp(CASES[case](ns), (X,), (T,))
+    assert_same_typed_values(run(OURS), run(THEIRS), rtol=RTOL_REDUCTION, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_vmap_of_grad_matches_jax(case):
+    def run(ns):
+        f = CASES[case](ns)
+
+        def loss(x):
+            return sum((y * y).sum() for y in jax.tree_util.tree_leaves(f(x)))
+        return ns.vmap(ns.grad(loss), in_axes=2, out_axes=1)(XB)
+    assert_same_typed_values(run(OURS), run(THEIRS), rtol=RTOL_REDUCTION, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["cumprod", "cummax", "cummin_reverse", "cumlogsumexp",
+                                  "reduce_prod"])
+def test_lowered_module_runs_to_jaxs_values(case):
+    text = s08.lower_jaxpr(OURS.make_jaxpr(CASES[case](OURS))(X), "f").as_text()
+    np.testing.assert_allclose(run_text(text, [X])[0], jax.jit(CASES[case](THEIRS))(X),
+                               rtol=RTOL_REDUCTION)
+
+
+S = np.array([[3.0, np.nan, -0.0, 0.0, 1.0, -2.0, 1.0], [2.0, 2.0, 1.0, -1.0, 0.5, 7.0, 3.0]],
+             np.float32)
+SORTS = {
+    "jnp_sort": lambda ns: lambda x: ns.jnp.sort(x),
+    "jnp_sort_axis0": lambda ns: lambda x: ns.jnp.sort(x, axis=0),
+    "jnp_argsort": lambda ns: lambda x: ns.jnp.argsort(x),
+    "jnp_argsort_flat": lambda ns: lambda x: ns.jnp.argsort(x, axis=None),
+    "lax_sort_two_keys": lambda ns: lambda x: ns.lax.sort((x[0], x[1], x[0] * 2), num_keys=2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SORTS))
+def test_sort_values_match_jax(case):
+    assert_same_typed_values(SORTS[case](OURS)(S), SORTS[case](THEIRS)(S))
+
+
+def test_sort_jaxpr_prints_as_jax():
+    def f(ns):
+        return lambda x: ns.lax.sort((x, x * 2), num_keys=1)
+    assert str(OURS.make_jaxpr(f(OURS))(X)) == str(THEIRS.make_jaxpr(f(THEIRS))(X))
+
+
+@pytest.mark.parametrize("case", ["jnp_sort", "jnp_sort_axis0"])
+def test_sort_derivatives_and_batching_match_jax(case):
+    def run(ns):
+        f = SORTS[case](ns)
+        jvp = ns.jvp(f, (X,), (T,))
+        grads = ns.vmap(ns.grad(lambda x: (f(x) * X).sum()), in_axes=2, out_axes=2)(XB)
+        return jvp, grads
+    assert_same_typed_values(run(OURS), run(THEIRS), rtol=RTOL_REDUCTION)
+
+
+@pytest.mark.parametrize("case", sorted(SORTS))
+def test_lowered_sort_runs_to_jaxs_values(case):
+    text = s08.lower_jaxpr(OURS.make_jaxpr(SORTS[case](OURS))(S), "f").as_text()
+    want = jax.tree_util.tree_leaves(jax.jit(SORTS[case](THEIRS))(S))
+    for got, w in zip(run_text(text, [S]), want, strict=True):
+        np.testing.assert_array_equal(got, np.asarray(w))
