@@ -471,6 +471,57 @@ MUTANTS: tuple[Mutant, ...] = (
        "timer = ExecuteTime"),
     _m("9.7", "the output handles are not counted",
        "CreateDataHandles.add_value(len(outputs))", "pass"),
+    # -- stage 10: lazy tensors ----------------------------------------------------------------
+    _m("10.1", "the shifts of a are swapped", "(a << 6) + (a >> 2)", "(a >> 6) + (a << 2)"),
+    _m("10.1", "the golden-ratio constant is left out", "_KB + _GOLDEN +", "_KB +"),
+    _m("10.1", "kb is taken as its low 64 bits only", "b * _KB", "b * (_KB & (2**64 - 1))"),
+    _m("10.2", "the operands are folded last to first", "for operand in self.operands:",
+       "for operand in reversed(self.operands):"),
+    _m("10.2", "an operand is hashed by its node, without its output index",
+       "else operand.hash())", "else operand.node.hash())"),
+    _m("10.2", "the fold starts from the op's seed, not the node hash", "h = node_hash",
+       "h = DEFAULT_HASH_SEED"),
+    _m("10.3", "the operands are pushed last first, so the first operand is visited first",
+       "stack.extend(v.node for v in node.operands",
+       "stack.extend(v.node for v in reversed(node.operands)"),
+    _m("10.3", "a node is emitted when first met, before its operands (a pre-order)", """
+       emitted[id(node)] = False
+       stack.extend(v.node for v in node.operands
+                    if v is not None and id(v.node) not in emitted)
+       """, """
+       emitted[id(node)] = True
+       post_order.append(node)
+       stack.extend(v.node for v in node.operands
+                    if v is not None and id(v.node) not in emitted)
+       """),
+    _m("10.4", "the force flag is not hashed, so a read and a sync of the same IR collide",
+       "coll.hash = mhash(config.force_ltc_data)", "coll.hash = mhash(True)"),
+    _m("10.4", "the compilation environment is folded before the force flag", """
+       coll.hash = mhash(config.force_ltc_data)  # a sync and a read of the same IR differ
+       coll.ingredients.append(("force_ltc_data", coll.hash))
+       coll.merge("compilation environment and revisions", hash_compilation_env(),
+                  string_hash(torch.version.git_version), string_hash(COURSE_GITREV))
+       """, """
+       coll.merge("compilation environment and revisions", hash_compilation_env(),
+                  string_hash(torch.version.git_version), string_hash(COURSE_GITREV))
+       coll.hash = merge_hash(coll.hash, mhash(config.force_ltc_data))
+       coll.ingredients.append(("force_ltc_data", coll.hash))
+       """),
+    _m("10.4", "the synced tensors are not recorded, so nothing is computed",
+       "coll.indices.append(i)", "pass"),
+    _m("10.5", "a read donates too", "if not (coll.config.sync_ltc_data and "
+       "coll.config.force_ltc_data):", "if not coll.config.sync_ltc_data:"),
+    _m("10.5", "a buffer another live tensor still holds is donated",
+       "if k is None or getattr(data, \"read_only\", False) or holders[id(data)] > 0:",
+       "if k is None or getattr(data, \"read_only\", False):"),
+    _m("10.5", "a parameter is donated to the output at its own position",
+       "donors[p] = k", "donors[p] = p"),
+    _m("10.6", "a default scalar (alpha=1) becomes an operand",
+       "if kind == \"scalar\" and (value is None or value == default):",
+       "if kind == \"scalar\" and value is None:"),
+    _m("10.6", "a list of tensors is folded in reverse",
+       "operands.extend(_operand(v, tensors) for v in value)",
+       "operands.extend(_operand(v, tensors) for v in reversed(value))"),
     _m("11.1", "the replicated mesh axes go first, not last",
        "perm += replicated", "perm = replicated + perm"),
     _m("11.1", "size-1 mesh axes are kept",

@@ -275,3 +275,32 @@ def symbol(name: str) -> str:
     if re.fullmatch(r"[A-Za-z_][\w$.]*", name):
         return f"@{name}"
     return "@" + json.dumps(name)
+
+
+def convolution(lhs: Value, rhs: Value, dimension_numbers: tuple[str, str, str],
+                window_strides: Sequence[int], padding: Sequence[tuple[int, int]],
+                lhs_dilation: Sequence[int], rhs_dilation: Sequence[int], result_type: str,
+                feature_group_count: int = 1, batch_group_count: int = 1) -> Value:
+    """`stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],
+    window = {...}`: each dimension-numbers string names what every axis of lhs, rhs and the
+    result is (b batch, f feature, i/o kernel input/output feature, 0 and 1 spatial)."""
+    lhs_dims, rhs_dims, out_dims = dimension_numbers
+    pads = ", ".join(_ints(p) for p in padding)
+    reverse = ", ".join("false" for _ in window_strides)
+    window = (f"window = {{stride = {_ints(window_strides)}, pad = [{pads}], "
+              f"lhs_dilate = {_ints(lhs_dilation)}, rhs_dilate = {_ints(rhs_dilation)}, "
+              f"reverse = [{reverse}]}}")
+    attrs = (f"{{batch_group_count = {batch_group_count} : i64, feature_group_count = "
+             f"{feature_group_count} : i64, precision_config = [#stablehlo<precision DEFAULT>, "
+             f"#stablehlo<precision DEFAULT>]}}")
+    return _op("stablehlo.convolution", [lhs, rhs], [result_type],
+               lambda p, op: f"{p.op_name(op)}({p.vs(op.operands)}) dim_numbers = {lhs_dims}x"
+                             f"{rhs_dims}->{out_dims}, {window} {attrs} : "
+                             f"{_functional_type(p, op)}").result
+
+
+def reverse(x: Value, dimensions: Sequence[int]) -> Value:
+    """`stablehlo.reverse %x, dims = [2, 3] : T`: the elements in reverse order along dims."""
+    return _op("stablehlo.reverse", [x], [x.type],
+               lambda p, op: f"{p.op_name(op)} {p.v(x)}, dims = {_ints(dimensions)} : "
+                             f"{x.type}").result

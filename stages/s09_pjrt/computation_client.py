@@ -113,6 +113,8 @@ class CompileInstance:
     is_sharded: bool = False  # SPMD: one program partitioned over `devices` (stage 11)
     eager_mode: bool = False  # stamps EagerOpCompileTime instead of CompileTime
     use_shardy_partitioner: bool = False  # SPMD: the annotations are Shardy's, not GSPMD's
+    # the parameters arrive as one tuple (XLA wraps them; torch_xla does so above 3200 of them)
+    parameter_is_tupled_arguments: bool = False
     # jit(..., compiler_options=...): (flag, value) pairs the compiler overrides
     env_option_overrides: tuple[tuple[str, Any], ...] = ()
 

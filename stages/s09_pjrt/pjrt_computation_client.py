@@ -257,6 +257,7 @@ class PjRtComputationClient(ComputationClient):
             options.executable_build_options.use_shardy_partitioner = \
                 instance.use_shardy_partitioner
         options.env_option_overrides = list(instance.env_option_overrides)
+        options.parameter_is_tupled_arguments = instance.parameter_is_tupled_arguments
         return options
 
     def compile(self, instances: Sequence[CompileInstance]) -> list[Computation]:

@@ -128,6 +128,22 @@ def test_pjrt_client_runs_jit_a_gradient_and_a_training_step_on_the_installed_ja
         assert np.asarray(x).tolist() == X.tolist() and (x * 2.0).tolist() == (X * 2).tolist()
 
 
+def test_lazy_tensors_train_a_small_mlp_to_eager_torchs_loss():
+    # stage 10 is the one stage that uses torch: this is where a new torch would break
+    import torch
+
+    import stages.s10_lazy_tensors as s10
+    from shared import torch_models
+
+    data = torch_models.batches("mlp", 3)
+    _, expected = torch_models.train(torch_models.mlp(), data)
+    model, loss = torch_models.train(torch_models.mlp(), data, s10.device(), sync=s10.sync)
+    close(float(loss.detach().cpu()), float(expected.detach()), rtol=1e-5)
+    assert torch.allclose(next(model.parameters()).detach().cpu(),
+                          next(torch_models.train(torch_models.mlp(), data)[0].parameters()),
+                          rtol=1e-4, atol=1e-6)
+
+
 def test_spmd_runs_a_sharded_jit_and_a_shard_map_with_psum_on_four_cpu_devices():
     # stage 11 compiles for several partitions through jaxlib (Shardy annotations, the output
     # shardings read back): a new jaxlib could change any of these

@@ -1,0 +1,87 @@
+"""Stage 10: lazy tensors. A PyTorch device whose ops build a hashed IR graph, run through PJRT.
+
+torch_xla: torch_xla/csrc/ir.cpp, tensor.cpp, aten_xla_type.cpp, xla_graph_executor.cpp,
+torch_xla/torch_xla.py, torch_xla/_dynamo/dynamo_bridge.py; PyTorch: torch/csrc/lazy/core.
+A tensor on `torch.device("lazy")` holds a promise: each aten op appends a node whose hash
+is fixed when it is built; `sync()` folds every live tensor's pending IR into one graph hash,
+compiles that graph once through stage 9's client, and replays it by hash ever after.
+
+Reading path (the lesson, in order):
+  1. hash.py              torch's 128-bit HashCombine, MHash and DataHash
+  2. ir.py                nodes that hash themselves; shapes only at the leaves; post order
+  3. tensor.py            the lazy tensor: buffer, pending IR or host data; the live arena
+  4. aten_xla_type.py     each aten op: a node, a decomposition, or the CPU (`aten::<op>`)
+  5. graph_executor.py    sync: collect, hash, cache, compile, execute, donate; reads
+  6. dynamo_bridge.py     torch.compile: trace once on real tensors, replay by hash
+
+Beside it:
+  torch_xla.py            device(), sync(), mark_step(), eager mode, graph dumps
+  shape_inference.py      an op's output shapes and dtypes, from its meta kernel
+  aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
+  device_data.py          host tensors to buffers and back; numbers as cached device data
+  lowering.py             a rule per aten op, written with stage 2's lax
+  nn_lowering.py          softmax, layer norm, one-hot gathers, pooling, convolution
+  lowering_context.py     a post order to one StableHLO module with stage 8's builder
+  metrics.py              the lazy core's counters in stage 9's metrics_report()
+  debug_util.py           PT_XLA_DEBUG: which hash ingredient made a graph new
+"""
+
+from . import (
+    aten_cpu_fallback,
+    aten_xla_type,
+    debug_util,
+    device_data,
+    dynamo_bridge,
+    graph_executor,
+    hash,
+    ir,
+    lowering,
+    lowering_context,
+    metrics,
+    nn_lowering,
+    shape_inference,
+    tensor,
+    torch_xla,
+)
+from .metrics import metrics_report
+from .tensor import LazyTensor
+from .torch_xla import (
+    device,
+    eager_mode,
+    eager_mode_context,
+    get_graph_hash,
+    get_tensors_text,
+    mark_step,
+    sync,
+    wait_device_ops,
+    xla_device,
+)
+
+__all__ = [
+    "LazyTensor",
+    "aten_cpu_fallback",
+    "aten_xla_type",
+    "debug_util",
+    "device_data",
+    "dynamo_bridge",
+    "device",
+    "eager_mode",
+    "eager_mode_context",
+    "get_graph_hash",
+    "get_tensors_text",
+    "graph_executor",
+    "hash",
+    "ir",
+    "lowering",
+    "lowering_context",
+    "mark_step",
+    "metrics",
+    "metrics_report",
+    "nn_lowering",
+    "shape_inference",
+    "sync",
+    "tensor",
+    "torch_xla",
+    "wait_device_ops",
+    "xla_device",
+]

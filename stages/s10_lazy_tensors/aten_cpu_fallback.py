@@ -1,0 +1,45 @@
+"""Ops without a lowering rule or a decomposition run on the CPU, counted `aten::<op>`.
+
+torch_xla: torch_xla/csrc/aten_cpu_fallback.cpp (`xla_cpu_fallback`, which counts each op with
+XLA_FN_COUNTER("aten::") and calls PyTorch's `at::native::cpu_fallback`). The lazy arguments
+are fetched in one graph cut, the op runs on the host, its results are uploaded as device data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from stages.s02_tracing.core import ShapedArray
+
+from . import device_data, graph_executor, metrics
+from .tensor import LazyTensor, make_tensor_from_data, to_numpy_dtype
+
+
+def is_inplace(func: Any) -> bool:
+    args = func._schema.arguments
+    return bool(args) and args[0].alias_info is not None and args[0].alias_info.is_write \
+        and func._schema.name.endswith("_")
+
+
+def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
+    """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
+    (C++: xla_cpu_fallback, counted as `aten::<op>`)."""
+    metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)
+    flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
+    lazy = [x for x in flat if isinstance(x, LazyTensor)]
+    hosts = iter(graph_executor.get_tensors(lazy))
+    cpu_flat = [next(hosts) if isinstance(x, LazyTensor) else x for x in flat]
+    cpu_args, cpu_kwargs = torch.utils._pytree.tree_unflatten(cpu_flat, spec)
+    result = func(*cpu_args, **cpu_kwargs)
+
+    def upload(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor) or isinstance(x, LazyTensor):
+            return x
+        aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
+        return make_tensor_from_data(device_data.tensor_to_data(x, aval), aval, x.dtype)
+    if is_inplace(func):  # write the CPU result back into the lazy tensor
+        args[0].set_data_handle(upload(result)._xla.handle)
+        return args[0]
+    return torch.utils._pytree.tree_map(upload, result)

@@ -1,0 +1,251 @@
+"""Where every aten op on a lazy tensor lands: an IR node, a decomposition, or the CPU.
+
+torch_xla: torch_xla/csrc/aten_xla_type.cpp (one function per aten op, each calling
+tensor_methods.cpp to build IR), aten_cpu_fallback.cpp (`xla_cpu_fallback`) and
+aten_xla_bridge.cpp. An op with a lowering rule (lowering.py) becomes one node: its tensor
+arguments are its operands, its numbers become scalar operands (device data, except the special
+scalars 0 and 1), everything else (dims, sizes, flags) becomes the node's parameters, hashed.
+An op without a rule is decomposed with PyTorch's own decompositions (torch._decomp) into ops
+that have one; an op with neither runs on the CPU and is counted `aten::<op>`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch._decomp import core_aten_decompositions, decomposition_table
+
+from stages.s02_tracing.core import ShapedArray
+
+from . import device_data, graph_executor, metrics
+from .aten_cpu_fallback import cpu_fallback, is_inplace
+from .hash import mhash
+from .ir import DeviceData, LeafNode, Node, Scalar, Value
+from .lowering import LOWERINGS
+from .nn_lowering import GUARDS
+from .shape_inference import infer_outputs
+from .tensor import LazyTensor, make_tensor, make_tensor_from_data, to_numpy_dtype
+
+aten = torch.ops.aten
+_CORE = core_aten_decompositions()
+_plans: dict[Any, list[tuple[str, str, Any]]] = {}
+
+
+# ------------------------------------------------------------------ scalars
+
+
+def is_special_scalar(value: Any) -> bool:
+    """0 and 1 are baked in as constants; any other number is a graph input (C++:
+    IsSpecialScalar), so that a new learning rate does not make a new graph."""
+    return (value == 0 and math.copysign(1.0, float(value)) > 0) or value == 1
+
+
+def scalar_value(value: Any, dtype: np.dtype) -> Value:
+    """A number as an IR value (C++: XLAGraphExecutor::GetIrValueForScalar)."""
+    aval = ShapedArray((), np.dtype(dtype))
+    if is_special_scalar(value):
+        return Value(Scalar(value, aval))
+    return Value(DeviceData(device_data.get_device_data(value, aval.dtype), aval))
+
+
+def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
+    if not tensors:
+        return np.dtype(np.float32 if isinstance(value, float) else
+                        bool if isinstance(value, bool) else np.int64)
+    dtype = tensors[0]._xla.aval.dtype
+    if isinstance(value, float) and dtype.kind not in "fc":
+        return np.dtype(np.float32)  # torch's default dtype for an int tensor and a float
+    return dtype
+
+
+# ------------------------------------------------------------------ building a node
+
+
+def _plan(func: Any) -> list[tuple[str, str, Any]]:
+    """Each schema argument: (name, kind, default), kind one of tensor, tensors, scalar, param."""
+    plan = _plans.get(func)
+    if plan is None:
+        plan = []
+        for arg in func._schema.arguments:
+            t = str(arg.type)
+            kind = ("tensors" if t.startswith(("Tensor[]", "List[Tensor]", "Tensor?[]"))
+                    else "tensor" if t.startswith("Tensor") or t == "Optional[Tensor]"
+                    else "scalar" if t in ("number", "Scalar") else "param")
+            default = arg.default_value if arg.has_default_value() else None
+            plan.append((arg.name, kind, default))
+        _plans[func] = plan
+    return plan
+
+
+def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
+    if x is None:
+        return None
+    if isinstance(x, LazyTensor):
+        return x.get_ir_value()
+    if isinstance(x, torch.Tensor):  # a CPU tensor: a wrapped number, or data to upload
+        if x.dim() == 0:
+            return scalar_value(x.item(), to_numpy_dtype(x.dtype))
+        aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
+        return Value(DeviceData(device_data.tensor_to_data(x, aval), aval))
+    return scalar_value(x, _scalar_dtype(x, tensors))
+
+
+# --8<-- [start:lower_op]
+def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
+    """One aten op as one IR node; returns lazy tensors standing for its outputs."""
+    # EXERCISE 10.6 (lower-op): tensors and numbers become operands, the rest parameters
+    tensors = [a for a in args if isinstance(a, LazyTensor)]
+    operands: list[Value | None] = []
+    layout: list[tuple[str, int]] = []  # operand name and count (-1: one, not a list)
+    params: list[tuple[str, Any]] = []
+    for i, (name, kind, default) in enumerate(_plan(func)):
+        value = args[i] if i < len(args) else kwargs.get(name, default)
+        if kind == "scalar" and (value is None or value == default):
+            params.append((name, value))  # alpha=1: no operand, as C++ skips special scalars
+        elif kind == "tensor" or kind == "scalar":
+            operands.append(_operand(value, tensors))
+            layout.append((name, -1))
+        elif kind == "tensors":
+            operands.extend(_operand(v, tensors) for v in value)
+            layout.append((name, len(value)))
+        else:
+            params.append((name, tuple(value) if isinstance(value, list) else value))
+    # END EXERCISE
+    guard = GUARDS.get(func)
+    if guard is not None and not guard(**dict(params)):
+        return NotImplemented  # a case our rule does not cover: decompose or fall back
+    outs = infer_outputs(func, args, kwargs)
+    node = Node(func.name(), operands, [o[0] for o in outs if o is not None], params)
+    node.func, node.layout, node.present = func, layout, [o is not None for o in outs]
+    index, results = 0, []
+    for out in outs:
+        results.append(None if out is None else make_tensor(Value(node, index), out[2], out[1]))
+        index += out is not None
+    returns = func._schema.returns
+    if len(returns) == 1 and str(returns[0].type) == "Tensor":
+        return results[0]
+    return results if len(returns) == 1 else tuple(results)
+# --8<-- [end:lower_op]
+
+
+# ------------------------------------------------------------------ ops with their own path
+
+
+def _alias(x: LazyTensor, contiguous: bool = False) -> LazyTensor:
+    """detach, alias, clone: a new tensor on the same buffer or IR value. A clone, too, is the
+    same IR value in torch_xla: values never change under a tensor, only tensors do."""
+    data = x._xla
+    if data.handle is not None:
+        return make_tensor_from_data(data.handle, data.aval, x.dtype)
+    return make_tensor(x.get_ir_value(), x.dtype, None if contiguous else tuple(x.stride()))
+
+
+def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    if not isinstance(dst, LazyTensor):  # lazy to CPU: a graph cut of `src` alone
+        dst.copy_(graph_executor.get_tensors([src])[0])
+        return dst
+    if not isinstance(src, LazyTensor):  # CPU to lazy: an upload (C++: TensorToXlaData)
+        host = src.to(dst.dtype).expand(dst.shape).contiguous()
+        dst.set_data_handle(device_data.tensor_to_data(host, dst._xla.aval))
+        return dst
+    if src.dtype != dst.dtype:
+        src = aten._to_copy.default(src, dtype=dst.dtype)
+    if src.shape != dst.shape:
+        src = aten.expand.default(src, list(dst.shape))
+    dst.set_ir_value(src.get_ir_value())
+    return dst
+
+
+def _to_copy(x: Any, **kwargs: Any) -> Any:
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "lazy":  # .cpu(), .to("cpu")
+        out = graph_executor.get_tensors([x])[0]
+        return out.to(kwargs["dtype"]) if kwargs.get("dtype") is not None else out
+    kwargs.pop("device", None)
+    return lower_op(aten._to_copy.default, (x,), kwargs)
+
+
+def _local_scalar_dense(x: LazyTensor) -> Any:
+    """`.item()`: counted as a CPU fallback, as torch_xla counts it, and a graph cut."""
+    metrics.fallback_counter("_local_scalar_dense").add_value(1)
+    return graph_executor.get_tensors([x])[0].item()
+
+
+def empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
+          pin_memory: Any = None, memory_format: Any = None, **_: Any) -> LazyTensor:
+    """A new tensor on the lazy device (the Lazy dispatch key's factory, below): zeros, as
+    torch_xla's `empty` is a `full(size, 0)`."""
+    dtype = dtype or torch.get_default_dtype()
+    aval = ShapedArray(tuple(size), to_numpy_dtype(dtype))
+    node = LeafNode("aten::full", aval, mhash(0), (("fill_value", 0),))
+    return make_tensor(Value(node), dtype)
+
+
+def empty_strided(size: Any, stride: Any, dtype: Any = None, **kwargs: Any) -> LazyTensor:
+    return empty(size, dtype)
+
+
+_SPECIAL: dict[Any, Callable[..., Any]] = {
+    aten.detach.default: _alias,
+    aten.alias.default: _alias,
+    aten.clone.default: lambda x, **_: _alias(x, contiguous=True),
+    aten.lift_fresh.default: _alias,
+    aten.copy_.default: _copy_,
+    aten._to_copy.default: _to_copy,
+    aten._local_scalar_dense.default: _local_scalar_dense,
+    aten.empty_like.default: lambda x, **kw: empty(x.shape, kw.get("dtype") or x.dtype),
+    aten.new_empty.default: lambda x, size, **kw: empty(size, kw.get("dtype") or x.dtype),
+    aten.new_empty_strided.default:
+        lambda x, size, stride, **kw: empty(size, kw.get("dtype") or x.dtype),
+}
+# factory functions have no tensor argument to dispatch on: they reach the Lazy key
+_lazy_key = torch.library.Library("aten", "IMPL")
+_lazy_key.impl("empty.memory_format", empty, "Lazy")
+_lazy_key.impl("empty_strided", empty_strided, "Lazy")
+
+
+# ------------------------------------------------------------------ in place, and the CPU
+
+
+def _functional(func: Any) -> Any:
+    """`add_.Tensor` -> `add.Tensor`: an in-place op is its functional op, then an update."""
+    base = func._schema.name.split("::")[1].rstrip("_")
+    return getattr(getattr(aten, base), func._overloadname, None)
+
+
+def eager_sync(out: Any) -> Any:
+    """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
+    flat = [t for t in (out if isinstance(out, (list, tuple)) else [out])
+            if isinstance(t, LazyTensor)]
+    graph_executor.sync_tensors_graph(flat, graph_executor.SyncTensorsConfig(
+        sync_ltc_data=False))
+    return out
+
+
+# --8<-- [start:dispatch]
+def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
+    """`LazyTensor.__torch_dispatch__`: the op's own path, its rule, its decomposition, CPU."""
+    special = _SPECIAL.get(func)
+    if special is not None:
+        return special(*args, **kwargs)
+    if func in LOWERINGS:
+        out = lower_op(func, args, kwargs)
+        if out is not NotImplemented:
+            return eager_sync(out) if graph_executor.eager_mode_enabled() else out
+    if is_inplace(func) and _functional(func) is not None:
+        out = dispatch(_functional(func), args, kwargs)
+        return _copy_(args[0], out)
+    out = func.decompose(*args, **kwargs)  # below autograd, a composite op reaches us too
+    if out is not NotImplemented:
+        return out
+    decomposition = _CORE.get(func) or decomposition_table.get(func)
+    if decomposition is not None:
+        out = decomposition(*args, **kwargs)
+        if out is not NotImplemented:
+            return out
+    return cpu_fallback(func, args, kwargs)
+# --8<-- [end:dispatch]

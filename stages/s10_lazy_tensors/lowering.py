@@ -1,0 +1,269 @@
+"""The lowering rule of each aten op a lazy graph may hold, written with stage 2's lax.
+
+torch_xla: torch_xla/csrc/ops/*.cpp (each node's `Lower`) and the builders they call
+(elementwise.cpp, reduction.cpp, matrix.cpp, data_ops.cpp). A rule here is a function of the
+node's operands (stage 2 tracers, by argument name) and parameters, plus `out`, the avals of
+its outputs; lowering_context.py traces it with stage 8's `lower_fun`, so every rule reuses
+stage 8's rules for lax primitives. Rules that need an op lax does not have (convolution) are
+in nn_lowering.py with the rest of the neural-network ops. Torch broadcasting and type
+promotion are explicit here: operands are converted to the output dtype and broadcast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from stages.s02_tracing import lax
+from stages.s02_tracing.core import ShapedArray, get_aval
+
+aten = torch.ops.aten
+LOWERINGS: dict[Any, Callable[..., Any]] = {}  # aten OpOverload -> rule
+DIRECT: set[Any] = set()  # rules that emit StableHLO themselves (nn_lowering.py)
+
+
+def register(*funcs: Any, direct: bool = False) -> Callable[[Callable], Callable]:
+    def wrap(rule: Callable) -> Callable:
+        for f in funcs:
+            LOWERINGS[f] = rule
+            if direct:
+                DIRECT.add(f)
+        return rule
+    return wrap
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def cast(x: Any, dtype: Any) -> Any:
+    return x if get_aval(x).dtype == np.dtype(dtype) else lax.convert_element_type(x, dtype)
+
+
+def bcast(x: Any, shape: Sequence[int]) -> Any:
+    """NumPy broadcasting of `x` to `shape`: trailing axes line up, size-1 axes stretch."""
+    xs = get_aval(x).shape
+    if tuple(xs) == tuple(shape):
+        return x
+    lead = len(shape) - len(xs)
+    kept = [i for i, d in enumerate(xs) if d == shape[lead + i]]
+    if len(kept) != len(xs):  # drop the size-1 axes that stretch
+        x = lax.reshape(x, [xs[i] for i in kept])
+    return lax.broadcast_in_dim(x, tuple(shape), [lead + i for i in kept])
+
+
+def axes(dim: Any, ndim: int) -> list[int]:
+    """torch's `dim` argument (an int, a list, or None for all) as sorted positive axes."""
+    if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def scale(x: Any, factor: Any, dtype: Any) -> Any:
+    """`x * factor` for a parameter that may be a plain number (alpha, beta) or an operand."""
+    if factor is None or (not hasattr(factor, "aval") and factor == 1):
+        return x
+    if not hasattr(factor, "aval"):
+        factor = np.array(factor, dtype)
+    return lax.mul(x, bcast(cast(factor, dtype), get_aval(x).shape))
+
+
+# ------------------------------------------------------------------ elementwise
+
+
+def _binary(fn: Callable[[Any, Any], Any], compare: bool = False) -> Callable[..., Any]:
+    def rule(self, other, alpha=None, *, out, **_):
+        o = out[0]
+        dtype = np.promote_types(get_aval(self).dtype, get_aval(other).dtype) if compare \
+            else o.dtype
+        x = bcast(cast(self, dtype), o.shape)
+        y = scale(bcast(cast(other, dtype), o.shape), alpha, dtype)
+        return [fn(x, y)]
+    return rule
+
+
+register(aten.add.Tensor, aten.add.Scalar)(_binary(lax.add))
+register(aten.sub.Tensor, aten.sub.Scalar)(_binary(lax.sub))
+register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul))
+register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div))
+register(aten.maximum.default)(_binary(lax.max))
+register(aten.minimum.default)(_binary(lax.min))
+register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)(_binary(lax.pow))
+for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),
+                   ("gt", lax.gt), ("ge", lax.ge)]:
+    _packet = getattr(aten, _name)
+    register(_packet.Tensor, _packet.Scalar)(_binary(_fn, compare=True))
+
+
+def _unary(fn: Callable[[Any], Any]) -> Callable[..., Any]:
+    def rule(self, *, out, **_):
+        return [fn(cast(self, out[0].dtype))]
+    return rule
+
+
+for _op, _fn in [(aten.neg.default, lax.neg), (aten.exp.default, lax.exp),
+                 (aten.log.default, lax.log), (aten.tanh.default, lax.tanh),
+                 (aten.sqrt.default, lax.sqrt), (aten.rsqrt.default, lax.rsqrt),
+                 (aten.erf.default, lax.erf), (aten.abs.default, lax.abs),
+                 (aten.sigmoid.default, lax.logistic), (aten.sin.default, lax.sin),
+                 (aten.cos.default, lax.cos), (aten.clone.default, lambda x: x),
+                 (aten._to_copy.default, lambda x: x)]:
+    register(_op)(_unary(_fn))
+
+
+@register(aten.relu.default)
+def _relu(self, *, out, **_):
+    return [lax.max(self, lax.full((), 0, out[0].dtype))]
+
+
+@register(aten.where.self)
+def _where(condition, self, other, *, out, **_):
+    o = out[0]
+    pick = bcast(cast(condition, bool), o.shape)
+    return [lax.select_n(pick, bcast(cast(other, o.dtype), o.shape),
+                         bcast(cast(self, o.dtype), o.shape))]
+
+
+@register(aten.fill.Scalar, aten.fill.Tensor)
+def _fill(self, value, *, out, **_):
+    return [bcast(cast(value, out[0].dtype), out[0].shape)]
+
+
+@register(aten.full_like.default)
+def _full_like(self, fill_value, *, out, **_):
+    return [bcast(cast(fill_value, out[0].dtype), out[0].shape)]
+
+
+@register(aten.zero.default)
+def _zero(self, *, out, **_):
+    return [lax.full(out[0].shape, 0, out[0].dtype)]
+
+
+def lower_full(*, out, fill_value, **_):
+    """The leaf `aten::full` (torch_xla's `empty` and `full`): a constant, broadcast."""
+    return [lax.full(out[0].shape, fill_value, out[0].dtype)]
+
+
+def lower_scalar(*, out, value, **_):
+    """prim::Constant, a special scalar baked into the program."""
+    return [lax.full((), value, out[0].dtype)]
+
+
+# ------------------------------------------------------------------ reductions
+
+
+@register(aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default)
+def _sum(self, dim=None, keepdim=False, *, out, _op="sum", **_):
+    o, x = out[0], cast(self, out[0].dtype)
+    reduced = axes(dim, len(get_aval(x).shape))
+    total = lax.reduce_sum(x, reduced)
+    if _op == "mean":
+        count = int(np.prod([get_aval(x).shape[a] for a in reduced]))
+        total = lax.div(total, lax.full((), count, o.dtype))
+    return [lax.reshape(total, o.shape)]
+
+
+LOWERINGS[aten.mean.dim] = lambda *a, **k: _sum(*a, _op="mean", **k)
+LOWERINGS[aten.mean.default] = LOWERINGS[aten.mean.dim]
+
+
+@register(aten.amax.default)
+def _amax(self, dim=(), keepdim=False, *, out, **_):
+    reduced = lax.reduce_max(self, axes(dim, len(get_aval(self).shape)))
+    return [lax.reshape(reduced, out[0].shape)]
+
+
+# ------------------------------------------------------------------ matrix products
+
+
+def _dot(x, y, contract, batch=((), ())):
+    return lax.dot_general(x, y, (contract, batch))
+
+
+@register(aten.mm.default)
+def _mm(self, mat2, *, out, **_):
+    return [_dot(self, mat2, ((1,), (0,)))]
+
+
+@register(aten.bmm.default)
+def _bmm(self, mat2, *, out, **_):
+    return [_dot(self, mat2, ((2,), (1,)), ((0,), (0,)))]
+
+
+@register(aten.addmm.default)
+def _addmm(self, mat1, mat2, beta=1, alpha=1, *, out, **_):
+    o = out[0]
+    product = scale(_dot(mat1, mat2, ((1,), (0,))), alpha, o.dtype)
+    return [lax.add(scale(bcast(self, o.shape), beta, o.dtype), product)]
+
+
+# ------------------------------------------------------------------ shapes
+
+
+@register(aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+          aten.unsqueeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default)
+def _reshape(self, *_, out, **__):
+    return [lax.reshape(self, out[0].shape)]
+
+
+@register(aten.t.default, aten.transpose.int, aten.permute.default)
+def _permute(self, dim0=None, dim1=None, dims=None, *, out, **_):
+    n = len(get_aval(self).shape)
+    perm = list(range(n))
+    if dims is not None:
+        perm = [d % n for d in dims]
+    elif n == 2 or dim0 is not None:
+        a, b = (0, 1) if dim0 is None else (dim0 % n, dim1 % n)
+        perm[a], perm[b] = perm[b], perm[a]
+    return [lax.transpose(self, perm)]
+
+
+@register(aten.expand.default)
+def _expand(self, size, implicit=False, *, out, **_):
+    return [bcast(self, out[0].shape)]
+
+
+@register(aten.slice.Tensor)
+def _slice(self, dim=0, start=None, end=None, step=1, *, out, **_):
+    shape = get_aval(self).shape
+    dim = dim % len(shape)
+    start = 0 if start is None else (start + shape[dim] if start < 0 else min(start, shape[dim]))
+    begin, limit, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    begin[dim], strides[dim] = start, step
+    limit[dim] = start + (out[0].shape[dim] - 1) * step + 1
+    return [lax.slice(self, begin, limit, strides)]
+
+
+@register(aten.select.int)
+def _select(self, dim, index, *, out, **_):
+    shape = get_aval(self).shape
+    dim, index = dim % len(shape), index % shape[dim]
+    begin, limit = [0] * len(shape), list(shape)
+    begin[dim], limit[dim] = index, index + 1
+    return [lax.reshape(lax.slice(self, begin, limit), out[0].shape)]
+
+
+@register(aten.split_with_sizes.default, aten.split.Tensor)
+def _split(self, split_sizes=None, dim=0, split_size=None, *, out, **_):
+    shape = get_aval(self).shape
+    dim, at, pieces = dim % len(shape), 0, []
+    for o in out:
+        begin, limit = [0] * len(shape), list(shape)
+        begin[dim], limit[dim] = at, at + o.shape[dim]
+        pieces.append(lax.slice(self, begin, limit))
+        at += o.shape[dim]
+    return pieces
+
+
+@register(aten.cat.default)
+def _cat(tensors, dim=0, *, out, **_):
+    o = out[0]
+    parts = [cast(t, o.dtype) for t in tensors if get_aval(t).size]
+    return [lax.concatenate(parts, dim % len(o.shape))]
+
+
+def avals_of(out: Sequence[ShapedArray | None]) -> list[ShapedArray]:
+    return [o for o in out if o is not None]

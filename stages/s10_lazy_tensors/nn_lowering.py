@@ -1,0 +1,261 @@
+"""Lowering rules of the neural-network ops: softmax, layer norm, GELU, gathers by one-hot,
+embedding, max pooling and convolution, forward and backward.
+
+torch_xla: torch_xla/csrc/softmax_builder.cpp, ops/native_layer_norm.cpp (via
+batch_norm.cpp), data_ops.cpp, pooling.cpp, convolution.cpp. Gather, scatter and embedding
+are written here as a one-hot comparison and a sum or a matmul: no gather or scatter op is
+needed in the lowered set, at a cost that is fine for the small index ranges of a course.
+Convolution is the one op lax lacks: its rules emit `stablehlo.convolution` directly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+
+from stages.s02_tracing import lax
+from stages.s02_tracing.core import get_aval
+from stages.s08_lowering import hlo, mlir
+
+from .lowering import bcast, cast, register
+
+aten = torch.ops.aten
+
+
+# ------------------------------------------------------------------ softmax and friends
+
+
+def _shifted(x: Any, dim: int) -> tuple[Any, Any]:
+    """x - max(x) along dim, and the sum of its exponentials (kept as a size-1 axis)."""
+    shape = get_aval(x).shape
+    d = dim % len(shape)
+    peak = bcast(lax.reshape(lax.reduce_max(x, [d]), _keep(shape, d)), shape)
+    shifted = lax.sub(x, peak)
+    total = lax.reshape(lax.reduce_sum(lax.exp(shifted), [d]), _keep(shape, d))
+    return shifted, total
+
+
+def _keep(shape: tuple, d: int) -> tuple:
+    return tuple(1 if i == d else n for i, n in enumerate(shape))
+
+
+@register(aten._softmax.default)
+def _softmax(self, dim, half_to_float=False, *, out, **_):
+    shifted, total = _shifted(cast(self, out[0].dtype), dim)
+    return [lax.div(lax.exp(shifted), bcast(total, get_aval(shifted).shape))]
+
+
+@register(aten._log_softmax.default)
+def _log_softmax(self, dim, half_to_float=False, *, out, **_):
+    shifted, total = _shifted(cast(self, out[0].dtype), dim)
+    return [lax.sub(shifted, bcast(lax.log(total), get_aval(shifted).shape))]
+
+
+@register(aten.native_layer_norm.default)
+def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, out, **_):
+    shape = get_aval(input).shape
+    reduced = list(range(len(shape) - len(normalized_shape), len(shape)))
+    count = float(np.prod([shape[a] for a in reduced]))
+    dtype = out[0].dtype
+    mean = lax.div(lax.reduce_sum(input, reduced), lax.full((), count, dtype))
+    mean = lax.reshape(mean, out[1].shape)
+    centered = lax.sub(input, bcast(mean, shape))
+    var = lax.div(lax.reduce_sum(lax.mul(centered, centered), reduced),
+                  lax.full((), count, dtype))
+    rstd = lax.rsqrt(lax.add(lax.reshape(var, out[2].shape), lax.full((), eps, dtype)))
+    y = lax.mul(centered, bcast(rstd, shape))
+    if weight is not None:
+        y = lax.mul(y, bcast(weight, shape))
+    if bias is not None:
+        y = lax.add(y, bcast(bias, shape))
+    return [y, mean, rstd]
+
+
+@register(aten.gelu.default)
+def _gelu(self, approximate="none", *, out, **_):
+    x, dtype = self, out[0].dtype
+
+    def c(v: float) -> Any:
+        return lax.full(get_aval(x).shape, v, dtype)
+    if approximate == "tanh":
+        inner = lax.mul(c(math.sqrt(2 / math.pi)),
+                        lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
+        return [lax.mul(lax.mul(c(0.5), x), lax.add(c(1.0), lax.tanh(inner)))]
+    return [lax.mul(lax.mul(c(0.5), x), lax.add(c(1.0), lax.erf(lax.mul(x, c(2 ** -0.5)))))]
+
+
+# ------------------------------------------------------------------ gather and scatter
+
+
+def one_hot(index: Any, n: int) -> Any:
+    """`index[..., None] == arange(n)`: a bool array with one more (last) axis of size n."""
+    shape = (*get_aval(index).shape, n)
+    positions = lax.broadcasted_iota(get_aval(index).dtype, shape, len(shape) - 1)
+    return lax.eq(bcast(lax.reshape(index, (*get_aval(index).shape, 1)), shape), positions)
+
+
+def _to_last(x: Any, dim: int) -> Any:
+    n = len(get_aval(x).shape)
+    return lax.transpose(x, [a for a in range(n) if a != dim] + [dim])
+
+
+@register(aten.gather.default)
+def _gather(self, dim, index, sparse_grad=False, *, out, **_):
+    """out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`."""
+    shape, ishape = get_aval(self).shape, get_aval(index).shape
+    d, n = dim % len(shape), shape[dim % len(shape)]
+    limits = [n if a == d else ishape[a] for a in range(len(shape))]
+    values = _to_last(lax.slice(self, [0] * len(shape), limits), d)
+    target = (*ishape, n)
+    values = lax.broadcast_in_dim(values, target, [a for a in range(len(target)) if a != d])
+    picked = lax.select_n(one_hot(index, n), lax.full(target, 0, out[0].dtype), values)
+    return [lax.reduce_sum(picked, [len(ishape)])]
+
+
+@register(aten.scatter.value)
+def _scatter_value(self, dim, index, value, *, out, **_):
+    """self with `value` written at index[..., j, ...] along `dim` (index spans self elsewhere)."""
+    shape = get_aval(self).shape
+    d, n = dim % len(shape), shape[dim % len(shape)]
+    hit = lax.reduce_max(lax.convert_element_type(one_hot(index, n), np.int32), [d])
+    order = list(range(len(shape) - 1))
+    hit = lax.transpose(hit, order[:d] + [len(shape) - 1] + order[d:])
+    hit = lax.ne(hit, lax.full(get_aval(hit).shape, 0, np.int32))
+    return [lax.select_n(hit, self, bcast(cast(value, out[0].dtype), shape))]
+
+
+@register(aten.embedding.default)
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *,
+               out, **_):
+    rows = lax.convert_element_type(one_hot(indices, get_aval(weight).shape[0]),
+                                    out[0].dtype)
+    return [lax.dot_general(rows, weight, (((len(get_aval(indices).shape),), (0,)), ((), ())))]
+
+
+@register(aten.embedding_dense_backward.default)
+def _embedding_backward(grad_output, indices, num_weights, padding_idx=-1,
+                        scale_grad_by_freq=False, *, out, **_):
+    hits = one_hot(indices, num_weights)
+    if padding_idx >= 0:  # the padding row gets no gradient
+        keep = lax.ne(lax.broadcasted_iota(get_aval(indices).dtype, get_aval(hits).shape,
+                                           len(get_aval(hits).shape) - 1),
+                      lax.full(get_aval(hits).shape, padding_idx, get_aval(indices).dtype))
+        hits = lax.bitwise_and(hits, keep)
+    count = int(np.prod(get_aval(indices).shape))
+    rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (count, num_weights))
+    grads = lax.reshape(grad_output, (get_aval(rows).shape[0], out[0].shape[1]))
+    return [lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))]
+
+
+# ------------------------------------------------------------------ max pooling
+
+
+def pool_supported(kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> bool:
+    """Our pooling rules cover windows that tile the input: stride = kernel, no padding."""
+    k = list(kernel_size) * (2 // len(kernel_size))
+    s = list(stride or k) * (2 // len(stride or k))
+    pad = [padding] * 2 if isinstance(padding, int) else list(padding) * (2 // len(padding))
+    dil = [dilation] * 2 if isinstance(dilation, int) else list(dilation) * (2 // len(dilation))
+    return s == k and not any(pad) and all(x == 1 for x in dil) and not ceil_mode
+
+
+def _windows(x: Any, kh: int, kw: int) -> Any:
+    """(N, C, H, W) -> (N, C, H/kh, W/kw, kh*kw): each window's elements on the last axis."""
+    n, c, h, w = get_aval(x).shape
+    x = lax.reshape(x, (n, c, h // kh, kh, w // kw, kw))
+    return lax.reshape(lax.transpose(x, (0, 1, 2, 4, 3, 5)), (n, c, h // kh, w // kw, kh * kw))
+
+
+@register(aten.max_pool2d_with_indices.default)
+def _max_pool(self, kernel_size, *, out, **_):
+    kh, kw = list(kernel_size) * (2 // len(kernel_size))
+    win = _windows(self, kh, kw)
+    last = len(get_aval(win).shape) - 1
+    values = lax.reduce_max(win, [last])
+    local = lax.argmax(win, last, np.int32)  # the first maximum, as torch's CPU kernel picks
+    shape, width = get_aval(local).shape, get_aval(self).shape[3]
+    rows = lax.add(lax.mul(lax.broadcasted_iota(np.int32, shape, 2), lax.full(shape, kh, np.int32)),
+                   lax.div(local, lax.full(shape, kw, np.int32)))
+    cols = lax.add(lax.mul(lax.broadcasted_iota(np.int32, shape, 3), lax.full(shape, kw, np.int32)),
+                   lax.rem(local, lax.full(shape, kw, np.int32)))
+    flat = lax.add(lax.mul(rows, lax.full(shape, width, np.int32)), cols)
+    return [values, cast(flat, out[1].dtype)]
+
+
+@register(aten.max_pool2d_with_indices_backward.default)
+def _max_pool_backward(grad_output, self, kernel_size, indices, *, out, **_):
+    kh, kw = list(kernel_size) * (2 // len(kernel_size))
+    shape = get_aval(self).shape
+    n, c, ho, wo = get_aval(grad_output).shape
+
+    def spread(x: Any) -> Any:  # each window's value copied to all its positions
+        x = lax.broadcast_in_dim(x, (n, c, ho, kh, wo, kw), (0, 1, 2, 4))
+        return lax.reshape(x, shape)
+    flat = lax.add(lax.mul(lax.broadcasted_iota(get_aval(indices).dtype, shape, 2),
+                           lax.full(shape, shape[3], get_aval(indices).dtype)),
+                   lax.broadcasted_iota(get_aval(indices).dtype, shape, 3))
+    chosen = lax.eq(spread(indices), flat)
+    return [lax.select_n(chosen, lax.full(shape, 0, out[0].dtype), spread(grad_output))]
+
+
+# ------------------------------------------------------------------ convolution, in StableHLO
+
+
+def conv_supported(stride=(1, 1), padding=(0, 0), dilation=(1, 1), transposed=False,
+                   output_padding=(0, 0), groups=1, **_: Any) -> bool:
+    """Our convolution rules cover 2-D, ungrouped, undilated, untransposed convolutions."""
+    return not transposed and groups == 1 and all(d == 1 for d in dilation) and \
+        len(stride) == 2
+
+
+def _conv(lhs, rhs, dims, strides, padding, lhs_dilation, rhs_dilation, aval):
+    return hlo.convolution(lhs, rhs, dims, strides, padding, lhs_dilation, rhs_dilation,
+                           mlir.aval_to_ir_type(aval))
+
+
+@register(aten.convolution.default, direct=True)
+def _convolution(ctx, input, weight, bias=None, stride=(1, 1), padding=(0, 0), *, out, **_):
+    nchw = ("[b, f, 0, 1]", "[o, i, 0, 1]", "[b, f, 0, 1]")
+    y = _conv(input, weight, nchw, stride, [(p, p) for p in padding], (1, 1), (1, 1), out[0])
+    if bias is not None:
+        y = hlo.elementwise("add", y, hlo.broadcast_in_dim(bias, [1], y.type))
+    return [y]
+
+
+@register(aten.convolution_backward.default, direct=True)
+def _convolution_backward(ctx, grad_output, input, weight, stride=(1, 1), padding=(0, 0), *,
+                          out, **_):
+    """The three gradients of a strided, padded 2-D convolution; the first two are
+    convolutions themselves, the third a sum."""
+    (ho, wo), (h, w), (kh, kw) = (a.shape[2:] for a in ctx.avals_in[:3])
+    results = []
+    if out[0] is not None:  # d input: grad_output dilated by the stride, against W flipped
+        pads = [(k - 1 - p, size - (o - 1) * s + p - 1)
+                for k, p, s, size, o in ((kh, padding[0], stride[0], h, ho),
+                                         (kw, padding[1], stride[1], w, wo))]
+        dims = ("[b, f, 0, 1]", "[i, o, 0, 1]", "[b, f, 0, 1]")
+        results.append(_conv(grad_output, hlo.reverse(weight, [2, 3]), dims, (1, 1), pads,
+                             stride, (1, 1), out[0]))
+    if out[1] is not None:  # d weight: input against grad_output, the batch as the feature
+        pads = [(p, (o - 1) * s + k - size - p)
+                for k, p, s, size, o in ((kh, padding[0], stride[0], h, ho),
+                                         (kw, padding[1], stride[1], w, wo))]
+        dims = ("[f, b, 0, 1]", "[i, o, 0, 1]", "[f, b, 0, 1]")
+        results.append(_conv(input, grad_output, dims, (1, 1), pads, (1, 1), stride, out[1]))
+    if out[2] is not None:  # d bias: a sum, lowered through stage 8 as any lax function
+        bias_ctx = ctx.replace(avals_in=[ctx.avals_in[0]], avals_out=[out[2]])
+        results += mlir.lower_fun(_sum_nhw, multiple_results=False)(bias_ctx, grad_output)
+    return results
+
+
+def _sum_nhw(grad_output: Any) -> Any:
+    return lax.reduce_sum(grad_output, [0, 2, 3])
+
+
+GUARDS = {aten.max_pool2d_with_indices.default: pool_supported,
+          aten.max_pool2d_with_indices_backward.default: pool_supported,
+          aten.convolution.default: conv_supported,
+          aten.convolution_backward.default: conv_supported}

@@ -1,0 +1,146 @@
+"""The graph executor: what a sync sweeps up, the reads that cut a graph of one tensor, the LRU
+compile cache, donation at step barriers only, parameter tupling, the PT_XLA_DEBUG report, and
+the CPU fallback counted `aten::<op>` (also splitting a compiled FX graph)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from stages.s10_lazy_tensors import dynamo_bridge, graph_executor, metrics, torch_xla
+from stages.s10_lazy_tensors.graph_executor import ComputationCache, SyncTensorsConfig
+
+
+@pytest.fixture
+def dev():
+    return torch_xla.device()
+
+
+def test_ops_build_ir_and_run_nothing_until_a_sync(dev):
+    x = torch.arange(6.0).reshape(2, 3).to(dev)
+    y = (x * 2 + 1).sum(dim=1)
+    text = torch_xla.get_tensors_text([y])
+    assert "aten::mul.Tensor" in text and "ROOT=0" in text
+    assert metrics.counter_value("ExecuteComputation") is None
+    torch_xla.sync()
+    assert metrics.counter_value("ExecuteComputation") == 1
+    assert y._xla.handle is not None and y._xla.ir_value is None  # now device data
+    np.testing.assert_allclose(y.cpu().numpy(), [9.0, 27.0])
+
+
+
+def test_the_metrics_report_uses_torch_xla_names(dev):
+    w = torch.randn(3).to(dev)
+    w.mul_(2)
+    torch_xla.sync()
+    (w + 1).sum().item()
+    report = metrics.metrics_report()
+    for name in ("CompileTime", "ExecuteTime", "TransferToDeviceTime", "TransferFromDeviceTime",
+                 "InputOutputAliasCount", "UncachedCompile", "MarkStep", "ExecuteComputation",
+                 "aten::_local_scalar_dense"):
+        assert f"Metric: {name}" in report or f"Counter: {name}" in report, name
+    assert metrics.metric_data("CompileTime")[0] == 2
+    assert metrics.counter_value("MarkStep") == 1
+
+@pytest.mark.parametrize("read", ["item", "cpu", "print"])
+def test_a_read_cuts_a_graph_of_that_tensor_and_leaves_the_rest_pending(dev, read):
+    x = torch.randn(4).to(dev)
+    other = x.exp()  # pending, and not read
+    y = (x * 3).sum()
+    if read == "item":
+        value = y.item()
+    elif read == "cpu":
+        value = float(y.cpu())
+    else:
+        value = float(str(y).split("(")[1].split(",")[0])
+    assert value == pytest.approx(float((x.cpu() * 3).sum()), abs=1e-3)
+    assert metrics.counter_value("UncachedCompile") == 1
+    assert metrics.counter_value("aten::_local_scalar_dense") == (1 if read == "item" else None)
+    assert y._xla.ir_value is not None and other._xla.ir_value is not None  # still pending
+    torch_xla.sync()  # the barrier computes both: a different graph, a different hash
+    assert metrics.counter_value("UncachedCompile") == 2
+
+
+def test_the_compile_cache_is_an_lru_of_its_size(dev, monkeypatch):
+    cache = ComputationCache(2)
+    for h in (1, 2, 1, 3):  # 1 is used again, so 2 is the one evicted
+        if cache.get(h) is None:
+            cache.add(h, object())
+    assert cache.get(2) is None and cache.get(1) is not None and len(cache) == 2
+    monkeypatch.setattr(graph_executor, "computation_cache", ComputationCache(1))
+    x = torch.randn(3).to(dev)
+    for fn in (torch.exp, torch.neg, torch.exp):  # exp is evicted by neg: compiled again
+        fn(x).sum().item()
+    assert metrics.counter_value("UncachedCompile") == 3
+
+
+def test_buffers_are_donated_at_a_step_barrier_only(dev):
+    w = torch.randn(8).to(dev)
+    w.mul_(0.5)
+    read, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig(force_ltc_data=False))
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(read.hash).text
+    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
+    assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0, 1.0]
+
+
+
+def test_a_buffer_another_live_tensor_holds_is_not_donated(dev):
+    w = torch.arange(4.0).to(dev)
+    kept = w.detach()  # a second tensor on the same buffer
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(kept.cpu().numpy(), [0.0, 1.0, 2.0, 3.0])  # still readable
+    del kept
+    w.mul_(2)  # now w alone holds its buffer: donated
+    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(w.cpu().numpy(), [0.0, 4.0, 8.0, 12.0])
+
+
+def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
+    monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
+    xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]
+    total = xs[0] + xs[1] + xs[2] + xs[3]
+    coll, _ = graph_executor.sync_tensors_graph([total], SyncTensorsConfig())
+    hlo = graph_executor.computation_cache.get(coll.hash).computation.hlo_text()
+    assert "entry_computation_layout={((f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}))" in hlo
+    np.testing.assert_allclose(total.cpu().numpy(), [6.0, 6.0])
+
+
+def test_debug_says_which_hash_ingredient_is_new(dev, monkeypatch, capsys):
+    monkeypatch.setenv("PT_XLA_DEBUG", "1")
+    torch.randn(3).to(dev).exp().sum().item()
+    torch.randn(5).to(dev).exp().sum().item()  # the same program on a new shape
+    err = capsys.readouterr().err
+    assert "it is the first graph compiled" in err
+    assert "tensor 0 IR differs from the closest previous graph" in err
+
+
+def test_an_op_without_a_rule_runs_on_the_cpu_and_is_counted(dev):
+    x = torch.tensor([3.0, 1.0, 2.0]).to(dev)
+    values, indices = torch.sort(x * 2)
+    assert metrics.executed_fallback_ops() == ["aten::sort"]
+    assert values.device == dev
+    np.testing.assert_allclose(values.cpu().numpy(), [2.0, 4.0, 6.0])
+    assert indices.cpu().tolist() == [1, 2, 0]
+
+
+def test_a_fallback_node_splits_a_compiled_graph(dev):
+    def f(x):
+        return torch.sort(x * 2).values.exp()
+    graph = torch.fx.symbolic_trace(f)
+    x = torch.tensor([0.3, -0.1, 0.2])
+    compiled = dynamo_bridge.openxla_eval(graph, None)
+    lazy_x = x.to(dev)
+    metrics.clear_all()
+    out = compiled(lazy_x)
+    np.testing.assert_allclose(out.cpu().numpy(), f(x).numpy(), rtol=1e-6)
+    assert metrics.counter_value("DynamoExtractCompiledGraph") == 1
+    assert metrics.counter_value("aten::sort") >= 1
+    # two XLA parts around the sort: `x * 2` and `exp`, each compiled once
+    assert metrics.counter_value("UncachedCompile") == 2
+    np.testing.assert_allclose(compiled(lazy_x).cpu().numpy(), f(x).numpy(), rtol=1e-6)
+    assert metrics.counter_value("UncachedCompile") == 2

@@ -1,0 +1,133 @@
+"""Node and graph hashes: torch's HashCombine with its constants, shapes only at the leaves,
+device data by shape and never by value, and the graph hash's ingredients in torch_xla's order."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from stages.s02_tracing.core import ShapedArray
+from stages.s10_lazy_tensors import graph_executor, hash, ir, metrics, torch_xla
+from stages.s10_lazy_tensors.tensor import DeviceContextArena
+
+MASK = 2**128 - 1
+
+
+def combine(a: int, b: int) -> int:
+    """torch/csrc/lazy/core/hash.cpp's HashCombine, written out with its own constants."""
+    kb = (101 << 64) + 0x27D4EB2F165667C5
+    return (a ^ ((b * kb + 0x9E3779B97F4A7C15 + ((a << 6) & MASK) + (a >> 2)) & MASK)) & MASK
+
+
+@pytest.mark.parametrize("a,b", [(0, 0), (1, 2), (2**128 - 1, 2**127 + 5),
+                                 (0x165667B19E3779F9, 0x85EBCA77C2B2AE63)])
+def test_hash_combine_is_torch_formula(a, b):
+    assert hash.hash_combine(a, b) == combine(a, b)
+
+
+def test_mhash_folds_from_the_right_to_its_seed():
+    h1, h2 = hash.hash_value(True), hash.hash_value(3)
+    assert hash.mhash(True, 3) == combine(h1, combine(h2, 0x165667B19E3779F9))
+    assert hash.hash_value(3) == hash.data_hash(struct.pack("<q", 3))  # an int64's 8 bytes
+    assert hash.hash_value([1, 2]) == combine(combine(0x85EBCA77C2B2AE63, hash.hash_value(1)),
+                                              hash.hash_value(2))
+    assert hash.hash_value(None) == 0x8655D738F3678DDA  # kNullOpt
+
+
+def test_node_hashes_of_a_fixed_graph_equal_the_formula():
+    x = torch.ones(2, 3).to(torch_xla.device())
+    y = torch.mul(x, x).sum(dim=1)
+    s = hash.string_hash
+    leaf = combine(combine(s("xla::device_data"), hash.hash_value("f32[2,3]")), 101)
+    value = lambda h, i: combine(h, hash.hash_value(i))  # noqa: E731  C++ Value::hash
+    mul = combine(s("aten::mul.Tensor"), 0xA2D296E9)  # no parameters: the default seed
+    mul_dag = combine(combine(mul, value(leaf, 0)), value(leaf, 0))
+    sum_node = combine(s("aten::sum.dim_IntList"), hash.mhash((1,), False, None))
+    w = torch.ones(3).to(torch_xla.device())
+    leaf_w = combine(combine(s("xla::device_data"), hash.hash_value("f32[3]")), 101)
+    sub = combine(s("aten::sub.Tensor"), hash.mhash(1))  # alpha=1: a parameter, not an operand
+    assert (x - w).get_ir_value().node.hash() == combine(combine(sub, value(leaf, 0)),
+                                                         value(leaf_w, 0))
+    assert x.get_ir_value().node.hash() == leaf
+    assert y.get_ir_value().node.node_hash == sum_node
+    assert y.get_ir_value().node.hash() == combine(sum_node, value(mul_dag, 0))
+
+
+def test_an_output_shape_is_hashed_only_at_the_leaves():
+    f32 = np.dtype(np.float32)
+    leaf = ir.DeviceData(object(), ShapedArray((2, 3), f32))
+    as_six = ir.Node("aten::foo", [ir.Value(leaf)], [ShapedArray((6,), f32)])
+    as_three_by_two = ir.Node("aten::foo", [ir.Value(leaf)], [ShapedArray((3, 2), f32)])
+    assert as_six.hash() == as_three_by_two.hash()  # implied by the operands
+    other_leaf = ir.DeviceData(object(), ShapedArray((3, 2), f32))
+    assert leaf.hash() != other_leaf.hash()  # a leaf hashes its shape...
+    assert leaf.hash() == ir.DeviceData(object(), ShapedArray((2, 3), f32)).hash()  # ...not data
+
+
+def _step_graph_hash(shape):
+    x = torch.randn(*shape).to(torch_xla.device())
+    y = (x * 3).sum()
+    h = torch_xla.get_graph_hash([y])
+    return h, x, y
+
+
+def test_same_program_on_new_data_has_the_same_hash():
+    h1, *_ = _step_graph_hash((3, 4))
+    h2, *_ = _step_graph_hash((3, 4))
+    assert h1 == h2
+
+
+def test_a_new_shape_is_a_new_hash():
+    assert _step_graph_hash((3, 4))[0] != _step_graph_hash((3, 5))[0]
+
+
+def test_an_unrelated_pending_tensor_does_not_change_an_item_cut():
+    dev = torch_xla.device()
+    x = torch.randn(5).to(dev)
+    (x * 2).sum().item()
+    assert metrics.counter_value("UncachedCompile") == 1
+    unrelated = torch.randn(7).to(dev).exp()  # pending, live, not read
+    (x * 2).sum().item()
+    assert metrics.counter_value("CachedCompile") == 1  # the same graph, found by hash
+    assert unrelated.get_ir_value().node.op == "aten::exp"  # still pending
+
+
+def test_a_sync_and_a_read_of_the_same_ir_hash_differently():
+    dev = torch_xla.device()
+    x = torch.randn(5).to(dev)
+    y = x * 2
+    read = graph_executor.collect_sync_tensors([y], graph_executor.SyncTensorsConfig(False))
+    barrier = graph_executor.collect_sync_tensors([y], graph_executor.SyncTensorsConfig(True))
+    assert read.ingredients[0][1] == hash.mhash(False) != barrier.ingredients[0][1]
+
+
+def test_graph_hash_ingredients_come_in_torch_xla_order():
+    dev = torch_xla.device()
+    w = torch.randn(3).to(dev)
+    w.mul_(2)  # an in-place update: its old buffer is donated at the barrier
+    tensors = DeviceContextArena.get_live_tensors()
+    coll, _ = graph_executor.sync_tensors_graph(tensors, graph_executor.SyncTensorsConfig())
+    labels = [label for label, _ in coll.ingredients]
+    assert labels[:2] == ["force_ltc_data", "compilation environment and revisions"]
+    assert labels[-3:] == ["parameter sequence", "buffer donors", "sharding config"]
+    assert all(label.startswith("tensor ") for label in labels[2:-3])
+
+
+def test_post_order_visits_the_last_operand_first_as_torch_does():
+    dev = torch_xla.device()
+    a, b = torch.ones(2).to(dev), torch.zeros(3).to(dev)
+    out = torch.cat([a.exp(), b.neg()])
+    order = [n.op for n in ir.compute_post_order([out.get_ir_value().node])]
+    assert order.index("aten::neg") < order.index("aten::exp")
+
+
+def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
+    x = torch.randn(4).to(torch_xla.device())
+    half, quarter, one = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 1.0))
+    assert half == quarter  # 0.5 and 0.25 are device data: hashed by shape
+    assert one != half  # 1 is a special scalar: a constant in the program
+    node = (x * 0.5).get_ir_value().node
+    assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
