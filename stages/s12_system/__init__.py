@@ -1,0 +1,5 @@
+"""Stage 12: the complete system."""
+
+from . import prng, random, special
+
+__all__ = ["prng", "random", "special"]
