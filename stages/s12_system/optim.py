@@ -113,7 +113,7 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
         return TraceState(trace=tree_map(jnp.zeros_like, params))
 
     def update(updates: Any, state: TraceState, params: Any = None) -> tuple:
-        # EXERCISE 12.3 (momentum): the new trace, and the updates it gives
+        # EXERCISE 12.4 (momentum): the new trace, and the updates it gives
         def f(g: Any, t: Any) -> Any:
             return g + decay * t
         new_trace = tree_map(f, updates, state.trace)
@@ -140,7 +140,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
         return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
 
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
-        # EXERCISE 12.4 (adam): the moments, their bias correction, and the direction
+        # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
         nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
         count = _increment(state.count)

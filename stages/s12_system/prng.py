@@ -40,12 +40,14 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     ks = [k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _u32(k1, _PARITY))]
     x = [lax.add(x1, ks[0]), lax.add(x2, ks[1])]
     for i in range(5):
+        # EXERCISE 12.1 (threefry): four rounds of mix (add, rotate, xor), then a key injection
         for r in _ROTATIONS[i % 2]:
             x[0] = lax.add(x[0], x[1])
             x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], r))
         # inject the key, rotated by one each time, and the round number
         x[0] = lax.add(x[0], ks[(i + 1) % 3])
         x[1] = lax.add(lax.add(x[1], ks[(i + 2) % 3]), _u32(x[1], i + 1))
+        # END EXERCISE
     return x[0], x[1]
 # --8<-- [end:threefry]
 

@@ -97,10 +97,12 @@ def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
     maxval = lax.convert_element_type(maxval, dtype)
     # the top 23 bits become the mantissa of a float in [1, 2); minus 1 that is exactly
     # mantissa * 2**-23, which is how we write it (no bitcast primitive needed)
+    # EXERCISE 12.2 (uniform): floats in [0, 1) from the top 23 bits, then scaled and clamped
     mantissa = lax.shift_right_logical(_bits(key, shape), lax.full(shape, 9, np.uint32))
     floats = lax.mul(lax.convert_element_type(mantissa, dtype), lax.full(shape, 2.0**-23, dtype))
     scaled = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
     return jnp.maximum(minval, scaled)
+    # END EXERCISE
 # --8<-- [end:uniform]
 
 

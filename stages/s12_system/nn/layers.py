@@ -80,7 +80,7 @@ class Dense(Module):
         self.kernel_init, self.bias_init = kernel_init or lecun_normal(), bias_init
 
     def __call__(self, x: Any) -> Any:
-        # EXERCISE 12.5 (dense): ask for the kernel and bias, and apply them
+        # EXERCISE 12.3 (dense): ask for the kernel and bias, and apply them
         kernel = self.param("kernel", self.kernel_init, (np.shape(x)[-1], self.features))
         y = jnp.matmul(x, kernel)
         if self.use_bias:
