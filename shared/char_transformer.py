@@ -87,15 +87,23 @@ def nn_one_hot(np_: Any, ids: Any, vocab: int) -> Any:
 
 
 def make_train_step(model: CharTransformer, tx: Any) -> Any:
-    """step(params, opt_state, x, y) -> (params, opt_state, loss), jitted with our jit."""
+    """step(params, opt_state, x, y) -> (params, opt_state, loss), jitted with our jit: every
+    stage's transformation is in it (the course-end page draws the step through them)."""
+    def one_example(logits: Any, targets: Any) -> Any:
+        return cross_entropy(ujax.numpy, logits, targets, model.vocab)
+
     def loss(params: Any, x: Any, y: Any) -> Any:
-        return cross_entropy(ujax.numpy, model.apply(params, x), y, model.vocab)
+        # per-example losses by vmap (stage 5), then their mean
+        return ujax.numpy.mean(ujax.vmap(one_example)(model.apply(params, x), y))
 
     @ujax.jit
     def step(params: Any, opt_state: Any, x: Any, y: Any) -> tuple[Any, Any, Any]:
         value, grads = ujax.value_and_grad(loss)(params, x, y)
-        updates, opt_state = tx.update(grads, opt_state, params)
-        return ujax.optim.apply_updates(params, updates), opt_state, value
+        updates, new_opt_state = tx.update(grads, opt_state, params)
+        new_params = ujax.optim.apply_updates(params, updates)
+        # a step whose loss is not finite is skipped: a cond (stage 6), decided on the device
+        return (*ujax.lax.cond(value < np.float32(np.inf), lambda: (new_params, new_opt_state),
+                               lambda: (params, opt_state)), value)
 
     return step
 
@@ -221,3 +229,36 @@ def jax_train_step(vocab: int, config: Config) -> Any:
         return optax.apply_updates(params, updates), opt_state, value
 
     return step, tx
+
+
+def both_steps(config: Config, device: Any = None) -> tuple[Any, Any]:
+    """Ours and JAX's training step on one batch, each calling its step once per call with the
+    state kept on its device, from the same params (drawn by jax_init, which the tests show is
+    bit-equal to our init). Call inside `use_pjrt()`: returns (run_ours, run_jax), each
+    returning the step's loss."""
+    import jax
+
+    data, chars = load_text()
+    vocab = len(chars)
+    model = CharTransformer(vocab, config)
+    tx = ujax.optim.adam(config.learning_rate)
+    ours = make_train_step(model, tx)
+    theirs, jtx = jax_train_step(vocab, config)
+    params = jax.tree_util.tree_map(np.asarray, jax_init(vocab, config))
+    key = jax.random.fold_in(jax.random.PRNGKey(config.seed), 1)
+    x, y = get_batch(data, batch_starts(jax.random, key, 0, len(data), config), config.context)
+    state = [ujax.tree_util.tree_map(ujax.device_put, params),
+             ujax.tree_util.tree_map(ujax.device_put, tx.init(params))]
+    jstate = [jax.device_put(params, device), jax.device_put(jtx.init(params), device)]
+    xd, yd = ujax.device_put(x), ujax.device_put(y)
+    xj, yj = jax.device_put((x, y), device)
+
+    def run_ours() -> Any:
+        state[0], state[1], loss = ours(state[0], state[1], xd, yd)
+        return loss
+
+    def run_jax() -> Any:
+        jstate[0], jstate[1], loss = theirs(jstate[0], jstate[1], xj, yj)
+        return loss
+
+    return run_ours, run_jax
