@@ -14,6 +14,7 @@ from stages.s01_pytrees import PyTreeDef, tree_flatten
 from . import _jax_compat, core
 from . import linear_util as lu
 from .api_util import argnums_partial, flatten_fun, shaped_abstractify
+from .api_util import debug_info as make_debug_info
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
 
@@ -181,7 +182,7 @@ def trace_to_jaxpr_dynamic(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]
 
 
 def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
-                   debug_info: lu.DebugInfo, static_argnums: Sequence[int] = ()
+                   debug_info: lu.DebugInfo | None, static_argnums: Sequence[int] = ()
                    ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
     """Trace `fun(*args, **kwargs)` once: the arguments at `static_argnums` reach it as the
     Python values they are, every leaf of the others as a tracer.
@@ -190,6 +191,8 @@ def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
     treedef of fun's output.
     """
     # JAX: pe.trace_to_jaxpr, which takes the arguments' avals (statics inside) as a FlatTree
+    if debug_info is None:  # callers without one (stage 8's lower) get the argument names
+        debug_info = make_debug_info("trace_to_jaxpr", fun, args, kwargs, static_argnums)
     f = lu.wrap_init(fun, debug_info=debug_info)
     if static_argnums:
         dyn_argnums = [i for i in range(len(args)) if i not in static_argnums]
