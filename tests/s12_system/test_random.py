@@ -129,3 +129,17 @@ def test_on_the_numpy_backend_bits_and_unit_uniforms_match_jax_too():
     finally:
         config.platforms.set_global(saved)
         clear_caches()
+
+
+def test_erf_inv_has_a_rule_in_every_table():
+    from stages.s04_autodiff import ad, grad
+    from stages.s05_vmap import batching, vmap
+    from stages.s08_lowering import mlir
+    from stages.s12_system.special import erf_inv, erf_inv_p
+
+    assert erf_inv_p in ad.primitive_jvps and erf_inv_p in batching.primitive_batchers
+    assert erf_inv_p in mlir.lowering_rules
+    x = np.array([-0.9, -0.3, 0.0, 0.5, 0.99], np.float32)
+    np.testing.assert_allclose(np.asarray(jit(vmap(grad(erf_inv)))(x)),
+                               np.asarray(jax.vmap(jax.grad(jax.lax.erf_inv))(x)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(erf_inv(x)), np.asarray(jax.lax.erf_inv(x)), rtol=1e-6)
