@@ -6,6 +6,7 @@
   grad, value_and_grad, vjp, ...  stage 4; vmap, jacfwd, jacrev, hessian: stage 5
   devices, device_put             stage 9's client; use_pjrt() makes it jit's backend
   random, nn, optim               this stage: keys and samplers, modules, optimizers
+  sharding, shard_map             stage 11's, re-exported here once that stage is built
 
 Reading path (the lesson, in order):
   1. prng.py          threefry-2x32 from uint32 ops: seed, split, fold_in, bits
