@@ -546,6 +546,33 @@ MUTANTS: tuple[Mutant, ...] = (
        "union = frozenset().union(*ins)", "union = ins[0] if ins else frozenset()"),
     _m("11.6", "the groups run along the other axes",
        "moved = ids.transpose(others + along)", "moved = ids.transpose(along + others)"),
+    _m("12.1", "the word is rotated right, not left",
+       "x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], r))",
+       "x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], 32 - r))"),
+    _m("12.1", "the round number is not injected", "_u32(x[1], i + 1)", "_u32(x[1], 0)"),
+    _m("12.1", "the key schedule is not rotated", "x[0] = lax.add(x[0], ks[(i + 1) % 3])",
+       "x[0] = lax.add(x[0], ks[1])"),
+    _m("12.2", "the top 24 bits are kept, not 23", "lax.full(shape, 9, np.uint32)",
+       "lax.full(shape, 8, np.uint32)"),
+    _m("12.2", "the range is not scaled", "jnp.multiply(floats, jnp.subtract(maxval, minval))",
+       "floats"),
+    _m("12.3", "the bias is never asked for", """
+       if self.use_bias:
+           y = y + self.param("bias", self.bias_init, (self.features,))
+       """, ""),
+    _m("12.3", "the kernel is laid out (features, in_features)",
+       "(np.shape(x)[-1], self.features)", "(self.features, np.shape(x)[-1])"),
+    _m("12.4", "Nesterov's look-ahead is dropped",
+       "updates = tree_map(f, updates, new_trace) if nesterov else new_trace",
+       "updates = new_trace"),
+    _m("12.4", "the decay multiplies the gradient, not the trace", "return g + decay * t",
+       "return decay * g + t"),
+    _m("12.5", "the first moment is not bias-corrected", "mu_hat = _bias_correction(mu, b1, count)",
+       "mu_hat = mu"),
+    _m("12.5", "eps goes inside the square root",
+       "m / (jnp.sqrt(v + eps_root) + eps)", "m / jnp.sqrt(v + eps_root + eps)"),
+    _m("12.5", "the second moment keeps raw gradients, not their squares",
+       "(1 - b2) * (g ** 2) + b2 * t", "(1 - b2) * g + b2 * t"),
 )
 
 

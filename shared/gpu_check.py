@@ -1,7 +1,8 @@
 """`make gpu-check`: the course's jit on an NVIDIA GPU through our PJRT client, against jax.jit.
 
-    python -m shared.gpu_check              PJRT_DEVICE=CUDA: the stage 2-6 corpus and an MLP
-                                            784-512-512-10 training step, one table
+    python -m shared.gpu_check              PJRT_DEVICE=CUDA: the stage 2-6 corpus, an MLP
+                                            784-512-512-10 training step and the finale's
+                                            transformer training step, one table
     python -m shared.gpu_check --device CPU the same on the CPU client (to try the script)
     python -m shared.gpu_check --quick      a few programs and short timings
 
@@ -138,10 +139,23 @@ def _mlp_row(batch_size: int, device: Any, quick: bool) -> tuple[str, bool, str,
             _time_ms(ours_run, calls), _time_ms(theirs_run, calls))
 
 
+def _finale_row(_: Any, device: Any, quick: bool) -> tuple[str, bool, str, float, float]:
+    """The course's finale: the character-level transformer's training step (stage 12)."""
+    from shared import char_transformer as ct
+
+    run_ours, run_jax = ct.both_steps(ct.Config(), device)
+    first_ours, first_jax = np.asarray(run_ours()), np.asarray(run_jax())
+    ok, values = _agreement([first_ours], [first_jax])
+    calls = 5 if quick else 50
+    return ("finale: char transformer train step", ok, values, _time_ms(run_ours, calls),
+            _time_ms(run_jax, calls))
+
+
 def _rows(device: Any, quick: bool) -> list[tuple[str, bool, str, float, float]]:
     programs = _corpus()
     todo = [(p.name, _corpus_row, p) for p in (programs[:4] if quick else programs)]
     todo += [(f"MLP, batch {b}", _mlp_row, b) for b in ((128,) if quick else (128, 4096))]
+    todo += [("finale", _finale_row, None)]
     rows = []
     for name, make_row, what in todo:
         try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+import sys
 
 import pytest
 
@@ -56,8 +58,18 @@ def test_the_collectives_waiting_for_a_mesh_are_real_primitives():
     assert NEEDS_A_MESH <= set(PRIMITIVES)
 
 
+def _later_stage_primitives() -> set:
+    """Primitives of stages after 8 that are imported: each registers its own lowering rule
+    (stage 12's erf_inv), as a later stage extends the table."""
+    found = set()
+    for name, module in list(sys.modules.items()):
+        if re.fullmatch(r"stages\.s(09|1\d)_\w+(\.\w+)*", name):
+            found |= {v for v in vars(module).values() if isinstance(v, Primitive)}
+    return found
+
+
 def test_the_table_holds_only_primitives_of_earlier_stages():
-    assert set(s08.lowering_rules) <= set(PRIMITIVES.values())
+    assert set(s08.lowering_rules) - _later_stage_primitives() <= set(PRIMITIVES.values())
 
 
 def test_a_platform_rule_is_preferred_and_named_by_platform():

@@ -1,0 +1,229 @@
+"""The layers: Dense, Conv, Embed, LayerNorm, Dropout, MultiHeadAttention, Sequential, MLP.
+
+Flax: flax/linen/linear.py (Dense, Conv, Embed), normalization.py (LayerNorm), stochastic.py
+(Dropout), attention.py (MultiHeadDotProductAttention), combinators.py (Sequential). Each is
+configuration in __init__ and arithmetic in __call__ over stage 2's numpy; params come from
+`self.param`, so init and apply run the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import lax
+from stages.s02_tracing import numpy as jnp
+from stages.s04_autodiff.ad_util import stop_gradient
+
+from .. import random
+from .module import Module
+
+# ------------------------------------------------------------------ initializers and activations
+
+def zeros(key: Any, shape: tuple, dtype: Any = np.float32) -> Any:
+    return jnp.zeros(shape, dtype)
+
+
+def ones(key: Any, shape: tuple, dtype: Any = np.float32) -> Any:
+    return jnp.ones(shape, dtype)
+
+
+def normal(stddev: float = 1e-2) -> Callable:
+    def init(key: Any, shape: tuple, dtype: Any = np.float32) -> Any:
+        return random.normal(key, shape, dtype) * np.asarray(stddev, dtype)
+    return init
+
+
+def lecun_normal(fan_in_axes: Sequence[int] = (-2,)) -> Callable:
+    """normal / sqrt(fan_in); Flax's draws from a truncated normal, ours from a plain one."""
+    def init(key: Any, shape: tuple, dtype: Any = np.float32) -> Any:
+        fan_in = int(np.prod([shape[a] for a in fan_in_axes]))
+        return normal(1.0 / np.sqrt(fan_in))(key, shape, dtype)
+    return init
+
+
+def relu(x: Any) -> Any:
+    return jnp.maximum(x, 0.0)
+
+
+def gelu(x: Any) -> Any:
+    """The tanh approximation, jax.nn.gelu's default."""
+    c = np.float32(np.sqrt(2 / np.pi))
+    return 0.5 * x * (1 + jnp.tanh(c * (x + 0.044715 * x ** 3)))
+
+
+def log_softmax(x: Any, axis: int = -1) -> Any:
+    shifted = x - stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    return jnp.exp(log_softmax(x, axis))
+
+
+def one_hot(x: Any, num_classes: int, dtype: Any = np.float32) -> Any:
+    classes = lax.broadcasted_iota(np.int32, (1,) * np.ndim(x) + (num_classes,), np.ndim(x))
+    return jnp.equal(jnp.expand_dims(x, -1), classes).astype(dtype)
+
+
+# ------------------------------------------------------------------ layers
+
+# --8<-- [start:dense]
+class Dense(Module):
+    """y = x @ kernel + bias, the kernel (in_features, features)."""
+
+    def __init__(self, features: int, use_bias: bool = True,
+                 kernel_init: Callable | None = None, bias_init: Callable = zeros):
+        self.features, self.use_bias = features, use_bias
+        self.kernel_init, self.bias_init = kernel_init or lecun_normal(), bias_init
+
+    def __call__(self, x: Any) -> Any:
+        # EXERCISE 12.3 (dense): ask for the kernel and bias, and apply them
+        kernel = self.param("kernel", self.kernel_init, (np.shape(x)[-1], self.features))
+        y = jnp.matmul(x, kernel)
+        if self.use_bias:
+            y = y + self.param("bias", self.bias_init, (self.features,))
+        return y
+        # END EXERCISE
+# --8<-- [end:dense]
+
+
+class Embed(Module):
+    """A table of num_embeddings vectors; ids pick rows (a one-hot matmul: no gather here)."""
+
+    def __init__(self, num_embeddings: int, features: int, embedding_init: Callable | None = None):
+        self.num_embeddings, self.features = num_embeddings, features
+        self.embedding_init = embedding_init or normal(1.0)
+
+    def __call__(self, ids: Any) -> Any:
+        table = self.param("embedding", self.embedding_init, (self.num_embeddings, self.features))
+        return jnp.matmul(one_hot(ids, self.num_embeddings, table.dtype), table)
+
+    def attend(self, x: Any) -> Any:
+        """x @ table.T: logits over the vocabulary, the weights tied to the embedding."""
+        table = self.param("embedding", self.embedding_init, (self.num_embeddings, self.features))
+        return jnp.matmul(x, jnp.transpose(table))
+
+
+class LayerNorm(Module):
+    """Normalize the last axis to mean 0, variance 1, then scale and shift (Flax's stats)."""
+
+    def __init__(self, epsilon: float = 1e-6, use_bias: bool = True, use_scale: bool = True):
+        self.epsilon, self.use_bias, self.use_scale = epsilon, use_bias, use_scale
+
+    def __call__(self, x: Any) -> Any:
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.maximum(0.0, jnp.mean(jnp.square(x), axis=-1, keepdims=True) - mean * mean)
+        y = (x - mean) * lax.rsqrt(var + self.epsilon)
+        features = (np.shape(x)[-1],)
+        if self.use_scale:
+            y = y * self.param("scale", ones, features)
+        if self.use_bias:
+            y = y + self.param("bias", zeros, features)
+        return y
+
+
+class Dropout(Module):
+    """Zero each element with probability `rate` and rescale the rest, when not deterministic."""
+
+    def __init__(self, rate: float, deterministic: bool | None = None):
+        self.rate, self.deterministic = rate, deterministic
+
+    def __call__(self, x: Any, deterministic: bool | None = None) -> Any:
+        deterministic = self.deterministic if deterministic is None else deterministic
+        if deterministic or self.rate == 0.0:
+            return x
+        keep = random.bernoulli(self.make_rng("dropout"), 1.0 - self.rate, np.shape(x))
+        return jnp.where(keep, x / (1.0 - self.rate), jnp.zeros_like(x))
+
+
+class Conv(Module):
+    """N-d convolution over (batch, *spatial, features) inputs, stride 1, 'SAME' or 'VALID'.
+
+    No convolution primitive here: the sum over kernel offsets of shifted slices times the
+    kernel's slice at that offset (XLA's conv computes the same sum)."""
+
+    def __init__(self, features: int, kernel_size: Sequence[int], padding: str = "SAME",
+                 use_bias: bool = True):
+        self.features, self.kernel_size = features, tuple(kernel_size)
+        self.padding, self.use_bias = padding.upper(), use_bias
+
+    def __call__(self, x: Any) -> Any:
+        k, n = self.kernel_size, len(self.kernel_size)
+        in_features = np.shape(x)[-1]
+        kernel = self.param("kernel", lecun_normal(tuple(range(n + 1))),
+                            (*k, in_features, self.features))
+        if self.padding == "SAME":
+            config = [(0, 0, 0)] + [((d - 1) // 2, d // 2, 0) for d in k] + [(0, 0, 0)]
+            x = lax.pad(x, np.array(0, np.asarray(kernel).dtype), config)
+        out_spatial = [np.shape(x)[1 + i] - k[i] + 1 for i in range(n)]
+        y = None
+        for offset in np.ndindex(*k):
+            start = (0, *offset, 0)
+            limit = (np.shape(x)[0], *(o + s for o, s in zip(offset, out_spatial, strict=True)),
+                     in_features)
+            term = jnp.matmul(lax.slice(x, start, limit), kernel[offset])
+            y = term if y is None else y + term
+        if self.use_bias:
+            y = y + self.param("bias", zeros, (self.features,))
+        return y
+
+
+class MultiHeadAttention(Module):
+    """softmax(q k^T / sqrt(d) + mask) v, in num_heads heads, then an output projection."""
+
+    def __init__(self, num_heads: int, qkv_features: int | None = None):
+        self.num_heads, self.qkv_features = num_heads, qkv_features
+
+    def __call__(self, inputs_q: Any, inputs_kv: Any = None, mask: Any = None) -> Any:
+        inputs_kv = inputs_q if inputs_kv is None else inputs_kv
+        features = self.qkv_features or np.shape(inputs_q)[-1]
+        head = features // self.num_heads
+
+        def heads(y: Any) -> Any:  # (..., length, features) -> (..., heads, length, head)
+            y = jnp.reshape(y, (*np.shape(y)[:-1], self.num_heads, head))
+            return jnp.swapaxes(y, -2, -3)
+
+        q = heads(Dense(features, name="query")(inputs_q))
+        k = heads(Dense(features, name="key")(inputs_kv))
+        v = heads(Dense(features, name="value")(inputs_kv))
+        logits = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) / np.float32(np.sqrt(head))
+        if mask is not None:
+            logits = jnp.where(mask, logits, np.float32(-1e9))
+        out = jnp.swapaxes(jnp.matmul(softmax(logits), v), -2, -3)
+        out = jnp.reshape(out, (*np.shape(out)[:-2], features))
+        return Dense(np.shape(inputs_q)[-1], name="out")(out)
+
+
+def make_causal_mask(length: int) -> Any:
+    """True where a position may attend: itself and earlier ones."""
+    return lax.ge(lax.broadcasted_iota(np.int32, (length, length), 0),
+                  lax.broadcasted_iota(np.int32, (length, length), 1))
+
+
+class Sequential(Module):
+    """Call the layers in order (Flax: nn.Sequential); params under layers_0, layers_1, ..."""
+
+    def __init__(self, layers: Sequence[Any]):
+        self.layers = list(layers)
+
+    def __call__(self, x: Any) -> Any:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class MLP(Module):
+    """Dense layers with an activation between them, created inline (Dense_0, Dense_1, ...)."""
+
+    def __init__(self, features: Sequence[int], activation: Callable = relu):
+        self.features, self.activation = tuple(features), activation
+
+    def __call__(self, x: Any) -> Any:
+        for i, f in enumerate(self.features):
+            x = Dense(f)(x)
+            if i < len(self.features) - 1:
+                x = self.activation(x)
+        return x

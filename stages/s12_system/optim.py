@@ -1,0 +1,222 @@
+"""Optimizers as pure functions over pytrees, optax's way: init(params) -> state,
+update(grads, state, params) -> (updates, state), and apply_updates adds the updates.
+
+optax: optax/_src/base.py (GradientTransformation), transform.py (scale_by_adam, scale),
+transforms/_accumulation.py (trace), _clipping.py (clip_by_global_norm), _adding.py
+(add_decayed_weights), _combining.py (chain), alias.py (sgd, adam, adamw). Each building block
+transforms gradients into updates; an optimizer is a `chain` of them ending in the learning
+rate's sign flip. State is a tuple of NamedTuples, so it is a pytree that jit carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from stages.s01_pytrees import tree_leaves, tree_map, tree_reduce
+from stages.s02_tracing import lax
+from stages.s02_tracing import numpy as jnp
+
+Schedule = Callable[[Any], Any]
+ScalarOrSchedule = float | Schedule
+
+
+class GradientTransformation(NamedTuple):
+    """A pair of pure functions (optax: base.GradientTransformation)."""
+
+    init: Callable[[Any], Any]
+    update: Callable[..., tuple[Any, Any]]
+
+
+class EmptyState(NamedTuple):
+    """The state of a transformation that keeps none."""
+
+
+def _init_empty(params: Any) -> EmptyState:
+    return EmptyState()
+
+
+def apply_updates(params: Any, updates: Any) -> Any:
+    """params + updates, leaf by leaf, keeping each parameter's dtype."""
+    return tree_map(lambda p, u: jnp.asarray(p + u).astype(jnp.asarray(p).dtype), params, updates)
+
+
+def _increment(count: Any) -> Any:
+    # optax's safe_increment: an int32 counter that stops at its maximum instead of wrapping
+    top = np.iinfo(np.int32).max
+    return jnp.where(count < top, count + 1, top).astype(np.int32)
+
+
+# ------------------------------------------------------------------ building blocks
+
+# --8<-- [start:chain]
+def chain(*transforms: GradientTransformation) -> GradientTransformation:
+    """Apply the transformations in order, each to the previous one's updates."""
+    def init(params: Any) -> tuple:
+        return tuple(t.init(params) for t in transforms)
+
+    def update(updates: Any, state: tuple, params: Any = None) -> tuple[Any, tuple]:
+        new_state = []
+        for t, s in zip(transforms, state, strict=True):
+            updates, s = t.update(updates, s, params)
+            new_state.append(s)
+        return updates, tuple(new_state)
+
+    return GradientTransformation(init, update)
+# --8<-- [end:chain]
+
+
+def scale(step_size: float) -> GradientTransformation:
+    """Multiply every update by a constant."""
+    def update(updates: Any, state: EmptyState, params: Any = None) -> tuple[Any, EmptyState]:
+        return tree_map(lambda g: step_size * g, updates), state
+
+    return GradientTransformation(_init_empty, update)
+
+
+class ScaleByScheduleState(NamedTuple):
+    count: Any
+
+
+def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
+    """Multiply every update by step_size_fn(count), count the steps taken so far."""
+    def init(params: Any) -> ScaleByScheduleState:
+        return ScaleByScheduleState(count=jnp.zeros((), np.int32))
+
+    def update(updates: Any, state: ScaleByScheduleState, params: Any = None) -> tuple:
+        step_size = step_size_fn(state.count)
+        updates = tree_map(lambda g: jnp.array(step_size, dtype=g.dtype) * g, updates)
+        return updates, ScaleByScheduleState(count=_increment(state.count))
+
+    return GradientTransformation(init, update)
+
+
+def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True
+                           ) -> GradientTransformation:
+    """-learning_rate * updates: the step that turns gradients into descent."""
+    m = -1 if flip_sign else 1
+    if callable(learning_rate):
+        return scale_by_schedule(lambda count: m * learning_rate(count))
+    return scale(m * learning_rate)
+
+
+class TraceState(NamedTuple):
+    trace: Any
+
+
+# --8<-- [start:trace]
+def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
+    """Momentum: keep t = g + decay * t, and pass t on (or g + decay * t again, Nesterov)."""
+    def init(params: Any) -> TraceState:
+        return TraceState(trace=tree_map(jnp.zeros_like, params))
+
+    def update(updates: Any, state: TraceState, params: Any = None) -> tuple:
+        # EXERCISE 12.4 (momentum): the new trace, and the updates it gives
+        def f(g: Any, t: Any) -> Any:
+            return g + decay * t
+        new_trace = tree_map(f, updates, state.trace)
+        updates = tree_map(f, updates, new_trace) if nesterov else new_trace
+        # END EXERCISE
+        return updates, TraceState(trace=new_trace)
+
+    return GradientTransformation(init, update)
+# --8<-- [end:trace]
+
+
+class ScaleByAdamState(NamedTuple):
+    count: Any
+    mu: Any
+    nu: Any
+
+
+# --8<-- [start:adam]
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+                  eps_root: float = 0.0) -> GradientTransformation:
+    """Adam's direction: bias-corrected first moment over the root of the second."""
+    def init(params: Any) -> ScaleByAdamState:
+        zeros = tree_map(jnp.zeros_like, params)
+        return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
+
+    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
+        # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
+        mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
+        nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
+        count = _increment(state.count)
+        mu_hat = _bias_correction(mu, b1, count)
+        nu_hat = _bias_correction(nu, b2, count)
+        updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
+        # END EXERCISE
+        return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
+
+    return GradientTransformation(init, update)
+# --8<-- [end:adam]
+
+
+def _bias_correction(moment: Any, decay: float, count: Any) -> Any:
+    correction = 1 - decay ** count  # a moment started at zero is too small by this factor
+    return tree_map(lambda t: t / correction.astype(t.dtype), moment)
+
+
+def add_decayed_weights(weight_decay: float = 0.0,
+                        mask: Any = None) -> GradientTransformation:
+    """updates + weight_decay * params (decoupled weight decay); `mask` is not built here."""
+    if mask is not None:
+        raise NotImplementedError("add_decayed_weights(mask=...) is not built here")
+
+    def update(updates: Any, state: EmptyState, params: Any = None) -> tuple:
+        if params is None:
+            raise ValueError("add_decayed_weights needs the params: update(grads, state, params)")
+        return tree_map(lambda g, p: g + weight_decay * p, updates, params), state
+
+    return GradientTransformation(_init_empty, update)
+
+
+def global_norm(updates: Any) -> Any:
+    """The L2 norm of all leaves together, as if they were one flat vector."""
+    sums = [jnp.sum(jnp.square(x)) for x in tree_leaves(updates)]
+    return jnp.sqrt(tree_reduce(lambda a, b: a + b, sums, 0))
+
+
+def clip_by_global_norm(max_norm: float) -> GradientTransformation:
+    """Scale all updates down together when their global norm exceeds max_norm."""
+    def update(updates: Any, state: EmptyState, params: Any = None) -> tuple:
+        g_norm = global_norm(updates)
+        trigger = jnp.squeeze(g_norm < max_norm)
+
+        def clip(t: Any) -> Any:
+            return lax.select(trigger, t, (t / g_norm.astype(t.dtype)) * max_norm)
+        return tree_map(clip, updates), state
+
+    return GradientTransformation(_init_empty, update)
+
+
+# ------------------------------------------------------------------ the aliases
+
+def sgd(learning_rate: ScalarOrSchedule, momentum: float | None = None,
+        nesterov: bool = False) -> GradientTransformation:
+    """Stochastic gradient descent, with optional (Nesterov) momentum."""
+    parts = [trace(decay=momentum, nesterov=nesterov)] if momentum is not None else []
+    return chain(*parts, scale_by_learning_rate(learning_rate))
+
+
+def momentum(learning_rate: ScalarOrSchedule, beta: float = 0.9,
+             nesterov: bool = False) -> GradientTransformation:
+    """SGD with momentum beta (optax spells it sgd(learning_rate, momentum=beta))."""
+    return sgd(learning_rate, momentum=beta, nesterov=nesterov)
+
+
+def adam(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+         eps: float = 1e-8, eps_root: float = 0.0) -> GradientTransformation:
+    """Adam: scale_by_adam, then the learning rate."""
+    return chain(scale_by_adam(b1, b2, eps, eps_root), scale_by_learning_rate(learning_rate))
+
+
+def adamw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
+          eps: float = 1e-8, eps_root: float = 0.0, weight_decay: float = 1e-4,
+          mask: Any = None) -> GradientTransformation:
+    """Adam with decoupled weight decay: the decay is added after Adam's scaling."""
+    return chain(scale_by_adam(b1, b2, eps, eps_root),
+                 add_decayed_weights(weight_decay, mask),
+                 scale_by_learning_rate(learning_rate))

@@ -1,0 +1,234 @@
+"""jax.random's functions over stage 2's ops: keys, split, fold_in, and samplers.
+
+JAX: jax/_src/random/core.py (the public functions) over prng.py's threefry. Every sampler is
+a jitted function of the key (stage 7's jit, shapes and dtypes static), so deriving a key and
+drawing from it is one compiled program, as in JAX. The same key gives the same bits as
+jax.random, because the bits are the same hash of the same counters; floats are made from the
+top 23 bits of each word exactly as JAX makes them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import lax
+from stages.s02_tracing import numpy as jnp
+from stages.s07_caches import jit
+
+from . import prng
+from .special import erf_inv
+
+__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "fold_in", "gumbel", "key",
+           "key_data", "normal", "permutation", "split", "uniform"]
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    return (int(shape),) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else \
+        tuple(int(d) for d in shape)
+
+
+def _float_dtype(dtype: Any, name: str) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype != np.float32:
+        raise TypeError(f"{name} is built here for float32 only, got {dtype.name}")
+    return dtype
+
+
+# ------------------------------------------------------------------ keys
+
+_seed = jit(prng.threefry_seed)
+
+
+def PRNGKey(seed: Any) -> Any:  # noqa: N802 (JAX's name)
+    """A key, uint32[2], from an integer seed (JAX: jax.random.PRNGKey)."""
+    if isinstance(seed, int) and not -2**31 <= seed < 2**32:
+        raise OverflowError(f"seed {seed} does not fit 32 bits")
+    return _seed(np.int64(seed).astype(np.uint32) if isinstance(seed, int) else seed)
+
+
+def key(seed: Any) -> Any:
+    """JAX returns a typed key array here; ours is the same raw uint32[2] as PRNGKey."""
+    return PRNGKey(seed)
+
+
+def key_data(keys: Any) -> Any:
+    """The raw uint32 words of keys: ours already are."""
+    return keys
+
+
+_split = jit(prng.threefry_split, static_argnums=1)
+
+
+def split(key: Any, num: int | tuple[int, ...] = 2) -> Any:
+    """`num` new keys, uint32[*num, 2], each independent of the others and of `key`."""
+    return _split(key, _shape(num))
+
+
+_fold_in = jit(prng.threefry_fold_in)
+
+
+def fold_in(key: Any, data: Any) -> Any:
+    """A new key determined by `key` and the integer `data` (a step number, a layer index)."""
+    return _fold_in(key, jnp.asarray(data, dtype=np.uint32))
+
+
+def _bits(key: Any, shape: tuple[int, ...]) -> Any:
+    return prng.threefry_random_bits(key, 32, shape)
+
+
+_bits_jit = jit(_bits, static_argnums=1)
+
+
+def bits(key: Any, shape: Any = (), dtype: Any = np.uint32) -> Any:
+    """Uniform random uint32 words."""
+    if np.dtype(dtype) != np.uint32:
+        raise TypeError("bits is built here for uint32 only")
+    return _bits_jit(key, _shape(shape))
+
+
+# ------------------------------------------------------------------ samplers
+
+# --8<-- [start:uniform]
+def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Any:
+    minval = lax.convert_element_type(minval, dtype)
+    maxval = lax.convert_element_type(maxval, dtype)
+    # the top 23 bits become the mantissa of a float in [1, 2); minus 1 that is exactly
+    # mantissa * 2**-23, which is how we write it (no bitcast primitive needed)
+    # EXERCISE 12.2 (uniform): floats in [0, 1) from the top 23 bits, then scaled and clamped
+    mantissa = lax.shift_right_logical(_bits(key, shape), lax.full(shape, 9, np.uint32))
+    floats = lax.mul(lax.convert_element_type(mantissa, dtype), lax.full(shape, 2.0**-23, dtype))
+    scaled = jnp.add(jnp.multiply(floats, jnp.subtract(maxval, minval)), minval)
+    return jnp.maximum(minval, scaled)
+    # END EXERCISE
+# --8<-- [end:uniform]
+
+
+_uniform_jit = jit(_uniform, static_argnums=(3, 4))
+
+
+def uniform(key: Any, shape: Any = (), dtype: Any = np.float32, minval: Any = 0.0,
+            maxval: Any = 1.0) -> Any:
+    """Floats in [minval, maxval), 2**23 equally spaced values per unit interval."""
+    return _uniform_jit(key, minval, maxval, _shape(shape), _float_dtype(dtype, "uniform"))
+
+
+def _normal(key: Any, shape: tuple, dtype: np.dtype) -> Any:
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = _uniform(key, lo, np.array(1.0, dtype), shape, dtype)
+    return jnp.multiply(np.array(np.sqrt(2), dtype), erf_inv(u))  # the inverse CDF
+
+
+_normal_jit = jit(_normal, static_argnums=(1, 2))
+
+
+def normal(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
+    """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
+    return _normal_jit(key, _shape(shape), _float_dtype(dtype, "normal"))
+
+
+def _bernoulli(key: Any, p: Any, shape: tuple) -> Any:
+    p = jnp.asarray(p)
+    return jnp.less(_uniform(key, 0.0, 1.0, shape, p.dtype), p)
+
+
+_bernoulli_jit = jit(_bernoulli, static_argnums=2)
+
+
+def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
+    """True with probability p (JAX's default mode "low": one uniform per sample)."""
+    shape = np.shape(p) if shape is None else _shape(shape)
+    p = np.asarray(p, dtype=np.float32) if isinstance(p, float | int) else p
+    _float_dtype(jnp.asarray(p).dtype, "bernoulli")
+    return _bernoulli_jit(key, p, shape)
+
+
+def _gumbel(key: Any, shape: tuple, dtype: np.dtype) -> Any:
+    u = _uniform(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
+    return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
+
+
+_gumbel_jit = jit(_gumbel, static_argnums=(1, 2))
+
+
+def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
+    """Standard Gumbel samples, -log(-log(u))."""
+    return _gumbel_jit(key, _shape(shape), _float_dtype(dtype, "gumbel"))
+
+
+def _categorical(key: Any, logits: Any, axis: int, shape: tuple) -> Any:
+    batch_shape = tuple(np.delete(np.shape(logits), axis))
+    prefix = shape[:len(shape) - len(batch_shape)]
+    axis = axis - np.ndim(logits) if axis >= 0 else axis
+    noise_shape = list(shape[len(shape) - len(batch_shape):])
+    noise_shape.insert(axis % np.ndim(logits), np.shape(logits)[axis])
+    noise = _gumbel(key, (*prefix, *noise_shape), jnp.asarray(logits).dtype)
+    logits = lax.reshape(logits, (1,) * len(prefix) + np.shape(logits))
+    return jnp.argmax(jnp.add(noise, logits), axis=axis)  # the Gumbel-max trick
+
+
+_categorical_jit = jit(_categorical, static_argnums=(2, 3))
+
+
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any:
+    """Indices drawn with probabilities softmax(logits) along `axis`."""
+    batch_shape = tuple(np.delete(np.shape(logits), axis))
+    shape = batch_shape if shape is None else _shape(shape)
+    return _categorical_jit(key, logits, axis, shape)
+
+
+# ------------------------------------------------------------------ permutation
+
+def _sort_by(keys: Any, x: Any) -> Any:
+    """x reordered by a stable sort of the uint32 keys, with ops stages 2-8 have: element i goes
+    to its rank, the keys below it plus the equal keys before it. O(n**2); JAX calls XLA's sort."""
+    n = keys.shape[0]
+    column, row = jnp.reshape(keys, (n, 1)), jnp.reshape(keys, (1, n))
+    earlier = lax.lt(lax.broadcasted_iota(np.int32, (n, n), 1),
+                     lax.broadcasted_iota(np.int32, (n, n), 0))
+    before = jnp.bitwise_or(jnp.less(row, column), jnp.bitwise_and(jnp.equal(row, column),
+                                                                   earlier))
+    rank = jnp.sum(before.astype(np.int32), axis=1)
+    lands = jnp.equal(jnp.reshape(rank, (n, 1)), lax.broadcasted_iota(np.int32, (n, n), 1))
+    return jnp.sum(jnp.where(lands, jnp.reshape(x, (n, 1)), jnp.zeros((), x.dtype)), axis=0)
+
+
+def _shuffle(key: Any, x: Any) -> Any:
+    # JAX: a few rounds of sorting by fresh 32-bit keys, enough that ties are unlikely to matter
+    n = x.shape[0]
+    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    for _ in range(rounds):
+        keys = prng.threefry_split(key, (2,))
+        key = lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,))
+        subkey = lax.reshape(lax.slice(keys, (1, 0), (2, 2)), (2,))
+        x = _sort_by(_bits(subkey, x.shape), x)
+    return x
+
+
+def _permutation(key: Any, x: Any, n: int) -> Any:
+    if x is None:
+        return _shuffle(key, lax.iota(np.int32, n))
+    if np.ndim(x) == 1:
+        return _shuffle(key, x)
+    order = _shuffle(key, lax.iota(np.int32, n))
+    # JAX gathers rows with `take`; ours has no gather, so a one-hot matrix picks them (exact)
+    pick = jnp.equal(jnp.reshape(order, (n, 1)), lax.broadcasted_iota(np.int32, (n, n), 1))
+    rows = jnp.reshape(x, (n, math.prod(np.shape(x)[1:])))
+    picked = jnp.dot(pick.astype(rows.dtype), rows)
+    return jnp.reshape(picked, np.shape(x))
+
+
+_permutation_jit = jit(_permutation, static_argnums=2)
+
+
+def permutation(key: Any, x: Any, axis: int = 0) -> Any:
+    """A random permutation of range(x), or of x's rows (axis 0 only)."""
+    if np.ndim(x) == 0:
+        if not isinstance(x, int | np.integer):
+            raise TypeError("x must be an integer or at least 1-dimensional")
+        return _permutation_jit(key, None, int(x))
+    if axis != 0:
+        raise NotImplementedError("permutation is built here along axis 0")
+    return _permutation_jit(key, x, int(np.shape(x)[0]))

@@ -1,0 +1,38 @@
+"""jax.tree: the short names (tree.map, tree.leaves, ...) for stage 1's functions."""
+
+from stages.s01_pytrees.tree_util import (
+    tree_all as all,  # noqa: A004
+)
+from stages.s01_pytrees.tree_util import (
+    tree_flatten as flatten,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_flatten_with_path as flatten_with_path,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_leaves as leaves,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_leaves_with_path as leaves_with_path,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_map as map,  # noqa: A004
+)
+from stages.s01_pytrees.tree_util import (
+    tree_map_with_path as map_with_path,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_reduce as reduce,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_structure as structure,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_transpose as transpose,
+)
+from stages.s01_pytrees.tree_util import (
+    tree_unflatten as unflatten,
+)
+
+__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
+           "map_with_path", "reduce", "structure", "transpose", "unflatten"]

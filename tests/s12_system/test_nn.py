@@ -1,0 +1,184 @@
+"""nn: init draws each param from the root key folded with its path (checked bit for bit against
+jax.random), apply computes what the same arithmetic in jax.numpy computes, gradients flow
+through apply, and the conditional-submodule bug is reported with its cause."""
+
+from __future__ import annotations
+
+import zlib
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+from stages.s04_autodiff import grad
+from stages.s07_caches import jit
+from stages.s12_system import nn, random
+
+RTOL, ATOL = 1e-5, 1e-6
+X = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+
+
+def _jax_key(seed, *path):
+    key = jax.random.PRNGKey(seed)
+    for name in path:
+        key = jax.random.fold_in(key, zlib.crc32(name.encode()))
+    return key
+
+
+def _close(a, b):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=RTOL, atol=ATOL)
+
+
+def test_init_draws_each_param_from_the_key_folded_with_its_path():
+    params = nn.MLP([8, 3]).init(random.PRNGKey(0), X)
+    assert {k: sorted(v) for k, v in params.items()} == {
+        "Dense_0": ["bias", "kernel"], "Dense_1": ["bias", "kernel"]}
+    want = jax.random.normal(_jax_key(0, "Dense_1", "kernel"), (8, 3)) * np.float32(
+        1 / np.sqrt(8))
+    np.testing.assert_array_equal(np.asarray(params["Dense_1"]["kernel"]), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(params["Dense_0"]["bias"]), np.zeros(8))
+
+
+def test_init_under_jit_gives_the_same_params():
+    # the same bits; XLA may fold normal's sqrt(2) into the init's scale once both are in one
+    # program, which moves a last bit (jax.jit of Flax's init does the same)
+    model = nn.MLP([4, 2])
+    eager, jitted = model.init(random.PRNGKey(3), X), jit(model.init)(random.PRNGKey(3), X)
+    for path in (("Dense_0", "kernel"), ("Dense_1", "kernel")):
+        np.testing.assert_allclose(np.asarray(eager[path[0]][path[1]]),
+                                   np.asarray(jitted[path[0]][path[1]]), rtol=1e-6)
+
+
+def test_mlp_apply_matches_jax_numpy():
+    model = nn.MLP([8, 3], activation=nn.gelu)
+    p = model.init(random.PRNGKey(1), X)
+    q = jax.tree_util.tree_map(np.asarray, p)
+    h = jax.nn.gelu(X @ q["Dense_0"]["kernel"] + q["Dense_0"]["bias"])
+    _close(model.apply(p, X), h @ q["Dense_1"]["kernel"] + q["Dense_1"]["bias"])
+
+
+def test_gradients_flow_through_apply():
+    model = nn.Sequential([nn.Dense(4), nn.LayerNorm(), nn.Dense(1)])
+    p = model.init(random.PRNGKey(2), X)
+    assert sorted(p) == ["layers_0", "layers_1", "layers_2"]  # Flax's Sequential names
+
+    def loss(p):
+        return (model.apply(p, X) ** 2).sum()
+
+    def jax_loss(q):
+        h = X @ q["layers_0"]["kernel"] + q["layers_0"]["bias"]
+        mean = h.mean(-1, keepdims=True)
+        var = jjnp.maximum(0.0, (h * h).mean(-1, keepdims=True) - mean * mean)
+        h = (h - mean) * jax.lax.rsqrt(var + 1e-6) * q["layers_1"]["scale"] + q["layers_1"]["bias"]
+        return ((h @ q["layers_2"]["kernel"] + q["layers_2"]["bias"]) ** 2).sum()
+
+    q = jax.tree_util.tree_map(np.asarray, p)
+    ours, theirs = jit(grad(loss))(p), jax.grad(jax_loss)(q)
+    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs),
+                    strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_conv_matches_lax_conv(padding):
+    img = np.random.default_rng(1).standard_normal((2, 6, 5, 3)).astype(np.float32)
+    conv = nn.Conv(4, (3, 2), padding=padding)
+    p = conv.init(random.PRNGKey(0), img)
+    want = jax.lax.conv_general_dilated(img, np.asarray(p["kernel"]), (1, 1), padding,
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    _close(conv.apply(p, img), want + np.asarray(p["bias"]))
+
+
+def test_embed_picks_rows_and_attends():
+    embed = nn.Embed(11, 4)
+    ids = np.array([[1, 0, 10], [3, 3, 2]], np.int32)
+    p = embed.init(random.PRNGKey(0), ids)
+    table = np.asarray(p["embedding"])
+    _close(embed.apply(p, ids), table[ids])
+
+
+def test_attention_matches_jax_numpy():
+    x = np.random.default_rng(2).standard_normal((2, 4, 6)).astype(np.float32)
+    mha = nn.MultiHeadAttention(num_heads=2)
+    mask = nn.make_causal_mask(4)
+    p = mha.init(random.PRNGKey(0), x, mask=mask)
+    assert sorted(p) == ["key", "out", "query", "value"]
+    q = jax.tree_util.tree_map(np.asarray, p)
+
+    def proj(name, y):
+        return y @ q[name]["kernel"] + q[name]["bias"]
+
+    def heads(y):
+        return y.reshape(2, 4, 2, 3).transpose(0, 2, 1, 3)
+
+    logits = heads(proj("query", x)) @ heads(proj("key", x)).transpose(0, 1, 3, 2) / np.sqrt(3)
+    logits = jjnp.where(np.tril(np.ones((4, 4), bool)), logits, -1e9)
+    out = (jax.nn.softmax(logits) @ heads(proj("value", x))).transpose(0, 2, 1, 3)
+    _close(jit(mha.apply)(p, x, mask=mask), proj("out", out.reshape(2, 4, 6)))
+
+
+def test_dropout_draws_from_its_rng_stream_by_path():
+    class Net(nn.Module):
+        def __call__(self, x):
+            return nn.Dropout(0.5)(x)
+
+    x = np.ones((3, 4), np.float32)
+    out = np.asarray(Net().apply({}, x, rngs={"dropout": random.PRNGKey(7)}))
+    key = jax.random.fold_in(_jax_key(7, "Dropout_0"), 0)
+    keep = np.asarray(jax.random.bernoulli(key, 0.5, (3, 4)))
+    np.testing.assert_array_equal(out, np.where(keep, 2.0, 0.0))
+    np.testing.assert_array_equal(np.asarray(nn.Dropout(0.5, deterministic=True).apply({}, x)), x)
+    with pytest.raises(nn.ScopeError, match="needs an rng for 'dropout': pass rngs="):
+        Net().apply({}, x)
+
+
+class Branchy(nn.Module):
+    """Flax's documented pitfall: a submodule created only when a flag is set."""
+
+    def __call__(self, x, project=False):
+        if project:
+            x = nn.Dense(5)(x)
+        return nn.Dense(3)(x)
+
+
+def test_a_submodule_created_in_a_branch_init_did_not_take_is_reported():
+    p = Branchy().init(random.PRNGKey(0), X, project=False)
+    with pytest.raises(nn.ScopeError, match=r"param 'Dense_0/kernel' has shape \(5, 3\) but the "
+                       r"module asks for \(5, 5\)\. Was this submodule created inside a Python "
+                       r"`if`"):
+        Branchy().apply(p, X, project=True)
+
+
+def test_a_branch_taken_at_init_but_not_at_apply_is_reported():
+    p = Branchy().init(random.PRNGKey(0), np.ones((2, 3), np.float32), project=True)
+    # apply's first Dense is named Dense_0, init's Dense_0 was the branch's: shapes agree by
+    # chance here (3 -> 5 vs 3 -> 3 differ), and Dense_1 is left unused
+    with pytest.raises(nn.ScopeError, match="created inside a Python `if`"):
+        Branchy().apply(p, np.ones((2, 3), np.float32), project=False)
+
+
+def test_unused_params_are_reported():
+    class Two(nn.Module):
+        def __call__(self, x, both=True):
+            x = nn.Dense(5, name="a")(x)
+            return nn.Dense(5, name="b")(x) if both else x
+
+    p = Two().init(random.PRNGKey(0), X)
+    with pytest.raises(nn.ScopeError, match=r"apply never used the params of \['b'\]"):
+        Two().apply(p, X, both=False)
+
+
+def test_param_count_and_tabulate():
+    model = nn.MLP([8, 3])
+    p = model.init(random.PRNGKey(0), X)
+    assert nn.param_count(p) == 5 * 8 + 8 + 8 * 3 + 3
+    table = nn.tabulate(model, random.PRNGKey(0), X)
+    assert "Dense_1/kernel" in table and "(8, 3)" in table
+    assert table.splitlines()[-1].split("|")[-1].strip() == "75"
+
+
+def test_calling_a_module_outside_init_or_apply_is_reported():
+    with pytest.raises(nn.ScopeError, match=r"Dense was called directly; use "
+                       r"Dense\(\.\.\.\)\.init\(key, x\) and \.apply\(params, x\)"):
+        nn.Dense(3)(X)

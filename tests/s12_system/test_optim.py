@@ -1,0 +1,127 @@
+"""optim against optax 0.2.8: the same gradients give the same updates and states, step by step.
+
+Both sides run jitted through XLA on the CPU. float32, rtol 1e-6: the formulas are optax's,
+written in the same order, so only XLA's fusion choices could move a last bit.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import optax
+import pytest
+
+import stages.s01_pytrees as s01
+from stages.s07_caches import jit
+from stages.s12_system import optim, schedules
+
+RTOL, ATOL = 1e-6, 1e-7
+
+
+def _params():
+    rng = np.random.default_rng(0)
+    return {"w": rng.standard_normal((3, 4)).astype(np.float32),
+            "layers": [{"b": rng.standard_normal(4).astype(np.float32)},
+                       {"b": np.float32(0.5) * np.ones(2, np.float32)}]}
+
+
+def _grads(k):
+    rng = np.random.default_rng(100 + k)
+    return s01.tree_map(lambda p: (3.0 * rng.standard_normal(np.shape(p))).astype(np.float32),
+                        _params())
+
+
+def _close(ours, theirs):
+    a, b = s01.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=RTOL, atol=ATOL)
+
+
+def _run_both(ours_tx, theirs_tx, steps=5):
+    params, q = _params(), _params()
+    state, tstate = ours_tx.init(params), theirs_tx.init(q)
+    _close(state, tstate)
+
+    def ours_step(p, s, g):
+        u, s = ours_tx.update(g, s, p)
+        return optim.apply_updates(p, u), s, u
+
+    def theirs_step(p, s, g):
+        u, s = theirs_tx.update(g, s, p)
+        return optax.apply_updates(p, u), s, u
+
+    ours_step, theirs_step = jit(ours_step), jax.jit(theirs_step)
+    for k in range(steps):
+        params, state, u = ours_step(params, state, _grads(k))
+        q, tstate, v = theirs_step(q, tstate, _grads(k))
+        _close(u, v)
+        _close(state, tstate)
+        _close(params, q)
+
+
+CASES = {
+    "sgd": (lambda: optim.sgd(0.1), lambda: optax.sgd(0.1)),
+    "momentum": (lambda: optim.momentum(0.1, 0.9), lambda: optax.sgd(0.1, momentum=0.9)),
+    "nesterov": (lambda: optim.sgd(0.1, 0.8, nesterov=True),
+                 lambda: optax.sgd(0.1, 0.8, nesterov=True)),
+    "adam": (lambda: optim.adam(1e-2), lambda: optax.adam(1e-2)),
+    "adam_eps_root": (lambda: optim.adam(3e-3, b1=0.8, b2=0.99, eps=1e-6, eps_root=1e-8),
+                      lambda: optax.adam(3e-3, b1=0.8, b2=0.99, eps=1e-6, eps_root=1e-8)),
+    "adamw": (lambda: optim.adamw(1e-2, weight_decay=0.1),
+              lambda: optax.adamw(1e-2, weight_decay=0.1)),
+    "clip_then_adam": (lambda: optim.chain(optim.clip_by_global_norm(1.0), optim.adam(1e-2)),
+                       lambda: optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))),
+    "clip_not_triggered": (lambda: optim.chain(optim.clip_by_global_norm(1e3), optim.sgd(0.1)),
+                           lambda: optax.chain(optax.clip_by_global_norm(1e3), optax.sgd(0.1))),
+    "adam_on_a_schedule": (
+        lambda: optim.adam(schedules.warmup_cosine_decay_schedule(0.0, 1e-2, 2, 5, 1e-4)),
+        lambda: optax.adam(optax.warmup_cosine_decay_schedule(0.0, 1e-2, 2, 5, 1e-4))),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_updates_and_states_match_optax(name):
+    ours, theirs = CASES[name]
+    _run_both(ours(), theirs())
+
+
+SCHEDULES = {
+    "constant": (schedules.constant_schedule(0.3), optax.constant_schedule(0.3)),
+    "linear": (schedules.linear_schedule(1.0, 0.1, 7, 2), optax.linear_schedule(1.0, 0.1, 7, 2)),
+    "polynomial": (schedules.polynomial_schedule(1.0, 0.0, 2.0, 9),
+                   optax.polynomial_schedule(1.0, 0.0, 2.0, 9)),
+    "exponential": (schedules.exponential_decay(1.0, 3, 0.5, 1, end_value=0.2),
+                    optax.exponential_decay(1.0, 3, 0.5, 1, end_value=0.2)),
+    "staircase": (schedules.exponential_decay(2.0, 4, 0.7, staircase=True),
+                  optax.exponential_decay(2.0, 4, 0.7, staircase=True)),
+    "cosine": (schedules.cosine_decay_schedule(1.0, 10, alpha=0.1),
+               optax.cosine_decay_schedule(1.0, 10, alpha=0.1)),
+    "warmup_cosine": (schedules.warmup_cosine_decay_schedule(0.0, 1.0, 3, 12, 0.05),
+                      optax.warmup_cosine_decay_schedule(0.0, 1.0, 3, 12, 0.05)),
+}
+
+
+@pytest.mark.parametrize("name", SCHEDULES)
+def test_schedules_match_optax_at_every_step(name):
+    ours, theirs = SCHEDULES[name]
+    counts = np.arange(15, dtype=np.int32)
+    got = jit(lambda c: s01.tree_map(ours, c))(counts) if name != "constant" else \
+        [ours(c) for c in counts]
+    want = [theirs(jjnp.int32(c)) for c in counts]
+    np.testing.assert_allclose(np.asarray(got, np.float32).ravel(),
+                               np.asarray(want, np.float32).ravel(), rtol=RTOL, atol=ATOL)
+
+
+def test_the_optimizer_state_is_a_pytree_of_namedtuples_as_optax():
+    state = optim.adam(1e-3).init(_params())
+    tstate = optax.adam(1e-3).init(_params())
+    assert [type(s).__name__ for s in state] == [type(s).__name__ for s in tstate]
+    assert len(s01.tree_leaves(state)) == len(jax.tree_util.tree_leaves(tstate))
+
+
+def test_weight_decay_without_params_is_reported():
+    tx = optim.adamw(1e-3)
+    with pytest.raises(ValueError, match="add_decayed_weights needs the params"):
+        tx.update(_grads(0), tx.init(_params()))

@@ -1,0 +1,145 @@
+"""random against jax.random: the same seeds and shapes give the same bits, bit for bit.
+
+Through PJRT both sides run XLA's kernels, so floats agree exactly too (normal's erf_inv is
+XLA's polynomial on both sides). JAX 0.10.2's defaults: threefry2x32, partitionable counters.
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import stages.s09_pjrt as s09
+from stages.s02_tracing import config, make_jaxpr
+from stages.s07_caches import clear_caches, jit
+from stages.s12_system import random
+from stages.s12_system.prng import threefry2x32
+
+SEEDS = [0, 1, 42, 12345, 2**31 - 1, 2**32 - 1]
+SHAPES = [(), (1,), (7,), (3, 4), (2, 3, 5)]
+
+
+def _same(ours, theirs):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_jax_defaults_are_the_ones_built_here():
+    assert jax.config.jax_default_prng_impl == "threefry2x32"
+    assert jax.config.jax_threefry_partitionable is True
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_keys_split_and_fold_in_match_jax(seed):
+    k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    _same(k, kj)
+    _same(random.key_data(random.key(seed)), jax.random.key_data(jax.random.key(seed)))
+    _same(random.split(k), jax.random.split(kj))
+    _same(random.split(k, (2, 3)), jax.random.split(kj, (2, 3)))
+    for data in (0, 1, 2**31 + 5):
+        _same(random.fold_in(k, data), jax.random.fold_in(kj, data))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_samplers_match_jax_bit_for_bit(seed):
+    k, kj = random.fold_in(random.PRNGKey(seed), 3), jax.random.fold_in(jax.random.PRNGKey(seed), 3)
+    shape = SHAPES[seed % len(SHAPES)]
+    _same(random.bits(k, shape), jax.random.bits(kj, shape))
+    _same(random.uniform(k, shape), jax.random.uniform(kj, shape))
+    _same(random.uniform(k, shape, minval=-2.0, maxval=3.0),
+          jax.random.uniform(kj, shape, minval=-2.0, maxval=3.0))
+    _same(random.normal(k, shape), jax.random.normal(kj, shape))
+    _same(random.bernoulli(k, 0.3, shape), jax.random.bernoulli(kj, 0.3, shape))
+    _same(random.gumbel(k, shape), jax.random.gumbel(kj, shape))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_shape_matches_jax(shape):
+    k, kj = random.PRNGKey(5), jax.random.PRNGKey(5)
+    _same(random.uniform(k, shape), jax.random.uniform(kj, shape))
+    _same(random.normal(k, shape), jax.random.normal(kj, shape))
+
+
+def test_a_large_draw_matches_jax():
+    k, kj = random.PRNGKey(9), jax.random.PRNGKey(9)
+    _same(random.normal(k, (256, 300)), jax.random.normal(kj, (256, 300)))
+
+
+@pytest.mark.parametrize("seed", [0, 3, 2**31 - 1])
+def test_categorical_matches_jax(seed):
+    k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    logits = np.asarray(jax.random.normal(jax.random.PRNGKey(seed + 1), (4, 6)))
+    _same(random.categorical(k, logits), jax.random.categorical(kj, logits))
+    _same(random.categorical(k, logits, axis=0), jax.random.categorical(kj, logits, axis=0))
+    _same(random.categorical(k, logits, shape=(3, 4)),
+          jax.random.categorical(kj, logits, shape=(3, 4)))
+
+
+@pytest.mark.parametrize("seed", [0, 11, 2**31 - 1])
+def test_permutation_matches_jax(seed):
+    k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    _same(random.permutation(k, 10), jax.random.permutation(kj, 10))
+    _same(random.permutation(k, 1700), jax.random.permutation(kj, 1700))  # two sorting rounds
+    x = np.arange(24, dtype=np.float32).reshape(8, 3)
+    _same(random.permutation(k, x), jax.random.permutation(kj, x))
+    _same(random.permutation(k, np.arange(9)), jax.random.permutation(kj, np.arange(9)))
+
+
+def test_key_derivation_and_sampling_trace_to_one_program():
+    def draw(seed):
+        k1, k2 = random.split(random.PRNGKey(seed))
+        return random.normal(k1, (3,)) + random.uniform(random.fold_in(k2, 1), (3,))
+
+    jaxpr = make_jaxpr(draw)(np.int32(0)).jaxpr
+    # each step is a jitted call, as in JAX; jit of the whole is one program
+    names = [e.primitive.name for e in jaxpr.eqns]
+    assert names.count("jit") == 5  # seed, split, normal, fold_in, uniform
+    assert not {"xor", "shift_left", "shift_right_logical"} & set(names)
+    _same(jit(draw)(s09.device_put(np.int32(0))), jax.jit(lambda s: jax.random.normal(
+        jax.random.split(jax.random.PRNGKey(s))[0], (3,)) + jax.random.uniform(
+        jax.random.fold_in(jax.random.split(jax.random.PRNGKey(s))[1], 1), (3,)))(0))
+
+
+def test_the_hash_is_made_of_uint32_ops_only():
+    u = np.zeros(4, np.uint32)
+    jaxpr = make_jaxpr(threefry2x32)(np.uint32(1), np.uint32(2), u, u).jaxpr
+    names = {e.primitive.name for e in jaxpr.eqns}
+    assert names <= {"add", "xor", "or", "shift_left", "shift_right_logical", "broadcast_in_dim"}
+    assert all(v.aval.dtype == np.uint32 for e in jaxpr.eqns for v in e.outvars)
+
+
+def test_misuse_is_reported():
+    with pytest.raises(TypeError, match="PRNG key seed must be an integer"):
+        random.PRNGKey(np.float32(1.0))
+    with pytest.raises(TypeError, match="x must be an integer or at least 1-dimensional"):
+        random.permutation(random.PRNGKey(0), 2.5)
+
+
+def test_on_the_numpy_backend_bits_and_unit_uniforms_match_jax_too():
+    # no PJRT: stage 2's numpy impls; integer ops and the exact [0, 1) floats still agree
+    saved = config.platforms.value
+    config.platforms.set_global("interpreter")
+    clear_caches()  # jit's first cache layer does not name the backend
+    try:
+        k, kj = random.PRNGKey(4), jax.random.PRNGKey(4)
+        _same(random.split(k, 3), jax.random.split(kj, 3))
+        _same(random.uniform(k, (5, 2)), jax.random.uniform(kj, (5, 2)))
+    finally:
+        config.platforms.set_global(saved)
+        clear_caches()
+
+
+def test_erf_inv_has_a_rule_in_every_table():
+    from stages.s04_autodiff import ad, grad
+    from stages.s05_vmap import batching, vmap
+    from stages.s08_lowering import mlir
+    from stages.s12_system.special import erf_inv, erf_inv_p
+
+    assert erf_inv_p in ad.primitive_jvps and erf_inv_p in batching.primitive_batchers
+    assert erf_inv_p in mlir.lowering_rules
+    x = np.array([-0.9, -0.3, 0.0, 0.5, 0.99], np.float32)
+    np.testing.assert_allclose(np.asarray(jit(vmap(grad(erf_inv)))(x)),
+                               np.asarray(jax.vmap(jax.grad(jax.lax.erf_inv))(x)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(erf_inv(x)), np.asarray(jax.lax.erf_inv(x)), rtol=1e-6)
