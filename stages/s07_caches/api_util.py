@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import inspect
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from stages.s01_pytrees import (
@@ -23,6 +23,7 @@ from stages.s01_pytrees import (
     tree_unflatten,
 )
 from stages.s02_tracing import core
+from stages.s02_tracing.eval_shape import ShapeDtypeStruct
 
 
 @register_static
@@ -128,28 +129,6 @@ def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str
         if not isinstance(kwargs[name], Static):
             res.extend([name in donate_argnames] * num_leaves(kwargs[name]))
     return tuple(res)
-
-
-class ShapeDtypeStruct:
-    """A stand-in for an array: a shape and a dtype, no data (JAX: jax.ShapeDtypeStruct)."""
-
-    __slots__ = ("shape", "dtype", "weak_type")
-
-    def __init__(self, shape: Iterable[int], dtype: Any, weak_type: bool = False):
-        self.shape = tuple(shape)
-        self.dtype = core.ShapedArray(self.shape, dtype).dtype
-        self.weak_type = weak_type
-
-    def __repr__(self) -> str:
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
-
-    def __eq__(self, other: object) -> bool:
-        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
 
 
 def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:

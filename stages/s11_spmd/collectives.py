@@ -22,6 +22,12 @@ import numpy as np
 from stages.s05_vmap import parallel as P
 from stages.s08_lowering import hlo, ir
 from stages.s08_lowering.mlir import aval_to_ir_type, ir_constant, register_lowering
+from stages.s08_lowering.reductions import (
+    get_max_identity,
+    get_min_identity,
+    get_sum_identity,
+    unary_reduce_lower,
+)
 
 from .mesh import Mesh
 from .shard_map import vma_rules
@@ -91,8 +97,13 @@ def _named(axes: Sequence[Any]) -> list[str]:
     return [a for a in axes if not isinstance(a, int)]
 
 
-def _allreduce_rule(body_op: str):
+def _allreduce_rule(body_op: str, identity: Any):
     def rule(ctx, x, *, axes, axis_index_groups):
+        positional = [a for a in axes if isinstance(a, int)]
+        if positional:  # a vmapped axis (stage 5): a plain reduction first, as JAX's rule
+            (x,) = unary_reduce_lower(body_op, identity, ctx, x, axes=positional)
+        if not _named(axes):
+            return [x]
         groups = replica_groups(_mesh(), _named(axes))
         props = f"{_CHANNEL}, replica_groups = {_groups_attr(groups)}, use_global_device_ids"
         return [_generic("stablehlo.all_reduce", [x], x.type, props, body_op)]
@@ -148,9 +159,9 @@ def _axis_index_rule(ctx, *, axis_name):
     return [hlo.convert(coord, "tensor<i32>")]
 
 
-register_lowering(P.psum_p, _allreduce_rule("add"))
-register_lowering(P.pmax_p, _allreduce_rule("maximum"))
-register_lowering(P.pmin_p, _allreduce_rule("minimum"))
+register_lowering(P.psum_p, _allreduce_rule("add", get_sum_identity))
+register_lowering(P.pmax_p, _allreduce_rule("maximum", get_max_identity))
+register_lowering(P.pmin_p, _allreduce_rule("minimum", get_min_identity))
 register_lowering(P.all_gather_p, _all_gather_rule)
 register_lowering(P.reduce_scatter_p, _reduce_scatter_rule)
 register_lowering(P.ppermute_p, _ppermute_rule)

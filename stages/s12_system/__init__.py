@@ -6,7 +6,7 @@
   grad, value_and_grad, vjp, ...  stage 4; vmap, jacfwd, jacrev, hessian: stage 5
   devices, device_put             stage 9's client; use_pjrt() makes it jit's backend
   random, nn, optim               this stage: keys and samplers, modules, optimizers
-  sharding, shard_map             stage 11's, re-exported here once that stage is built
+  sharding, shard_map, make_mesh  stage 11's meshes, specs, shardings and shard_map
 
 Reading path (the lesson, in order):
   1. prng.py          threefry-2x32 from uint32 ops: seed, split, fold_in, bits
@@ -38,6 +38,7 @@ from stages.s04_autodiff import (
 from stages.s05_vmap import hessian, jacfwd, jacrev, vmap
 from stages.s07_caches import ShapeDtypeStruct, clear_caches, disable_jit, jit
 from stages.s09_pjrt import device_put, use_pjrt
+from stages.s11_spmd import make_mesh, shard_map
 
 from . import (
     api,
@@ -49,6 +50,7 @@ from . import (
     prng,
     random,
     schedules,
+    sharding,
     special,
     tree,
     tree_util,
@@ -90,6 +92,7 @@ __all__ = [
     "linearize",
     "local_devices",
     "make_jaxpr",
+    "make_mesh",
     "nn",
     "numpy",
     "optim",
@@ -97,6 +100,8 @@ __all__ = [
     "random",
     "remat",
     "schedules",
+    "shard_map",
+    "sharding",
     "special",
     "tree",
     "tree_util",

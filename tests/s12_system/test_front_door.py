@@ -164,3 +164,27 @@ def test_the_front_door_has_jax_names():
         assert hasattr(ujax.lax, name) and hasattr(jax.lax, name), name
     assert ujax.devices()[0].platform == jax.devices()[0].platform == "cpu"
     assert ujax.default_backend() == jax.default_backend()
+
+
+def test_sharding_names_are_jaxs_and_stage_11s():
+    import stages.s11_spmd as s11
+
+    for name in ["Mesh", "NamedSharding", "PartitionSpec", "SingleDeviceSharding", "Sharding"]:
+        assert hasattr(jax.sharding, name)
+        assert getattr(ujax.sharding, name) is getattr(s11, name), name
+    for name in ["shard_map", "make_mesh"]:
+        assert hasattr(jax, name) and getattr(ujax, name) is getattr(s11, name), name
+    assert ujax.lax.with_sharding_constraint is s11.with_sharding_constraint  # jax.lax's
+    spec = ujax.sharding.PartitionSpec("data", None)
+    assert repr(spec) == repr(jax.sharding.PartitionSpec("data", None))
+
+
+def test_named_axis_collectives_under_the_front_doors_vmap_as_jax():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+
+    def f(lax, v):
+        return v / lax.psum(v, "i") + lax.axis_index("i")
+
+    ours = ujax.vmap(lambda v: f(ujax.lax, v), axis_name="i")(x)
+    theirs = jax.vmap(lambda v: f(jax.lax, v), axis_name="i")(x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
