@@ -16,6 +16,7 @@ import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing.lax import GatherDimensionNumbers, ScatterDimensionNumbers
+from stages.s02_tracing.lax.scatter import scatter_window_sizes
 
 from .ad import instantiate_zeros, is_undefined_primal, primitive_jvps, primitive_transposes
 from .ad_util import Zero
@@ -68,17 +69,6 @@ def _shape(x: Any) -> tuple:
     return x.aval.shape if is_undefined_primal(x) else np.shape(x)
 
 
-def _slice_sizes(operand_shape: tuple, updates_shape: tuple,
-                 dn: ScatterDimensionNumbers) -> list[int]:
-    sizes, window = [], iter(dn.update_window_dims)
-    for i in range(len(operand_shape)):
-        if i in dn.inserted_window_dims or i in dn.operand_batching_dims:
-            sizes.append(1)
-        else:
-            sizes.append(updates_shape[next(window)])
-    return sizes
-
-
 def _scatter_params(params: dict) -> dict:
     return {k: params[k] for k in ("indices_are_sorted", "unique_indices", "mode")}
 
@@ -94,8 +84,8 @@ def _scatter_add_jvp(primals, tangents, **params):
 
 
 def _window_gather(t, indices, updates, dn, mode):
-    return lax.gather(t, indices, _as_gather(dn), _slice_sizes(np.shape(t), _shape(updates), dn),
-                      mode=mode, fill_value=0)
+    sizes = scatter_window_sizes(np.shape(t), _shape(updates), dn)
+    return lax.gather(t, indices, _as_gather(dn), sizes, mode=mode, fill_value=0)
 
 
 def _scatter_add_transpose(t, operand, indices, updates, *, dimension_numbers, mode, **params):
@@ -148,7 +138,7 @@ def _scatter_extremal_jvp(prim, primals, tangents, *, dimension_numbers, **param
     if type(g_operand) is Zero and type(g_updates) is Zero:
         return out, Zero.from_primal_value(out)
     g_operand, g_updates = instantiate_zeros(g_operand), instantiate_zeros(g_updates)
-    gdn, sizes = _as_gather(dn), _slice_sizes(np.shape(operand), np.shape(updates), dn)
+    gdn, sizes = _as_gather(dn), scatter_window_sizes(np.shape(operand), np.shape(updates), dn)
     initial = lax.gather(operand, indices, gdn, sizes)
     target = lax.gather(out, indices, gdn, sizes)
     won = lax.eq(updates, target)
@@ -197,7 +187,7 @@ def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, dimension_nu
                             indices_are_sorted=indices_are_sorted,
                             unique_indices=unique_indices, mode=mode)
     gathered = lax.gather(scattered, indices, _as_gather(dn),
-                          _slice_sizes(np.shape(operand), np.shape(updates), dn))
+                          scatter_window_sizes(np.shape(operand), np.shape(updates), dn))
     untouched = lax.eq(scattered, _zeros(scattered))
     winners = lax.eq(update_ids, gathered)
     kw = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)

@@ -15,9 +15,9 @@ import numpy as np
 from stages.s02_tracing import lax
 from stages.s04_autodiff.cumulative_rules import logaddexp
 
-from . import hlo, ir, mlir
+from . import ir, mlir
 from .mlir import LoweringRuleContext, register_lowering
-from .reductions import get_max_identity, get_min_identity, reduce_rule, scalar_type
+from .reductions import get_max_identity, get_min_identity, reduce_rule, reduce_window_scan
 
 
 def _get_one(dtype: np.dtype) -> np.ndarray:
@@ -27,26 +27,11 @@ def _get_one(dtype: np.dtype) -> np.ndarray:
 def _cumulative_lowering(reducer: str, identity: Any):
     def rule(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, reverse: bool
              ) -> list[ir.Value]:
-        return _reduce_window_scan(reducer, identity, ctx, x, axis, reverse)
+        return reduce_window_scan(
+            reducer, lambda scalar: mlir.ir_constant(identity(scalar.dtype)), ctx, x, axis,
+            reverse)
     rule.__name__ = f"_cum_{reducer}_lowering"
     return rule
-
-
-def _reduce_window_scan(reducer: str, identity: Any, ctx: LoweringRuleContext, x: ir.Value,
-                        axis: int, reverse: bool) -> list[ir.Value]:
-    """A window as long as the axis, padded with n-1 identities before it (after, if reverse)."""
-    (aval,) = ctx.avals_in
-    n = aval.shape[axis]
-    if n == 0:
-        return [x]
-    padding = [(0, 0)] * aval.ndim
-    padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
-    window = [n if d == axis else 1 for d in range(aval.ndim)]
-    init = mlir.ir_constant(identity(aval.dtype))
-    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, scalar_type(aval))
-    with ir.InsertionPoint(op.regions[0].block):
-        hlo.return_([hlo.elementwise(reducer, *op.regions[0].block.arguments)])
-    return [op.result]
 
 
 def _cumlogsumexp(x: Any, *, axis: int, reverse: bool) -> Any:

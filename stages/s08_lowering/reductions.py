@@ -9,7 +9,7 @@ so its region takes two accumulators and two elements and returns two results.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -102,10 +102,11 @@ def _argminmax_lowering(direction: str, identity: Any):
     return rule
 
 
-def _cumsum_lowering(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, reverse: bool
-                     ) -> list[ir.Value]:
-    """A running sum as a reduce_window: each output sums a window as long as the axis,
-    padded with n-1 zeros before the axis (after it, when reverse)."""
+def reduce_window_scan(reducer: str, init: Callable[[Any], ir.Value], ctx: LoweringRuleContext,
+                       x: ir.Value, axis: int, reverse: bool) -> list[ir.Value]:
+    """A running reduction as a reduce_window: each output reduces a window as long as the
+    axis, padded with n-1 identities (`init` of the scalar aval) before it (after, if reverse)."""
+    # JAX: control_flow/loops.py's cumred_reduce_window_impl
     (aval,) = ctx.avals_in
     n = aval.shape[axis]
     if n == 0:
@@ -113,12 +114,18 @@ def _cumsum_lowering(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, revers
     padding = [(0, 0)] * aval.ndim
     padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
     window = [n if d == axis else 1 for d in range(aval.ndim)]
-    scalar = aval.update(shape=())
-    init = mlir.full_like_aval(0, scalar)  # JAX broadcasts the scalar to rank 0: a no-op
-    op = hlo.reduce_window(x, init, window, [1] * aval.ndim, padding, scalar_type(aval))
+    op = hlo.reduce_window(x, init(aval.update(shape=())), window, [1] * aval.ndim, padding,
+                           scalar_type(aval))
     with ir.InsertionPoint(op.regions[0].block):
-        hlo.return_([hlo.elementwise("add", *op.regions[0].block.arguments)])
+        hlo.return_([hlo.elementwise(reducer, *op.regions[0].block.arguments)])
     return [op.result]
+
+
+def _cumsum_lowering(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, reverse: bool
+                     ) -> list[ir.Value]:
+    # JAX broadcasts the scalar 0 to rank 0 (a no-op), so its init is a full_like
+    return reduce_window_scan("add", lambda scalar: mlir.full_like_aval(0, scalar), ctx, x,
+                              axis, reverse)
 
 
 register_lowering(lax.reduce_sum_p, reduce_rule("add", get_sum_identity))

@@ -68,7 +68,7 @@ def _scatter_shape_rule(operand: core.ShapedArray, indices: core.ShapedArray,
     return operand.shape
 
 
-def _window_sizes(operand_shape: Sequence[int], updates_shape: Sequence[int],
+def scatter_window_sizes(operand_shape: Sequence[int], updates_shape: Sequence[int],
                   dn: ScatterDimensionNumbers) -> list[int]:
     """The window each update writes, as operand-shaped sizes (1 on inserted/batching axes)."""
     sizes, window = [], iter(dn.update_window_dims)
@@ -85,7 +85,7 @@ def _scatter_impl(combine: Callable, operand: np.ndarray, indices: np.ndarray,
                   mode: GatherScatterMode, **params: Any) -> np.ndarray:
     dn = dimension_numbers
     out = operand.copy()
-    sizes = _window_sizes(operand.shape, updates.shape, dn)
+    sizes = scatter_window_sizes(operand.shape, updates.shape, dn)
     scatter_axes = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
     for b in np.ndindex(*indices.shape[:-1]):
         start, oob = window_starts(operand.shape, sizes, indices[b],
