@@ -19,7 +19,7 @@ Reading path (the lesson, in order):
 Beside it:
   special.py     erf_inv, the one new primitive (normal needs it), with a rule in every table
   schedules.py   learning-rate schedules
-  numpy.py, lax.py, tree_util.py, tree.py, api.py   the front door's modules
+  numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules
 """
 
 from stages.s02_tracing import ShapedArray, config, make_jaxpr

@@ -126,7 +126,7 @@ def test_make_help_lists_every_target():
 
 def test_an_unbuilt_stage_says_so_and_fails():
     built = {_number(s) for s in STAGES}
-    missing = next(n for n in range(12, 0, -1) if n not in built)
+    missing = next(n for n in range(12, 100) if n not in built)  # past the last stage when all are
     done = subprocess.run(["make", "-s", "-o", "setup", f"test-stage-{missing}"], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode != 0
