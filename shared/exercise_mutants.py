@@ -277,8 +277,6 @@ MUTANTS: tuple[Mutant, ...] = (
        "if unroll is not None and unroll is not False and unroll != 1:", "if False:"),
     _m("6.1", "traced bounds are not converted to one dtype",
        "if upper_dtype != dtype:", "if False:"),
-    _m("6.2", "the ys keep the body's raw values (a Python float stacks as float64)",
-       "stack.append(as_numpy(value, aval))", "stack.append(value)"),
     _m("6.2", "reverse reads xs backwards but does not reverse the ys",
        "ys = [stack[::-1] for stack in ys]", "ys = [stack for stack in ys]"),
     _m("6.2", "reverse is ignored", "i = length - 1 - step if reverse else step",
