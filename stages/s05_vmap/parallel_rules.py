@@ -124,20 +124,26 @@ def _split(axis: int, factor: int, x: Any) -> Any:
     return lax.reshape(x, tuple(shape))
 
 
+def _over_other_names(prim: Any, x: Any, d: BatchDim, dim_param: str, dim: int,
+                      params: dict) -> tuple[Any, BatchDim]:
+    """all_gather or psum_scatter over names other than the vmap's: the batch axis rides along,
+    and whichever of it and the collective's own axis comes later moves up by one."""
+    if d is not not_mapped:
+        if d <= dim:
+            dim += 1
+        elif not params["tiled"]:
+            d += 1  # as JAX's batchers (a tiled collective keeps the rank)
+    return prim.bind(x, **{dim_param: dim}, **params), d
+
+
 def _all_gather_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
                         all_gather_dimension: int, axis_name: tuple, axis_index_groups: Any,
                         axis_size: int, tiled: bool) -> tuple[Any, BatchDim]:
     (x,), (d,) = vals, dims
     params = dict(axis_name=axis_name, axis_index_groups=None, axis_size=axis_size, tiled=tiled)
     if axis_data.name not in axis_name:
-        if d is not_mapped:
-            return P.all_gather_p.bind(x, all_gather_dimension=all_gather_dimension,
-                                       **params), d
-        if d <= all_gather_dimension:
-            all_gather_dimension += 1
-        elif not tiled:
-            d += 1
-        return P.all_gather_p.bind(x, all_gather_dimension=all_gather_dimension, **params), d
+        return _over_other_names(P.all_gather_p, x, d, "all_gather_dimension",
+                                 all_gather_dimension, params)
     if len(axis_name) > 1:
         raise NotImplementedError("Please open a feature request!")
     if d is not_mapped:  # every example's x: stack copies
@@ -156,14 +162,8 @@ def _reduce_scatter_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequ
     (x,), (d,) = vals, dims
     params = dict(axis_name=axis_name, axis_index_groups=None, axis_size=axis_size, tiled=tiled)
     if axis_data.name not in axis_name:
-        if d is not_mapped:
-            return P.reduce_scatter_p.bind(x, scatter_dimension=scatter_dimension,
-                                           **params), d
-        if d <= scatter_dimension:
-            scatter_dimension += 1
-        elif not tiled:
-            d += 1
-        return P.reduce_scatter_p.bind(x, scatter_dimension=scatter_dimension, **params), d
+        return _over_other_names(P.reduce_scatter_p, x, d, "scatter_dimension",
+                                 scatter_dimension, params)
     if len(axis_name) > 1:
         raise NotImplementedError("Please open a feature request!")
     # the sum over examples; example k keeps slice k of it, so slices become the batch
