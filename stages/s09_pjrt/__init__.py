@@ -12,17 +12,16 @@ Reading path (the lesson, in order):
   3. pjrt_computation_client.py the implementation over jaxlib: each method, its PJRT call and
                                 the timer it stamps
   4. backend.py                 stage 7's jit on PJRT: lower with stage 8, compile, run, cache
-  5. array.py                   device arrays: asynchronous, deletable, donatable, DLPack
+  5. array.py                   device arrays: stage 2's eager Array over a PJRT buffer,
+                                asynchronous, deletable, donatable, DLPack
 
 Beside it:
   metrics.py        timers and counters, and metrics_report() in torch_xla's format
   runtime.py        the process's one client, and PJRT_DEVICE's default
-  array_methods.py  a device array's operators and methods, through the primitives
 """
 
 from . import (
     array,
-    array_methods,
     backend,
     computation_client,
     metrics,
@@ -47,7 +46,6 @@ __all__ = [
     "PjRtBackend",
     "PjRtComputationClient",
     "array",
-    "array_methods",
     "backend",
     "computation_client",
     "device_put",

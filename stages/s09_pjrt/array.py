@@ -5,11 +5,13 @@ JAX: jax/_src/array.py (`ArrayImpl`, printed `Array(...)`) and api.py (`device_p
 call returns its outputs as ArrayImpls *before* the device has computed them (dispatch is
 asynchronous); the first read of the values (`np.asarray`, `print`, `float`) waits, and so does
 `block_until_ready()`. A buffer donated to a computation is gone: using the array then raises
-JAX's error. The operators go through the primitives (array_methods.py).
+JAX's error.
 
-The seam to stage 2's eager `Array`: this class needs of an array only `aval` and its values
-(`_value`); a numpy-backed Array with the same two can be its base class, leaving this one the
-storage (`_data`, `_client`) and what a device adds (readiness, deletion, devices, DLPack).
+The class is stage 2's eager `Array` with another storage. `Array` needs of its storage only the
+host values (`_value`): its operators and methods (through the primitives, as a tracer's),
+conversions, printing and pickling all read that. This subclass keeps a PJRT `Data` handle
+instead of a numpy array, fetches `_value` from the device once, and adds what a device has
+(readiness, deletion and donation, devices, DLPack).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import core
+from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
 from stages.s07_caches.xla_bridge import Device
 
@@ -26,22 +29,14 @@ from . import runtime
 from .computation_client import ComputationClient, Data
 
 
-class ArrayImpl:
+class ArrayImpl(Array):
     """An array on one device: `aval` plus a PJRT buffer handle."""
 
-    __slots__ = ("aval", "_data", "_client", "_npy_value", "__weakref__")
-    __array_priority__ = 100  # `ndarray + array` asks this class first
-    __hash__ = None  # as JAX's: arrays compare elementwise, so they are not dict keys
+    __slots__ = ("_data", "_client", "_npy_value", "__weakref__")
 
     def __init__(self, aval: ShapedArray, data: Data, client: ComputationClient):
         self.aval, self._data, self._client = aval, data, client
         self._npy_value: np.ndarray | None = None
-
-    dtype = property(lambda self: self.aval.dtype)
-    shape = property(lambda self: self.aval.shape)
-    ndim = property(lambda self: self.aval.ndim)
-    size = property(lambda self: self.aval.size)
-    weak_type = property(lambda self: self.aval.weak_type)
 
     # --8<-- [start:state]
     def is_deleted(self) -> bool:
@@ -93,61 +88,12 @@ class ArrayImpl:
     def device(self) -> Device:
         return runtime.device_object(self._client, self._data.device)
 
-    # ------------------------------------------------------------------ to the host
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        kwargs = {} if copy is None else {"copy": copy}
-        return np.asarray(self._value, dtype=dtype, **kwargs)
+    def copy(self) -> ArrayImpl:
+        """A new buffer with the same values, on the same device."""
+        return _transfer(self._value, self.aval, self.device)
 
-    def item(self) -> Any:
-        return self._value.item()
-
-    def tolist(self) -> Any:
-        return self._value.tolist()
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __int__(self) -> int:
-        return int(self._value)
-
-    def __float__(self) -> float:
-        return float(self._value)
-
-    def __complex__(self) -> complex:
-        return complex(self._value)
-
-    def __index__(self) -> int:
-        return self._value.__index__()
-
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self) -> Any:
-        if not self.shape:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    # ------------------------------------------------------------------ printing (JAX's)
-    def __repr__(self) -> str:
-        prefix = "Array("
-        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
-        line_width = np.get_printoptions()["linewidth"]
-        if self.size == 0:
-            s = f"[], shape={self.shape}"
-        else:
-            s = np.array2string(self._value, prefix=prefix, suffix=",", separator=", ",
-                                max_line_width=line_width)
-        last_line_len = len(s) - s.rfind("\n") + 1
-        sep = " " * len(prefix) if last_line_len + len(dtype_str) + 2 > line_width else " "
-        return f"{prefix}{s},{sep}{dtype_str})"
-
-    def __str__(self) -> str:
-        return str(self._value)
-
-    def __format__(self, format_spec: str) -> str:
-        return format(self._value if self.ndim else self._value[()], format_spec)
+    def __reduce__(self) -> tuple:  # pickled as its host values, unpickled onto the device
+        return _transfer, (self._value, self.aval)
 
     # ------------------------------------------------------------------ DLPack
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
@@ -182,13 +128,18 @@ def _device_name(client: ComputationClient, device: Any) -> str:
 def device_put(x: Any, device: Any = None) -> ArrayImpl:
     """`x` on `device` (the default device if None): a host value is transferred, a device
     array already there is returned as it is, one elsewhere is copied (JAX: jax.device_put)."""
-    client = runtime.get_computation_client()
-    name = _device_name(client, device)
     if isinstance(x, ArrayImpl):
-        data = x.data_on(name)
+        client = runtime.get_computation_client()
+        data = x.data_on(_device_name(client, device))
         return x if data is x._data else ArrayImpl(x.aval, data, client)
-    aval = core.get_aval(x)
-    (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)], [name])
+    return _transfer(x, core.get_aval(x), device)
+
+
+def _transfer(x: Any, aval: ShapedArray, device: Any = None) -> ArrayImpl:
+    """Host values `x` of `aval`, transferred to `device` (the default device if None)."""
+    client = runtime.get_computation_client()
+    (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)],
+                                        [_device_name(client, device)])
     return ArrayImpl(aval, data, client)
 
 

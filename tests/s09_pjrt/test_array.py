@@ -4,6 +4,8 @@ the primitives (on the device, through stage 7's per-primitive cache)."""
 
 from __future__ import annotations
 
+import pickle
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -136,3 +138,22 @@ def test_without_op_by_op_an_eager_op_runs_on_the_host_values():
     with core.set_current_trace(core.eval_trace):  # a bottom trace that does not dispatch
         y = x + 1.0
     assert type(y) is s02_array.Array and y.tolist() == [2.0, 3.0]  # stage 2's, on the host
+
+
+def test_a_device_array_is_stage_2s_array_with_another_storage():
+    # one interface, as JAX's one ArrayImpl: isinstance holds, and everything Array defines
+    # (conversions with numpy's checks, .at, prod, pickling) works on the device array too
+    x = device_put(np.arange(4, dtype=np.float32).reshape(2, 2))
+    jx = jjnp.arange(4, dtype=jjnp.float32).reshape(2, 2)
+    assert isinstance(x, s02_array.Array) and issubclass(ArrayImpl, s02_array.Array)
+    assert repr(x.at[0, 1].set(7.0)) == repr(jx.at[0, 1].set(7.0))
+    assert repr(x.prod()) == repr(jx.prod())
+    with pytest.raises(TypeError, match="Only scalar arrays can be converted") as ours:
+        float(x)
+    with pytest.raises(TypeError) as theirs:
+        float(jx)
+    assert str(ours.value) == str(theirs.value)
+    copied = x.copy()
+    assert type(copied) is ArrayImpl and copied._data is not x._data
+    back = pickle.loads(pickle.dumps(device_put(2.0)))
+    assert type(back) is ArrayImpl and repr(back) == repr(jjnp.asarray(2.0))
