@@ -12,6 +12,7 @@ STAGE ?=
 ONLY ?=
 FORCE ?= 0
 QUICK ?= 0
+REMAP ?= 0
 PYTEST_ARGS ?=
 
 .PHONY: help setup demo test lint docs serve exercise check-exercises bench gpu-check clean
@@ -23,7 +24,8 @@ help: ## list the targets
 	@echo "Variables: PYTHON=python3.12 (the interpreter setup uses; 3.11-3.14), VENV=.venv,"
 	@echo "           STAGE=N (exercise), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
 	@echo "           FORCE=1 (overwrite your code in a workspace copy), WORKSPACE=1,"
-	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench)"
+	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench),"
+	@echo "           REMAP=1 (check-exercises: trace the tests again and rewrite shared/exercise_map.json)"
 
 setup: $(STAMP) ## create .venv with PYTHON -m venv (default python3) and install .[dev] (quick when done)
 	@$(PYTHON) shared/check_python.py $(PY)
@@ -38,8 +40,8 @@ $(STAMP): pyproject.toml
 demo: setup ## print what each built stage does, on a real example
 	$(PY) -m shared.demo
 
-test: setup lint ## lint, then every test of every built stage and the course checks
-	$(PY) -m pytest -q
+test: setup lint ## lint, then every test of every built stage and the course checks (on every core)
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 test-stage-%: setup
 	@n=$*; d=$$(ls -d stages/s$$(printf %02d $$n)_* 2>/dev/null | head -1); \
@@ -67,8 +69,8 @@ exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stubbed
 	$(PY) -m shared.exercises strip --stage $(STAGE) $(if $(ONLY),--only $(ONLY),) \
 	  $(if $(filter 1,$(FORCE)),--force,)
 
-check-exercises: setup ## prove each exercise is reached, and its stub and wrong answers fail a test
-	$(PY) -m shared.exercises check $(if $(STAGE),--stage $(STAGE),)
+check-exercises: setup ## prove each exercise is reached, and its stub and wrong answers fail a test (REMAP=1: rewrite its test map)
+	$(PY) -m shared.exercises check $(if $(STAGE),--stage $(STAGE),) $(if $(filter 1,$(REMAP)),--remap,)
 
 bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes)
 	$(PY) -m shared.benchmarks $(if $(filter 1,$(QUICK)),--quick,)

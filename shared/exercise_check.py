@@ -3,10 +3,13 @@
 For each built stage:
 
 1. its docs page has every exercise's anchor, and the copy with every exercise stubbed imports;
-2. a copy with the reference code runs the stage's tests under the exercise trace
-   (`shared/exercise_report.py`), which records which exercises each test reaches: the run must
-   pass, and every exercise must be reached by some test;
-3. each exercise stubbed alone makes one of the tests that reach it fail by reaching the stub;
+2. the tests that reach each exercise, quickest first, are read from `shared/exercise_map.json`;
+   with `--remap`, a copy with the reference code instead runs the stage's tests under the
+   exercise trace (`shared/exercise_report.py`), which records which exercises each test
+   reaches: the run must pass, every exercise must be reached by some test, and the map file is
+   written anew. The map only orders the work: a test it names that is gone is skipped;
+3. each exercise stubbed alone makes a test fail by reaching its stub (the map's tests first,
+   then all the stage's): this is what proves the exercise is reached;
 4. each wrong answer of `shared/exercise_mutants.py` makes one of those tests fail; one that
    passes them is tried once more on all the stage's tests before it is called a survivor.
 
@@ -41,6 +44,9 @@ from shared.exercises import (
 
 TIMEOUT = 900  # seconds for one pytest run; a hang is reported, not waited on forever
 WORKERS = 2
+MAP_FILE = ROOT / "shared" / "exercise_map.json"
+MAP_TESTS = 25  # the quickest tests kept per exercise in the map file
+NO_TESTS = 5  # pytest's exit code when no test was collected (the map names only gone tests)
 
 
 @dataclass
@@ -124,7 +130,7 @@ class StageCheck:
         return self.stage.name
 
 
-def prepare(stage: Path, tmp: Path) -> StageCheck:
+def prepare(stage: Path, tmp: Path, remap: bool = False) -> StageCheck:
     """Steps 1 and 2: anchors, the stubbed copy imports, and who reaches what."""
     exercises = parse_stage(stage)
     check = StageCheck(stage, exercises, [], {e.number: [] for e in exercises},
@@ -143,6 +149,18 @@ def prepare(stage: Path, tmp: Path) -> StageCheck:
                           text=True)
     if done.returncode != 0 or str(stubbed) not in done.stdout:
         check.problems.append(f"the stubbed copy does not import:\n{done.stderr[-2000:]}")
+    if remap:
+        _trace_reached(check, tmp)
+    else:
+        known = read_map().get(stage.name, {})
+        for ex in exercises:
+            check.reached_by[ex.number] = list(known.get(ex.number, []))
+    return check
+
+
+def _trace_reached(check: StageCheck, tmp: Path) -> None:
+    """Step 2 with --remap: the reference copy's tests, traced, say who reaches what."""
+    stage = check.stage
     reference = tmp / stage.name / "reference"
     write_workspace(stage, reference, only=set())
     run = run_tests(stage, reference, stop_first=False)
@@ -154,18 +172,45 @@ def prepare(stage: Path, tmp: Path) -> StageCheck:
         for n in run.reached[test]:
             if n in check.reached_by:
                 check.reached_by[n].append(test)
-    for ex in exercises:
+    for ex in check.exercises:
         if not check.reached_by[ex.number]:
             check.problems.append(f"{ex.number} ({ex.name}): no test reaches it")
-    return check
+
+
+def read_map() -> dict[str, dict[str, list[str]]]:
+    """stage -> exercise -> the tests that reach it, quickest first (`--remap` writes it)."""
+    if not MAP_FILE.exists():
+        return {}
+    data = json.loads(MAP_FILE.read_text())
+    return {stage: {n: [f"tests/{stage}/{test}" for test in tests] for n, tests in known.items()}
+            for stage, known in data.items()}
+
+
+def write_map(checks: list[StageCheck]) -> None:
+    """The file keeps each test's id below the stage's test folder."""
+    data = {stage: {n: [test.removeprefix(f"tests/{stage}/") for test in tests]
+                    for n, tests in known.items()} for stage, known in read_map().items()}
+    for c in checks:
+        data[c.name] = {n: [test.removeprefix(f"tests/{c.name}/") for test in tests[:MAP_TESTS]]
+                        for n, tests in c.reached_by.items()}
+    MAP_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
+
+
+def _candidates(check: StageCheck, ex: Exercise) -> list[list[str] | None]:
+    """The test selections to try in turn: the map's tests for the exercise (those whose file is
+    still there), then all."""
+    mapped = [t for t in check.reached_by[ex.number] if (ROOT / t.split("::")[0]).exists()]
+    return [mapped, None] if mapped else [None]
 
 
 def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> str | None:
     """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub."""
     ws = tmp / check.name / f"stub-{ex.anchor}"
     write_workspace(check.stage, ws, only={ex.number})
-    for select in (check.reached_by[ex.number], None):
+    for select in _candidates(check, ex):
         run = run_tests(check.stage, ws, select)
+        if run.returncode == NO_TESTS and select is not None:
+            continue
         if run.returncode == 1:
             if any(ex.number in f.get("stubs", []) for f in run.failed.values()):
                 return None
@@ -196,8 +241,10 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) ->
     except SyntaxError as err:
         return f"{label}: the mutated code does not compile ({err}); fix the mutant"
     region.path.write_text(text)
-    for select in (check.reached_by[ex.number], None):
+    for select in _candidates(check, ex):
         run = run_tests(check.stage, ws, select)
+        if run.returncode == NO_TESTS and select is not None:
+            continue
         if run.returncode == 1:
             return None
         if run.returncode != 0:
@@ -205,8 +252,8 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) ->
     return f"{label} passes every test of the stage: add a test that catches it"
 
 
-def _prepare(task: tuple[int, Path]) -> StageCheck:
-    return prepare(stage_dir(task[0]), task[1])
+def _prepare(task: tuple[int, Path, bool]) -> StageCheck:
+    return prepare(stage_dir(task[0]), task[1], task[2])
 
 
 def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]) -> tuple[str | None, float]:
@@ -217,7 +264,7 @@ def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]) -> tuple[s
     return problem, time.monotonic() - started
 
 
-def check(stages: list[int], mutants: bool = True) -> int:
+def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
     started = time.monotonic()
     import hypothesis.strategies  # noqa: F401  (imported once here, not in every run)
     import jax.numpy  # noqa: F401
@@ -226,11 +273,15 @@ def check(stages: list[int], mutants: bool = True) -> int:
     with tempfile.TemporaryDirectory() as name, \
             multiprocessing.get_context("fork").Pool(WORKERS) as pool:
         tmp = Path(name)
-        checks = pool.map(_prepare, [(n, tmp) for n in stages], chunksize=1)
+        checks = pool.map(_prepare, [(n, tmp, remap) for n in stages], chunksize=1)
+        if remap:
+            write_map(checks)
+            print(f"wrote {MAP_FILE.relative_to(ROOT)} "
+                  f"({time.monotonic() - started:.0f} s of traced runs)")
         tasks: list[tuple[StageCheck, Exercise, int, Mutant | None, Path]] = []
         for c in checks:
             for ex in c.exercises:
-                if not c.reached_by[ex.number]:
+                if remap and not c.reached_by[ex.number]:
                     continue
                 tasks.append((c, ex, 0, None, tmp))
                 if not mutants:
@@ -257,7 +308,10 @@ def check(stages: list[int], mutants: bool = True) -> int:
         for ex in c.exercises:
             reached = len(c.reached_by[ex.number])
             caught = f"; wrong answers caught: {len(c.caught[ex.number])}" if mutants else ""
-            print(f"  {ex.number} ({ex.name}): reached by {reached} tests{caught}")
+            plural = "" if reached == 1 else "s"
+            tests = (f"reached by {reached} test{plural}" if remap
+                     else f"{reached} test{plural} in the map")
+            print(f"  {ex.number} ({ex.name}): {tests}{caught}")
         for p in c.problems:
             print(f"  problem: {p}")
         failed = failed or bool(c.problems)

@@ -339,6 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     p_check.add_argument("--stage", type=int)
     p_check.add_argument("--no-mutants", action="store_true",
                          help="skip the wrong answers of shared/exercise_mutants.py")
+    p_check.add_argument("--remap", action="store_true",
+                         help="trace every test of the stage to find the tests that reach each "
+                              "exercise, and rewrite shared/exercise_map.json")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
@@ -355,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         from shared.exercise_check import check
 
         stages = [args.stage] if args.stage else built_stages()
-        return check(stages, mutants=not args.no_mutants)
+        return check(stages, mutants=not args.no_mutants, remap=args.remap)
     except ExerciseMarkerError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
