@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import stages.s02_tracing.numpy as ojnp
-from stages.s02_tracing import make_jaxpr as ojnp_make_jaxpr
 from shared.testing import RTOL_REDUCTION, assert_same_typed_values
+from stages.s02_tracing import make_jaxpr as ojnp_make_jaxpr
 
 _rng = np.random.default_rng(25)
 A = _rng.standard_normal((3, 4)).astype(np.float32)
