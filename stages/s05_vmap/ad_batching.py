@@ -20,7 +20,13 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.axis_env import axis_frame
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
 from stages.s04_autodiff import ad_checkpoint, custom_calls
-from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p, stop_gradient_p
+from stages.s04_autodiff.ad_util import (
+    SymbolicZero,
+    Zero,
+    add_jaxvals,
+    add_jaxvals_p,
+    stop_gradient_p,
+)
 
 from .batching import (
     AxisData,
@@ -124,7 +130,9 @@ def process_custom_vjp_call(trace: BatchTrace, prim: core.Primitive, fun: lu.Wra
     # JAX: BatchTrace.process_custom_vjp_call
     vals, dims = _unzip_batch_info(trace, tracers)
     fun, fun_out_dims = batch_subtrace(fun, trace.tag, trace.axis_data, tuple(dims))
-    fwd, fwd_out_dims = batch_subtrace(fwd, trace.tag, trace.axis_data, tuple(dims))
+    # fwd takes (value, perturbed) pairs; the flags are the same for every example
+    fwd_dims = tuple(d for dim in dims for d in (dim, not_mapped))
+    fwd, fwd_out_dims = batch_subtrace(fwd, trace.tag, trace.axis_data, fwd_dims)
     # bwd's arguments are fwd's residuals and the outputs' cotangents, batched like fwd's
     # outputs; its cotangents must come back batched like the inputs (summed if unbatched)
     bwd = batch_custom_vjp_bwd(bwd, trace.tag, trace.axis_data, fwd_out_dims, tuple(dims))
@@ -145,7 +153,12 @@ def batch_custom_vjp_bwd(bwd: lu.WrappedFun, tag: TraceTag, axis_data: AxisData,
 
     def new_bwd(*args: Any) -> list[Any]:
         dims = in_dims()
-        dims = [not_mapped if type(x) is Zero else d for x, d in zip(args, dims, strict=True)]
+        # a SymbolicZero cotangent (symbolic_zeros) is one example's: no batch axis, no data
+        args = [SymbolicZero(mapped_aval(axis_data.size, d, x.aval))
+                if type(x) is SymbolicZero and d is not not_mapped else x
+                for x, d in zip(args, dims, strict=True)]
+        dims = [not_mapped if type(x) in (Zero, SymbolicZero) else d
+                for x, d in zip(args, dims, strict=True)]
         batched, out_dims = batch_subtrace(bwd, tag, axis_data, tuple(dims))
         cts = batched.call_wrapped(*args)
         return [_matchaxis_zeros(axis_data, src, dst, ct)
