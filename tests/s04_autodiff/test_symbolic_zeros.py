@@ -18,9 +18,10 @@ from shared.testing import assert_same_typed_values
 from stages.s04_autodiff import custom_derivatives as ocd
 from stages.s04_autodiff.ad_util import SymbolicZero
 
-OURS = SimpleNamespace(custom_jvp=s04.custom_jvp, jvp=s04.jvp, grad=s04.grad, zero=SymbolicZero)
+OURS = SimpleNamespace(custom_jvp=s04.custom_jvp, jvp=s04.jvp, grad=s04.grad, zero=SymbolicZero,
+                       vmap=s05.vmap)
 THEIRS = SimpleNamespace(custom_jvp=jax.custom_jvp, jvp=jax.jvp, grad=jax.grad,
-                         zero=jax.custom_derivatives.SymbolicZero)
+                         zero=jax.custom_derivatives.SymbolicZero, vmap=jax.vmap)
 
 
 def _build(ns, seen):
@@ -55,6 +56,9 @@ CASES = {
     "grad_in_y": lambda ns, f: ns.grad(lambda y: f(X, y, 4))(Y),
     "jvp_of_nothing_perturbed_inside": lambda ns, f: ns.jvp(
         lambda x: f(x, Y, 4) + f(X, Y, 4), (X,), (np.float32(1.0),)),
+    # a batched argument nobody differentiates: its SymbolicZero has no batch axis
+    "grad_of_vmap_over_an_unperturbed_argument": lambda ns, f: ns.grad(
+        lambda y: ns.vmap(lambda x: f(x, y, 4))(np.arange(3, dtype=np.float32)).sum())(Y),
 }
 
 

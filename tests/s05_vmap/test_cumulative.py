@@ -139,6 +139,14 @@ def test_rev_shape_errors_match_jax():
             OURS.lax.rev(X, dims)
 
 
+def test_sort_of_unbatched_operands_under_vmap_of_jvp_matches_jax():
+    # vmap over tangents only: the jvp rule's sort of the primals sees nothing batched
+    def run(ns):
+        return ns.vmap(lambda t: ns.jvp(lambda x: ns.jnp.sort(x, descending=True), (S,),
+                                        (t,)))(np.stack([S, 2 * S]))
+    assert_same_typed_values(run(OURS), run(THEIRS))
+
+
 @pytest.mark.parametrize("case", ["jnp_sort", "jnp_sort_axis0", "jnp_sort_descending",
                                   "lax_rev"])
 def test_sort_derivatives_and_batching_match_jax(case):
