@@ -98,21 +98,29 @@ custom_vjp_call_p = CustomVJPCallPrimitive("custom_vjp_call", custom_vjp_call_ru
 
 
 def lift_jvp(num_consts: int, jvp_jaxpr_fun: lu.WrappedFun) -> lu.WrappedFun:
-    """The staged jvp rule as a function of (consts, primals, consts' tangents, tangents)."""
+    """The staged jvp rule as a function of (consts, primals, consts' tangents, tangents); a
+    SymbolicZero tangent (symbolic_zeros) selects the rule traced with that zero."""
     def jvp(*xs: Any) -> list[Any]:
         n = len(xs) // 2
         primals, tangents = xs[num_consts:n], xs[n + num_consts:]
-        closed = jvp_jaxpr_fun.call_wrapped()
-        return core.eval_jaxpr(closed.jaxpr, closed.consts, *primals, *tangents)
+        zeros = [type(t) is SymbolicZero for t in tangents]
+        closed, out_zeros = jvp_jaxpr_fun.call_wrapped(*zeros)
+        nonzero = [t for t in tangents if type(t) is not SymbolicZero]
+        out = core.eval_jaxpr(closed.jaxpr, closed.consts, *primals, *nonzero)
+        primals_out, nonzero_out = out[:len(out_zeros)], iter(out[len(out_zeros):])
+        tangents_out = [SymbolicZero.from_primal_value(p) if zero else next(nonzero_out)
+                        for p, zero in zip(primals_out, out_zeros, strict=True)]
+        return [*primals_out, *tangents_out]
 
     return lu.wrap_init(jvp, debug_info=jvp_jaxpr_fun.debug_info)
 
 
 def lift_fwd(num_consts: int, fwd_jaxpr_thunk: lu.WrappedFun) -> lu.WrappedFun:
-    """The staged fwd rule as a function of (consts, args)."""
+    """The staged fwd rule as a function of (value, perturbed) pairs for (consts, args)."""
     def fwd(*args: Any) -> list[Any]:
-        closed = fwd_jaxpr_thunk.call_wrapped()
-        return core.eval_jaxpr(closed.jaxpr, closed.consts, *args[num_consts:])
+        vals, perturbed = args[::2], args[1::2]
+        closed = fwd_jaxpr_thunk.call_wrapped(*perturbed[num_consts:])
+        return core.eval_jaxpr(closed.jaxpr, closed.consts, *vals[num_consts:])
 
     return lu.wrap_init(fwd, debug_info=fwd_jaxpr_thunk.debug_info)
 
@@ -149,23 +157,52 @@ def _stage_custom_call(trace: DynamicJaxprTrace, primitive: core.Primitive,
     return trace.default_process_primitive(primitive, [*const_tracers, *tracers], params)
 
 
-def _memoize(thunk: Callable[[], Any]) -> Callable[[], Any]:
-    cell: list[Any] = []
+def _memoize(thunk: Callable[..., Any]) -> Callable[..., Any]:
+    """thunk(*flags), computed once per flags."""
+    cells: dict[tuple, Any] = {}
 
-    def memoized() -> Any:
-        if not cell:
-            cell.append(thunk())
-        return cell[0]
+    def memoized(*args: Any) -> Any:
+        if args not in cells:
+            cells[args] = thunk(*args)
+        return cells[args]
 
     return memoized
+
+
+@lu.transformation2
+def _interleave_fun(f: Callable, every_others: tuple, *args: Any) -> Any:
+    """f of (arg, flag) pairs as a function of the args alone, the flags fixed."""
+    return f(*[x for pair in zip(args, every_others, strict=True) for x in pair])
+
+
+@lu.transformation_with_aux2
+def _jvp_jaxpr_zeros(f: Callable, store: lu.Store, in_zeros: tuple, zero_avals: tuple,
+                     *primals_and_tangents: Any) -> list[Any]:
+    """The rule as a function of the primals and the nonzero tangents (a SymbolicZero for each
+    of the others); its zero output tangents are dropped, their positions stored."""
+    n = len(in_zeros)
+    primals, nonzero = primals_and_tangents[:n], iter(primals_and_tangents[n:])
+    zeros = iter(SymbolicZero(a) for a in zero_avals)
+    tangents = [next(zeros) if z else next(nonzero) for z in in_zeros]
+    out = f(*primals, *tangents)
+    primals_out, tangents_out = out[:len(out) // 2], out[len(out) // 2:]
+    out_zeros = [type(t) is SymbolicZero for t in tangents_out]
+    store.store(out_zeros)
+    return [*primals_out, *[t for t, z in zip(tangents_out, out_zeros, strict=True) if not z]]
 
 
 def _dynamic_custom_jvp_call(trace, primitive, fun, jvp, tracers, *, symbolic_zeros):
     # JAX: DynamicJaxprTrace.process_custom_jvp_call in interpreters/partial_eval.py
     in_avals = [core.get_aval(t) for t in tracers]
-    jvp_avals = [*in_avals, *[tangent_aval(a) for a in in_avals]]
-    jvp_jaxpr_fun = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(jvp, jvp_avals)),
-                                 debug_info=jvp.debug_info)
+    tangent_avals = [tangent_aval(a) for a in in_avals]
+
+    def jvp_jaxpr(*in_zeros: bool) -> tuple[ClosedJaxpr, list[bool]]:
+        # the rule traced for one pattern of zero tangents (it may branch on them)
+        zero_avals = tuple(a for a, z in zip(tangent_avals, in_zeros, strict=True) if z)
+        nonzero_avals = [a for a, z in zip(tangent_avals, in_zeros, strict=True) if not z]
+        rule, out_zeros = _jvp_jaxpr_zeros(jvp, in_zeros, zero_avals)
+        return trace_to_closed_jaxpr(rule, [*in_avals, *nonzero_avals]), out_zeros()
+    jvp_jaxpr_fun = lu.wrap_init(_memoize(jvp_jaxpr), debug_info=jvp.debug_info)
     params = dict(jvp_jaxpr_fun=jvp_jaxpr_fun, symbolic_zeros=symbolic_zeros)
     return _stage_custom_call(trace, primitive, fun, tracers, params)
 
@@ -174,8 +211,11 @@ def _dynamic_custom_vjp_call(trace, primitive, fun, fwd, bwd, tracers, *, out_tr
                              symbolic_zeros):
     # JAX: DynamicJaxprTrace.process_custom_vjp_call in interpreters/partial_eval.py
     in_avals = [core.get_aval(t) for t in tracers]
-    fwd_jaxpr_thunk = lu.wrap_init(_memoize(lambda: trace_to_closed_jaxpr(fwd, in_avals)),
-                                   debug_info=fwd.debug_info)
+
+    def fwd_jaxpr(*perturbed: bool) -> ClosedJaxpr:
+        # fwd traced for one pattern of perturbed arguments (it may branch on them)
+        return trace_to_closed_jaxpr(_interleave_fun(fwd, perturbed), in_avals)
+    fwd_jaxpr_thunk = lu.wrap_init(_memoize(fwd_jaxpr), debug_info=fwd.debug_info)
     params = dict(fwd_jaxpr_thunk=fwd_jaxpr_thunk, bwd=bwd, out_trees=out_trees,
                   symbolic_zeros=symbolic_zeros)
     return _stage_custom_call(trace, primitive, fun, tracers, params)
@@ -234,8 +274,11 @@ def _jvp_custom_vjp_call(trace: JVPTrace, primitive: core.Primitive, fun: lu.Wra
                       symbolic_zeros=symbolic_zeros)
         return primitive.bind_with_trace(trace.parent_trace, primals_in, params)
     # EXERCISE 4.6 (custom-vjp): run fwd, then bind custom_lin on the residuals and tangents
+    # fwd takes (primal, perturbed) pairs: perturbed where the tangent is not a symbolic zero
+    fwd_in = [x for p, t in zip(primals_in, tangents_in, strict=True)
+              for x in (p, type(t) is not Zero)]
     with core.set_current_trace(trace.parent_trace):
-        res_and_primals_out = fwd.call_wrapped(*primals_in)
+        res_and_primals_out = fwd.call_wrapped(*fwd_in)
     _, res_tree = out_trees()
     res, primals_out = (res_and_primals_out[: res_tree.num_leaves],
                         res_and_primals_out[res_tree.num_leaves :])
@@ -267,7 +310,10 @@ def _custom_lin_transpose(cts_out: list[Any], *invals: Any, num_res: int, bwd: l
                           out_avals: Any, symbolic_zeros: bool, in_zeros: Sequence[bool]
                           ) -> list[Any]:
     res = invals[:num_res]
-    cts_in = bwd.call_wrapped(*res, *[instantiate(ct) for ct in cts_out])
+    # with symbolic_zeros bwd sees a zero cotangent as SymbolicZero, else as zeros
+    cts_out = [SymbolicZero(ct.aval) if symbolic_zeros and type(ct) is Zero else instantiate(ct)
+               for ct in cts_out]
+    cts_in = bwd.call_wrapped(*res, *cts_out)
     nonzero_cts_in = [ct for ct, zero in zip(cts_in, in_zeros, strict=True) if not zero]
     return [None] * num_res + nonzero_cts_in
 

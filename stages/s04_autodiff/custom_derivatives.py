@@ -9,6 +9,7 @@ later trace, vmap's or jit's, registers its own there).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -129,11 +130,31 @@ def _tangent_type(x: Any) -> ShapedArray:
     return core.get_aval(x)
 
 
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """What fwd gets for each argument leaf under symbolic_zeros: the value, and whether it is
+    perturbed (differentiated; if not, its cotangent is known to be zero)."""
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """fwd's arguments with each CustomVJPPrimal replaced by its value."""
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_map(value, tree)
+
+
 @lu.transformation_with_aux2
 def _flatten_fwd(f: Callable, store: lu.Store, primal_name: str, fwd_name: str,
-                 in_tree: PyTreeDef, *args: Any) -> list[Any]:
-    """The user's fwd(*args) -> (out, residuals), flat as [*residuals, *outs]."""
-    pair_out = f(*tree_unflatten(in_tree, args))
+                 symbolic_zeros: bool, in_tree: PyTreeDef, *args: Any) -> list[Any]:
+    """The user's fwd(*args) -> (out, residuals), flat as [*residuals, *outs]. The flat
+    arguments come in pairs (value, perturbed), as JAX's; with symbolic_zeros fwd sees both."""
+    pairs = zip(args[::2], args[1::2], strict=True)
+    leaves = [CustomVJPPrimal(x, p) for x, p in pairs] if symbolic_zeros else args[::2]
+    pair_out = f(*tree_unflatten(in_tree, leaves))
     if not isinstance(pair_out, (list, tuple)) or len(pair_out) != 2:
         raise TypeError(
             f"Custom VJP fwd rule {fwd_name} for function {primal_name} must produce a pair "
@@ -187,6 +208,17 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
         # an int or bool argument's cotangent is float0 whatever bwd says (1, 2.0, float0 zeros)
         if ct is zero or type(ct) is Zero or expected.dtype == float0:
             results.append(Zero(expected))
+            continue
+        if type(ct) is SymbolicZero:  # a zero bwd says it knows of (symbolic_zeros)
+            if (ct.aval.shape, ct.aval.dtype) != (expected.shape, expected.dtype):
+                raise ValueError(
+                    "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does "
+                    "not match the corresponding input tangent shape/dtype: at "
+                    f"output{keystr(path)} the SymbolicZero had shape/dtype "
+                    f"{ct.aval.str_short()} while the corresponding input had shape/dtype "
+                    f"{aval.str_short()}. Consider just returning a None here instead of a "
+                    "SymbolicZero object.")
+            results.append(Zero(ct.aval))
             continue
         got = core.get_aval(ct)
         # JAX lets a float argument's cotangent have another dtype (a temporary exception)
@@ -308,10 +340,12 @@ class custom_vjp:
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
         """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, ct_out) -> a tuple
-        of one cotangent per differentiable argument."""
-        if symbolic_zeros:
-            raise NotImplementedError("symbolic_zeros=True is not built in this course")
+        of one cotangent per differentiable argument.
+
+        With symbolic_zeros, fwd gets each argument leaf as a CustomVJPPrimal (`.value`,
+        `.perturbed`), and bwd gets a SymbolicZero for a cotangent known to be zero."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = getattr(self.fun, "__name__", "fun")
@@ -329,7 +363,7 @@ class custom_vjp:
         fwd_w = lu.wrap_init(fwd, debug_info=debug_info("custom_vjp fwd", fwd, dyn_args, {}))
         flat_fun, out_type = _flatten_fun_nokwargs(f, in_tree, use_eq_store=True)
         flat_fwd, out_trees = _flatten_fwd(fwd_w, name, getattr(self.fwd, "__name__", "fwd"),
-                                           in_tree, use_eq_store=True)
+                                           self.symbolic_zeros, in_tree, use_eq_store=True)
         flat_bwd = _flatten_bwd(lu.wrap_init(bwd), in_tree, in_avals, out_trees)
         out_flat = custom_vjp_call_p.bind(*args_flat, subfuns=(flat_fun, flat_fwd, flat_bwd),
                                           out_trees=out_trees,

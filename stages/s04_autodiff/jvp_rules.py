@@ -369,7 +369,7 @@ for _p in (lax.argmax_p, lax.argmin_p, lax.iota_p):
 # ------------------------------------------------------------------ structure and slicing
 
 for _p in (lax.broadcast_in_dim_p, lax.reshape_p, lax.transpose_p, lax.squeeze_p,
-           lax.concatenate_p, lax.pad_p, lax.slice_p):
+           lax.concatenate_p, lax.pad_p, lax.slice_p, lax.rev_p):
     deflinear(_p)
 
 

@@ -195,6 +195,10 @@ def _transpose_transpose(ct, operand, *, permutation):
     return [lax.transpose(ct, tuple(np.argsort(permutation)))]
 
 
+def _rev_transpose(ct, operand, *, dimensions):
+    return [lax.rev(ct, dimensions)]
+
+
 def _squeeze_transpose(ct, operand, *, dimensions):
     return [lax.expand_dims(ct, dimensions)]
 
@@ -218,6 +222,7 @@ primitive_transposes[lax.broadcast_in_dim_p] = _broadcast_in_dim_transpose
 primitive_transposes[lax.reshape_p] = _reshape_transpose
 primitive_transposes[lax.transpose_p] = _transpose_transpose
 primitive_transposes[lax.squeeze_p] = _squeeze_transpose
+primitive_transposes[lax.rev_p] = _rev_transpose
 primitive_transposes[lax.concatenate_p] = _concatenate_transpose
 
 # ------------------------------------------------------------------ slicing and padding

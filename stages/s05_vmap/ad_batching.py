@@ -20,7 +20,13 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.axis_env import axis_frame
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
 from stages.s04_autodiff import ad_checkpoint, custom_calls
-from stages.s04_autodiff.ad_util import Zero, add_jaxvals, add_jaxvals_p, stop_gradient_p
+from stages.s04_autodiff.ad_util import (
+    SymbolicZero,
+    Zero,
+    add_jaxvals,
+    add_jaxvals_p,
+    stop_gradient_p,
+)
 
 from .batching import (
     AxisData,
@@ -95,10 +101,17 @@ def process_custom_jvp_call(trace: BatchTrace, prim: core.Primitive, fun: lu.Wra
 def batch_custom_jvp_subtrace(f: Callable, store: lu.Store, tag: TraceTag,
                               axis_data: AxisData, in_dims: Sequence[BatchDim],
                               *primals_and_tangents: Any) -> list[Any]:
-    """The rule jvp(primals, tangents) under vmap; a tangent is batched like its primal."""
+    """The rule jvp(primals, tangents) under vmap; a tangent is batched like its primal, and a
+    SymbolicZero tangent (symbolic_zeros) is one example's, with no data to batch."""
     with core.take_current_trace() as parent_trace:
         trace = BatchTrace(parent_trace, tag, axis_data)
-        args = _wrap(trace, primals_and_tangents, [*in_dims, *in_dims])
+        dims_in = [*in_dims, *in_dims]
+        args = [SymbolicZero(mapped_aval(axis_data.size, d, x.aval))
+                if type(x) is SymbolicZero and d is not not_mapped else x
+                for x, d in zip(primals_and_tangents, dims_in, strict=True)]
+        dims_in = [not_mapped if type(x) is SymbolicZero else d
+                   for x, d in zip(args, dims_in, strict=True)]
+        args = _wrap(trace, args, dims_in)
         with core.set_current_trace(trace), axis_frame(axis_data):
             outs = f(*args)
         vals, dims = _unzip_batch_info(trace, outs)
@@ -107,7 +120,8 @@ def batch_custom_jvp_subtrace(f: Callable, store: lu.Store, tag: TraceTag,
         out_dims = [p if p is not not_mapped else t for p, t in zip(dims[:n], dims[n:],
                                                                      strict=True)]
         with core.set_current_trace(parent_trace):
-            vals = [matchaxis(axis_data, src, dst, v)
+            vals = [_matchaxis_zeros(axis_data, src, dst, v) if type(v) is SymbolicZero else
+                    matchaxis(axis_data, src, dst, v)
                     for v, src, dst in zip(vals, dims, [*out_dims, *out_dims], strict=True)]
     store.store(tuple(out_dims))
     return vals
@@ -124,7 +138,9 @@ def process_custom_vjp_call(trace: BatchTrace, prim: core.Primitive, fun: lu.Wra
     # JAX: BatchTrace.process_custom_vjp_call
     vals, dims = _unzip_batch_info(trace, tracers)
     fun, fun_out_dims = batch_subtrace(fun, trace.tag, trace.axis_data, tuple(dims))
-    fwd, fwd_out_dims = batch_subtrace(fwd, trace.tag, trace.axis_data, tuple(dims))
+    # fwd takes (value, perturbed) pairs; the flags are the same for every example
+    fwd_dims = tuple(d for dim in dims for d in (dim, not_mapped))
+    fwd, fwd_out_dims = batch_subtrace(fwd, trace.tag, trace.axis_data, fwd_dims)
     # bwd's arguments are fwd's residuals and the outputs' cotangents, batched like fwd's
     # outputs; its cotangents must come back batched like the inputs (summed if unbatched)
     bwd = batch_custom_vjp_bwd(bwd, trace.tag, trace.axis_data, fwd_out_dims, tuple(dims))
@@ -145,7 +161,12 @@ def batch_custom_vjp_bwd(bwd: lu.WrappedFun, tag: TraceTag, axis_data: AxisData,
 
     def new_bwd(*args: Any) -> list[Any]:
         dims = in_dims()
-        dims = [not_mapped if type(x) is Zero else d for x, d in zip(args, dims, strict=True)]
+        # a SymbolicZero cotangent (symbolic_zeros) is one example's: no batch axis, no data
+        args = [SymbolicZero(mapped_aval(axis_data.size, d, x.aval))
+                if type(x) is SymbolicZero and d is not not_mapped else x
+                for x, d in zip(args, dims, strict=True)]
+        dims = [not_mapped if type(x) in (Zero, SymbolicZero) else d
+                for x, d in zip(args, dims, strict=True)]
         batched, out_dims = batch_subtrace(bwd, tag, axis_data, tuple(dims))
         cts = batched.call_wrapped(*args)
         return [_matchaxis_zeros(axis_data, src, dst, ct)
@@ -156,12 +177,12 @@ def batch_custom_vjp_bwd(bwd: lu.WrappedFun, tag: TraceTag, axis_data: AxisData,
 
 
 def _matchaxis_zeros(axis_data: AxisData, src: BatchDim, dst: BatchDim, x: Any) -> Any:
-    """matchaxis with summing, where a symbolic Zero only changes its aval."""
-    if type(x) is not Zero:
+    """matchaxis with summing, where a symbolic Zero (or SymbolicZero) only changes its aval."""
+    if type(x) not in (Zero, SymbolicZero):
         return matchaxis(axis_data, src, dst, x, sum_match=True)
     if src is not not_mapped:
-        x = Zero(mapped_aval(axis_data.size, src, x.aval))
-    return Zero(unmapped_aval(axis_data.size, dst, x.aval))
+        x = type(x)(mapped_aval(axis_data.size, src, x.aval))
+    return type(x)(unmapped_aval(axis_data.size, dst, x.aval))
 
 
 custom_calls.custom_jvp_call_rules[BatchTrace] = process_custom_jvp_call

@@ -191,6 +191,13 @@ def _transpose_batch_rule(axis_data, vals, dims, *, permutation):
     return lax.transpose(operand, perm), 0
 
 
+def _rev_batch_rule(axis_data, vals, dims, *, dimensions):
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.rev(operand, dimensions), not_mapped
+    return lax.rev(operand, [d + 1 if d >= bdim else d for d in dimensions]), bdim
+
+
 def _squeeze_batch_rule(axis_data, vals, dims, *, dimensions):
     (operand,), (bdim,) = vals, dims
     if bdim is not_mapped:
@@ -243,6 +250,7 @@ primitive_batchers[lax.broadcast_in_dim_p] = _broadcast_in_dim_batch_rule
 primitive_batchers[lax.reshape_p] = _reshape_batch_rule
 primitive_batchers[lax.transpose_p] = _transpose_batch_rule
 primitive_batchers[lax.squeeze_p] = _squeeze_batch_rule
+primitive_batchers[lax.rev_p] = _rev_batch_rule
 primitive_batchers[lax.concatenate_p] = _concatenate_batch_rule
 primitive_batchers[lax.pad_p] = _pad_batch_rule
 primitive_batchers[lax.iota_p] = _iota_batch_rule

@@ -176,6 +176,10 @@ primitive_batchers[lax.dynamic_update_slice_p] = _dynamic_update_slice_batch_rul
 def _sort_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
                      dimension: int, is_stable: bool, num_keys: int) -> tuple[list, list]:
     """Every operand batched along the same axis; the sorted axis shifts past it."""
+    if all(d is not_mapped for d in dims):  # nothing batched: one sort for every example
+        outs = lax.sort_p.bind(*vals, dimension=dimension, is_stable=is_stable,
+                               num_keys=num_keys)
+        return outs, [not_mapped] * len(outs)
     proto, bdim = next((x, d) for x, d in zip(vals, dims, strict=True) if d is not not_mapped)
     args = []
     for x, d in zip(vals, dims, strict=True):

@@ -42,10 +42,16 @@ def _check_axis_names(axes: Sequence[Any], api_name: str) -> None:
                             f"{api_name} under `jax.shard_map`.")
 
 
-def _no_axis_index_groups(axis_index_groups: Any) -> None:
-    if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups is not supported here (JAX supports it "
-                                  "only under pmap)")
+def _index_groups(axes: tuple, axis_index_groups: Any) -> tuple | None:
+    """Groups of indices that reduce among themselves, checked and made hashable (a param)."""
+    if axis_index_groups is None:
+        return None
+    if any(isinstance(a, int) for a in axes):
+        raise ValueError("axis_index_groups only supported for sums over just named axes")
+    every = range(sum(len(group) for group in axis_index_groups))
+    if {i for group in axis_index_groups for i in group} != set(every):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    return tuple(map(tuple, axis_index_groups))
 
 
 # --------------------------------------------------------------------- the API (traceables)
@@ -54,11 +60,12 @@ def _no_axis_index_groups(axis_index_groups: Any) -> None:
 # --8<-- [start:psum]
 def psum(x: Any, axis_name: AxisName | Sequence[AxisName], *,
          axis_index_groups: Any = None) -> Any:
-    """The sum of x over every index of the named axis (or axes); the same result everywhere."""
-    _no_axis_index_groups(axis_index_groups)
+    """The sum of x over every index of the named axis (or axes); the same result everywhere
+    (within each of `axis_index_groups`, when given)."""
     axes = as_tuple(axis_name)
     if not axes:
         return x
+    groups = _index_groups(axes, axis_index_groups)
 
     def bind(leaf: Any) -> Any:
         if dtypes.dtype(leaf) == np.bool_:
@@ -67,27 +74,28 @@ def psum(x: Any, axis_name: AxisName | Sequence[AxisName], *,
             # a value no map varies (a constant): the sum over n copies is n times it
             named = [a for a in axes if not isinstance(a, int)]
             pos = [canonicalize_axis(a, np.ndim(leaf)) for a in axes if isinstance(a, int)]
-            size = math.prod(get_axis_env().axis_size(name) for name in named)
+            size = len(groups[0]) if groups else \
+                math.prod(get_axis_env().axis_size(name) for name in named)
             return const(leaf, size) * (lax.reduce_sum(leaf, pos) if pos else leaf)
-        return psum_p.bind(leaf, axes=axes, axis_index_groups=None)
+        return psum_p.bind(leaf, axes=axes, axis_index_groups=groups)
     return tree_map(bind, x)
 # --8<-- [end:psum]
 
 
 def pmean(x: Any, axis_name: AxisName | Sequence[AxisName], *,
           axis_index_groups: Any = None) -> Any:
-    """The mean over the named axis: psum divided by the axis size."""
+    """The mean over the named axis: psum divided by the axis (or group) size."""
     x = psum(x, axis_name, axis_index_groups=axis_index_groups)
-    n = axis_size(axis_name)
+    n = _axis_size(axis_name, axis_index_groups)
     return tree_map(lambda v: v / n, x)
 
 
 def _reducer(prim: core.Primitive):
     def reduce(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                axis_index_groups: Any = None) -> Any:
-        _no_axis_index_groups(axis_index_groups)
         axes = as_tuple(axis_name)
-        return tree_map(lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=None), x)
+        groups = _index_groups(axes, axis_index_groups)
+        return tree_map(lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=groups), x)
     return reduce
 
 
@@ -107,19 +115,24 @@ def axis_size(axis_name: AxisName | Sequence[AxisName]) -> int:
     return psum(1, axis_name)
 
 
+def _axis_size(axis_name: Any, axis_index_groups: Any = None) -> int:
+    """The size of one group of indices: the whole axis unless groups are given."""
+    return psum(1, axis_name, axis_index_groups=axis_index_groups)
+
+
 def all_gather(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                axis_index_groups: Any = None, axis: int = 0, tiled: bool = False) -> Any:
     """Every index's x, stacked along a new axis `axis` (concatenated there if `tiled`)."""
-    _no_axis_index_groups(axis_index_groups)
     axis_name = as_tuple(axis_name)
     if not axis_name:
         return x
-    size = axis_size(axis_name)
+    groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
+    size = _axis_size(axis_name, groups)
 
     def bind(leaf: Any) -> Any:
         dim = canonicalize_axis(axis, np.ndim(leaf) if tiled else np.ndim(leaf) + 1)
         return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
-                                 axis_index_groups=None, axis_size=size, tiled=tiled)
+                                 axis_index_groups=groups, axis_size=size, tiled=tiled)
     return tree_map(bind, x)
 
 
@@ -127,23 +140,23 @@ def psum_scatter(x: Any, axis_name: AxisName | Sequence[AxisName], *,
                  scatter_dimension: int = 0, axis_index_groups: Any = None,
                  tiled: bool = False) -> Any:
     """psum, of which index k keeps only slice k along `scatter_dimension`."""
-    _no_axis_index_groups(axis_index_groups)
     axis_name = as_tuple(axis_name)
     if not axis_name:
         return x
-    size = axis_size(axis_name)
+    size = _axis_size(axis_name, axis_index_groups)
+    groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
     return tree_map(lambda leaf: reduce_scatter_p.bind(
         leaf, axis_name=axis_name, scatter_dimension=scatter_dimension,
-        axis_index_groups=None, axis_size=size, tiled=tiled), x)
+        axis_index_groups=groups, axis_size=size, tiled=tiled), x)
 
 
 def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *,
                axis_index_groups: Any = None, tiled: bool = False) -> Any:
     """Split x's `split_axis` across the named axis, gathering the named axis at `concat_axis`."""
-    _no_axis_index_groups(axis_index_groups)
+    groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
 
     def bind(x: Any, split_axis: int = split_axis, concat_axis: int = concat_axis) -> Any:
-        group_size = axis_size(axis_name)
+        group_size = _axis_size(axis_name, groups)
         if tiled:
             if np.shape(x)[split_axis] % group_size != 0:
                 raise ValueError(f"The size of all_to_all split_axis ({np.shape(x)[split_axis]}) "
@@ -162,7 +175,7 @@ def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *
                 x = lax.expand_dims(x, (concat_axis,))
                 split_axis += 1
         out = all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
-                                axis_name=axis_name, axis_index_groups=None, tiled=tiled)
+                                axis_name=axis_name, axis_index_groups=groups, tiled=tiled)
         if not tiled and split_axis != concat_axis:
             out = lax.squeeze(out, (split_axis,))
         return out
@@ -284,7 +297,8 @@ def _all_to_all_abstract_eval(aval: core.ShapedArray, *, axis_name: Any, split_a
                               ) -> core.ShapedArray:
     names = as_tuple(axis_name)
     _check_axis_names(names, "all_to_all")
-    size = math.prod(get_axis_env().axis_size(n) for n in names)
+    size = math.prod(get_axis_env().axis_size(n) for n in names) if axis_index_groups is None \
+        else len(axis_index_groups[0])
     shape = list(aval.shape)
     shape[split_axis] //= size
     shape[concat_axis] *= size

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import lax
+from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.lax.utils import const
 from stages.s04_autodiff import ad, jvp_rules
 
@@ -25,8 +26,18 @@ from .batching import AxisData, BatchDim, moveaxis, not_mapped, primitive_batche
 # ------------------------------------------------------------------ psum, pmax, pmin
 
 
-def _reduce(prim: Any, x: Any, axes: tuple) -> Any:
-    return prim.bind(x, axes=axes, axis_index_groups=None)
+def _reduce(prim: Any, x: Any, axes: tuple, groups: Any = None) -> Any:
+    return prim.bind(x, axes=axes, axis_index_groups=groups)
+
+
+def _no_groups_in_vmap(axis_index_groups: Any, message: str) -> None:
+    # JAX's vmap rules refuse groups over their own axis (only pmap honoured them)
+    if axis_index_groups is not None:
+        raise NotImplementedError(message)
+
+
+_GROUPS_REFUSED = "axis_index_groups not supported in vmap collectives. Please open a " \
+    "feature request!"
 
 
 # --8<-- [start:psum_batcher]
@@ -37,14 +48,18 @@ def _batched_reduction_collective(prim: Any, if_unmapped: Any, axis_data: AxisDa
     (x,), (d,) = vals, dims
     ours = axis_data.name in axes
     if d is not_mapped and not ours:
-        return _reduce(prim, x, axes), not_mapped
+        return _reduce(prim, x, axes, axis_index_groups), not_mapped
     if d is not_mapped:
+        if axis_index_groups:
+            raise NotImplementedError
         # every index holds the same x: psum is size * x, pmax and pmin are x itself
         rest = tuple(a for a in axes if a != axis_data.name)
         x = _reduce(prim, x, rest) if rest else x
         return if_unmapped(x, axis_data.size), not_mapped
     if not any(isinstance(a, int) for a in axes) and not ours:
-        return _reduce(prim, x, axes), d  # only other names: the batch axis rides along
+        # only other names: the batch axis rides along
+        return _reduce(prim, x, axes, axis_index_groups), d
+    _no_groups_in_vmap(axis_index_groups, _GROUPS_REFUSED)
     # EXERCISE 5.7 (named-axis): the batch axis first; our name becomes positional axis 0
     x = moveaxis(x, d, 0)
     new_axes = tuple(a + 1 if isinstance(a, int) else 0 if a == axis_data.name else a
@@ -69,7 +84,7 @@ def _psum_transpose(ct: Any, x: Any, *, axes: tuple, axis_index_groups: Any) -> 
         shape = x.aval.shape
         kept = [i for i in range(len(shape)) if i not in pos]
         ct = lax.broadcast_in_dim(ct, shape, kept)
-    return [P.psum_p.bind(ct, axes=named, axis_index_groups=None)]
+    return [P.psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)]
 
 
 # ------------------------------------------------------------------ axis_index, ppermute
@@ -90,18 +105,16 @@ def _ppermute_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[B
     rest = tuple(a for a in axis_name if a != axis_data.name)
     if rest:
         return P.ppermute_p.bind(x, axis_name=rest, perm=perm), d
+    # JAX asserts these (a full permutation, over this one axis) before anything else
+    assert axis_name[0] == axis_data.name, "ppermute batcher called with a wrong axis!"
+    assert len(perm) == axis_data.size, "Permutation doesn't match the axis size!"
     if d is not_mapped:
         return x, d
-    # example dst takes example src's value; an example no one sends to gets zeros (JAX's
-    # batcher asserts a full permutation instead)
-    if len(perm) != axis_data.size:
-        raise ValueError("Permutation doesn't match the axis size!")
+    # example dst takes example src's value: one take along the batch axis
     source = np.zeros(axis_data.size, dtype=int)
     for src, dst in perm:
         source[dst] = src
-    x = moveaxis(x, d, 0)
-    rows = [lax.index_in_dim(x, int(s), 0) for s in source]
-    return lax.concatenate(rows, 0), 0
+    return jnp.take(x, source, axis=d), d
 
 
 def _ppermute_transpose(ct: Any, x: Any, *, axis_name: tuple, perm: tuple) -> list[Any]:
@@ -140,10 +153,12 @@ def _all_gather_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
                         all_gather_dimension: int, axis_name: tuple, axis_index_groups: Any,
                         axis_size: int, tiled: bool) -> tuple[Any, BatchDim]:
     (x,), (d,) = vals, dims
-    params = dict(axis_name=axis_name, axis_index_groups=None, axis_size=axis_size, tiled=tiled)
+    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups,
+                  axis_size=axis_size, tiled=tiled)
     if axis_data.name not in axis_name:
         return _over_other_names(P.all_gather_p, x, d, "all_gather_dimension",
                                  all_gather_dimension, params)
+    _no_groups_in_vmap(axis_index_groups, "axis_index_groups not supported in vmap")
     if len(axis_name) > 1:
         raise NotImplementedError("Please open a feature request!")
     if d is not_mapped:  # every example's x: stack copies
@@ -160,10 +175,12 @@ def _reduce_scatter_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequ
                             *, scatter_dimension: int, axis_name: tuple, axis_index_groups: Any,
                             axis_size: int, tiled: bool) -> tuple[Any, BatchDim]:
     (x,), (d,) = vals, dims
-    params = dict(axis_name=axis_name, axis_index_groups=None, axis_size=axis_size, tiled=tiled)
+    params = dict(axis_name=axis_name, axis_index_groups=axis_index_groups,
+                  axis_size=axis_size, tiled=tiled)
     if axis_data.name not in axis_name:
         return _over_other_names(P.reduce_scatter_p, x, d, "scatter_dimension",
                                  scatter_dimension, params)
+    _no_groups_in_vmap(axis_index_groups, "axis_index_groups not supported in vmap")
     if len(axis_name) > 1:
         raise NotImplementedError("Please open a feature request!")
     # the sum over examples; example k keeps slice k of it, so slices become the batch
@@ -176,12 +193,13 @@ def _reduce_scatter_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequ
 def _all_gather_transpose(ct: Any, x: Any, *, all_gather_dimension: int, axis_name: tuple,
                           axis_index_groups: Any, axis_size: int, tiled: bool) -> list[Any]:
     return [P.psum_scatter(ct, axis_name, scatter_dimension=all_gather_dimension,
-                           tiled=tiled)]
+                           axis_index_groups=axis_index_groups, tiled=tiled)]
 
 
 def _reduce_scatter_transpose(ct: Any, x: Any, *, axis_name: tuple, scatter_dimension: int,
                               axis_index_groups: Any, axis_size: int, tiled: bool) -> list[Any]:
-    return [P.all_gather(ct, axis_name, axis=scatter_dimension, tiled=tiled)]
+    return [P.all_gather(ct, axis_name, axis=scatter_dimension,
+                         axis_index_groups=axis_index_groups, tiled=tiled)]
 
 
 # ------------------------------------------------------------------ all_to_all
@@ -190,6 +208,7 @@ def _reduce_scatter_transpose(ct: Any, x: Any, *, axis_name: tuple, scatter_dime
 def _all_to_all_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
                         axis_name: Any, split_axis: int, concat_axis: int,
                         axis_index_groups: Any, tiled: bool) -> tuple[Any, BatchDim]:
+    _no_groups_in_vmap(axis_index_groups, "Please open a feature request!")
     (x,), (d,) = vals, dims
     names = P.as_tuple(axis_name)
     params = dict(axis_name=axis_name, axis_index_groups=None, tiled=tiled)
@@ -219,7 +238,8 @@ def _all_to_all_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
 def _all_to_all_transpose(ct: Any, x: Any, *, axis_name: Any, split_axis: int,
                           concat_axis: int, axis_index_groups: Any, tiled: bool) -> list[Any]:
     return [P.all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
-                                concat_axis=split_axis, axis_index_groups=None, tiled=tiled)]
+                                concat_axis=split_axis, axis_index_groups=axis_index_groups,
+                                tiled=tiled)]
 
 
 # ------------------------------------------------------------------ registration

@@ -44,6 +44,10 @@ def _transpose_lowering(ctx: LoweringRuleContext, x: ir.Value, *, permutation: A
     return [hlo.transpose(x, permutation, _out_type(ctx))]
 
 
+def _rev_lowering(ctx: LoweringRuleContext, x: ir.Value, *, dimensions: Any) -> list[ir.Value]:
+    return [hlo.reverse(x, dimensions)]
+
+
 def _slice_lowering(ctx: LoweringRuleContext, x: ir.Value, *, start_indices: Any,
                     limit_indices: Any, strides: Any) -> list[ir.Value]:
     strides = (1,) * len(start_indices) if strides is None else strides
@@ -123,6 +127,7 @@ register_lowering(lax.broadcast_in_dim_p, _broadcast_in_dim_lowering)
 register_lowering(lax.reshape_p, _reshape_lowering)
 register_lowering(lax.squeeze_p, _squeeze_lowering)
 register_lowering(lax.transpose_p, _transpose_lowering)
+register_lowering(lax.rev_p, _rev_lowering)
 register_lowering(lax.slice_p, _slice_lowering)
 register_lowering(lax.dynamic_slice_p, _dynamic_slice_lowering)
 register_lowering(lax.dynamic_update_slice_p, _dynamic_update_slice_lowering)

@@ -97,8 +97,18 @@ def _named(axes: Sequence[Any]) -> list[str]:
     return [a for a in axes if not isinstance(a, int)]
 
 
+def _no_groups(axis_index_groups: Any) -> None:
+    # JAX lowers grouped pmax, all_gather and psum_scatter with the groups as replica groups
+    # (and refuses a grouped psum); ours lowers only whole axes
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups in shard_map is not supported here")
+
+
 def _allreduce_rule(body_op: str, identity: Any):
     def rule(ctx, x, *, axes, axis_index_groups):
+        if axis_index_groups is not None and body_op == "add":
+            raise NotImplementedError  # as JAX's psum inside shard_map
+        _no_groups(axis_index_groups)
         positional = [a for a in axes if isinstance(a, int)]
         if positional:  # a vmapped axis (stage 5): a plain reduction first, as JAX's rule
             (x,) = unary_reduce_lower(body_op, identity, ctx, x, axes=positional)
@@ -112,6 +122,7 @@ def _allreduce_rule(body_op: str, identity: Any):
 
 def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
                      tiled):
+    _no_groups(axis_index_groups)
     groups = replica_groups(_mesh(), _named(axis_name))
     out = aval_to_ir_type(ctx.avals_out[0])
     if not tiled:  # a new axis: gather along it (of size 1 per device)
@@ -125,6 +136,7 @@ def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_grou
 
 def _reduce_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
                          tiled):
+    _no_groups(axis_index_groups)
     groups = replica_groups(_mesh(), _named(axis_name))
     aval = ctx.avals_out[0]
     shape = list(aval.shape)

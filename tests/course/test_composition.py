@@ -29,19 +29,21 @@ import stages.s06_control_flow as s06
 import stages.s07_caches as s07
 from shared.testing import RTOL_REDUCTION
 from stages.s04_autodiff import ad_checkpoint as s04_policies
+from stages.s04_autodiff.ad_util import SymbolicZero
 
 OURS = SimpleNamespace(
     name="ours", lax=s02.lax, cf=s06, jnp=s02.numpy, make_jaxpr=s02.make_jaxpr,
     eval_jaxpr=s02.eval_jaxpr, grad=s04.grad, jvp=s04.jvp, vjp=s04.vjp, linearize=s04.linearize,
     custom_jvp=s04.custom_jvp, custom_vjp=s04.custom_vjp, checkpoint=s04.checkpoint,
     policies=s04_policies, vmap=s05.vmap, jacfwd=s05.jacfwd, jacrev=s05.jacrev,
-    hessian=s05.hessian, jit=s07.jit, par=s05)
+    hessian=s05.hessian, jit=s07.jit, par=s05, symbolic_zero=SymbolicZero)
 THEIRS = SimpleNamespace(
     name="jax", lax=jax.lax, cf=jax.lax, jnp=jjnp, make_jaxpr=jax.make_jaxpr,
     eval_jaxpr=jax.core.eval_jaxpr, grad=jax.grad, jvp=jax.jvp, vjp=jax.vjp,
     linearize=jax.linearize, custom_jvp=jax.custom_jvp, custom_vjp=jax.custom_vjp,
     checkpoint=jax.checkpoint, policies=jax.checkpoint_policies, vmap=jax.vmap,
-    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian, jit=jax.jit, par=jax.lax)
+    jacfwd=jax.jacfwd, jacrev=jax.jacrev, hessian=jax.hessian, jit=jax.jit, par=jax.lax,
+    symbolic_zero=jax.custom_derivatives.SymbolicZero)
 
 # Every cell holds dots, sums or loops, so the reduction tolerance applies throughout. atol: the
 # values are O(1) (inputs in [-1, 1], |M| < 1), so after the few dozen float32 roundings of a
@@ -257,12 +259,71 @@ def assoc_scan(ns):
     return f
 
 
+def custom_jvp_symbolic_zeros(ns):
+    """A custom_jvp rule with symbolic_zeros=True: it skips the term of a zero tangent (staged
+    first under jit and eval_jaxpr, where the rule is traced per pattern of zeros)."""
+    @ns.custom_jvp
+    def g(w, x):
+        return ns.jnp.sin(w) * x
+
+    def g_jvp(primals, tangents):
+        (w, x), (tw, tx) = primals, tangents
+        t = ns.jnp.zeros_like(x)
+        if not isinstance(tw, ns.symbolic_zero):
+            t = t + 2.0 * ns.jnp.cos(w) * x * tw
+        if not isinstance(tx, ns.symbolic_zero):
+            t = t + ns.jnp.sin(w) * tx
+        return g(w, x), t
+
+    g.defjvp(g_jvp, symbolic_zeros=True)
+
+    def f(w, x):
+        return g(ns.jnp.tanh(w), x) + w
+    return f
+
+
+def custom_vjp_symbolic_zeros(ns):
+    """A custom_vjp with symbolic_zeros=True: fwd keeps x only when w is perturbed; bwd answers
+    None for x (deliberately not the true derivative) and for a zero cotangent."""
+    @ns.custom_vjp
+    def g(w, x):
+        return ns.jnp.sin(w) * x
+
+    def g_fwd(w, x):
+        kept = x.value if w.perturbed else ns.jnp.zeros_like(x.value)
+        return g(w.value, x.value), (ns.jnp.cos(w.value), kept)
+
+    def g_bwd(res, ct):
+        cos_w, x = res
+        if isinstance(ct, ns.symbolic_zero):
+            return None, None
+        return 3.0 * ct * cos_w * x, None
+
+    g.defvjp(g_fwd, g_bwd, symbolic_zeros=True)
+
+    def f(w, x):
+        return g(ns.jnp.tanh(w), x) + w * x
+    return f
+
+
+def sort_einsum(ns):
+    """A descending sort, a gather by a descending argsort, and a three-operand einsum whose
+    contraction order comes from opt_einsum."""
+    def f(w, x):
+        ranked = ns.jnp.take_along_axis(w, ns.jnp.argsort(x, descending=True), axis=0)
+        return ns.jnp.sort(w * x, descending=True) * ranked + \
+            ns.jnp.einsum("ij,j,i->i", M, ns.jnp.tanh(w), x)
+    return f
+
+
 FUNCTIONS: dict[str, Callable[[SimpleNamespace], Callable]] = {
     "mlp": mlp, "cond": cond, "scan": scan, "fori": fori, "while": while_,
     "switch": switch, "scan_cond": scan_cond, "custom_jvp": custom_jvp,
     "custom_vjp": custom_vjp, "scan_custom_vjp": scan_custom_vjp, "checkpoint": checkpoint,
     "checkpoint_scan": checkpoint_scan, "gather_scatter": gather_scatter,
     "collective": collective, "assoc_scan": assoc_scan,
+    "custom_jvp_symbolic_zeros": custom_jvp_symbolic_zeros,
+    "custom_vjp_symbolic_zeros": custom_vjp_symbolic_zeros, "sort_einsum": sort_einsum,
 }
 
 # ------------------------------------------------------------------ transform stacks
@@ -322,7 +383,8 @@ REFUSED_BY_JAX = {
     ("vjp", "grad", "vmap∘grad", "grad∘vmap+sum", "jvp∘grad", "grad∘grad", "jacrev", "hessian",
      "vmap∘hessian", "grad∘eval_jaxpr", "grad∘jit", "jit∘grad")
 } | {
-    (fname, stack) for fname in ("custom_vjp", "scan_custom_vjp") for stack in
+    (fname, stack) for fname in ("custom_vjp", "scan_custom_vjp", "custom_vjp_symbolic_zeros")
+    for stack in
     ("jvp", "linearize", "vmap∘jvp", "jacfwd", "jvp∘grad", "hessian", "vmap∘hessian",
      "jacfwd∘vmap")
 }

@@ -1,19 +1,26 @@
-"""jnp.einsum, jnp.take and jnp.take_along_axis against jax.numpy (values and dtypes)."""
+"""jnp.einsum, jnp.take and jnp.take_along_axis against jax.numpy (values and dtypes); einsum's
+printed jaxprs, whose contraction order both take from opt_einsum."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
 
 import stages.s02_tracing.numpy as ojnp
 from shared.testing import RTOL_REDUCTION, assert_same_typed_values
+from stages.s02_tracing import make_jaxpr as ojnp_make_jaxpr
 
 _rng = np.random.default_rng(25)
 A = _rng.standard_normal((3, 4)).astype(np.float32)
 B = _rng.standard_normal((4, 5)).astype(np.float32)
 C = _rng.standard_normal((5, 3)).astype(np.float32)
 X = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+T = _rng.standard_normal((3, 3, 3)).astype(np.float32)
+D = _rng.standard_normal((2, 1, 3, 4)).astype(np.float32)
+E = _rng.standard_normal((5, 4, 2)).astype(np.float32)
+I4 = np.arange(4, dtype=np.int32)
 
 CASES = {
     "matmul": lambda jnp: jnp.einsum("ij,jk->ik", A, B),
@@ -24,7 +31,23 @@ CASES = {
     "implicit_output": lambda jnp: jnp.einsum("ij,jk", A, B),
     "total": lambda jnp: jnp.einsum("ij->", A),
     "outer": lambda jnp: jnp.einsum("ij,kl->ijkl", A[:, :2], B[:2]),
-    "int_and_float": lambda jnp: jnp.einsum("i,i->", np.arange(4, dtype=np.int32), A[0]),
+    "int_and_float": lambda jnp: jnp.einsum("i,i->", I4, A[0]),
+    "diagonal": lambda jnp: jnp.einsum("ii->i", A[:, :3]),
+    "trace_implicit": lambda jnp: jnp.einsum("ii", A[:, :3]),
+    "triple_diagonal": lambda jnp: jnp.einsum("iii->i", T),
+    "diagonal_summed_against": lambda jnp: jnp.einsum("iij->j", T),
+    "diagonal_on_rhs": lambda jnp: jnp.einsum("ij,jj->i", A, B[:, :4]),
+    "ellipsis_broadcast": lambda jnp: jnp.einsum("...ij,...jk->...ik", D, E),
+    "ellipsis_sum": lambda jnp: jnp.einsum("i...->...", A),
+    "chain_of_four": lambda jnp: jnp.einsum("ij,jk,kl,lm->im", A, B, C, A),
+    "chain_unoptimized": lambda jnp: jnp.einsum("ij,jk,kl,lm->im", A, B, C, A,
+                                                optimize=False),
+    "chain_greedy": lambda jnp: jnp.einsum("ij,jk,kl,lm->im", A, B, C, A, optimize="greedy"),
+    "three_way_outer": lambda jnp: jnp.einsum("bi,bj,bk->bijk", A, A, A),
+    "int_sum": lambda jnp: jnp.einsum("ij->i", X.astype(np.int32)),
+    "size_one_squeezed": lambda jnp: jnp.einsum("ij,kj->ik", A[:1], A),
+    "scalar_operand": lambda jnp: jnp.einsum(",ij->ij", np.float32(2.0), A),
+    "preferred_type": lambda jnp: jnp.einsum("i,i->", I4, I4, preferred_element_type=np.float32),
     "take_axis": lambda jnp: jnp.take(X, jnp.array([5, -1, 1]), axis=1),
     "take_flat": lambda jnp: jnp.take(X, jnp.array([[0, 11], [13, 2]])),
     "take_clip": lambda jnp: jnp.take(X, jnp.array([0, 7]), axis=0, mode="clip"),
@@ -39,3 +62,21 @@ CASES = {
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_matches_jax_numpy(case):
     assert_same_typed_values(CASES[case](ojnp), CASES[case](jjnp), rtol=RTOL_REDUCTION)
+
+
+EINSUMS = sorted(c for c in CASES if not c.startswith("take"))
+
+
+@pytest.mark.parametrize("case", EINSUMS)
+def test_einsum_jaxpr_prints_as_jax(case):
+    # JAX's einsum is an inlined jit: its equations land in the caller's jaxpr, as ours do
+    want = str(jax.make_jaxpr(lambda: CASES[case](jjnp))())
+    assert str(ojnp_make_jaxpr(lambda: CASES[case](ojnp))()) == want
+
+
+def test_boolean_einsum_contracts_as_jax_and_refuses_a_boolean_sum():
+    b = np.array([[True, False], [True, True]])
+    assert_same_typed_values(ojnp.einsum("ij,jk->ik", b, b), jjnp.einsum("ij,jk->ik", b, b))
+    # JAX sums booleans with reduce_or, which this stage does not have
+    with pytest.raises(NotImplementedError, match="einsum summing an index of a boolean"):
+        ojnp.einsum("ij->i", b)

@@ -3,6 +3,7 @@ jaxprs, and their rules (jvp, grad, vmap); lowered by stage 8 and run by jaxlib.
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import jax
@@ -93,7 +94,16 @@ SORTS = {
     "jnp_argsort": lambda ns: lambda x: ns.jnp.argsort(x),
     "jnp_argsort_flat": lambda ns: lambda x: ns.jnp.argsort(x, axis=None),
     "lax_sort_two_keys": lambda ns: lambda x: ns.lax.sort((x[0], x[1], x[0] * 2), num_keys=2),
+    "jnp_sort_descending": lambda ns: lambda x: ns.jnp.sort(x, descending=True),
+    "jnp_sort_descending_flat": lambda ns: lambda x: ns.jnp.sort(x, axis=None, descending=True),
+    "jnp_argsort_descending": lambda ns: lambda x: ns.jnp.argsort(x, descending=True),
+    "jnp_argsort_descending_axis0": lambda ns: lambda x: ns.jnp.argsort(x, axis=0,
+                                                                        descending=True),
+    "lax_rev": lambda ns: lambda x: ns.lax.rev(x, (0, 1)),
 }
+# the unstable descending argsort skips the reversals that keep ties in first-come order
+UNSTABLE = {"jnp_argsort_descending_unstable":
+            lambda ns: lambda x: ns.jnp.argsort(x, descending=True, stable=False)}
 
 
 @pytest.mark.parametrize("case", sorted(SORTS))
@@ -107,7 +117,38 @@ def test_sort_jaxpr_prints_as_jax():
     assert str(OURS.make_jaxpr(f(OURS))(X)) == str(THEIRS.make_jaxpr(f(THEIRS))(X))
 
 
-@pytest.mark.parametrize("case", ["jnp_sort", "jnp_sort_axis0"])
+@pytest.mark.parametrize("case", sorted({**SORTS, **UNSTABLE}))
+def test_jnp_sort_jaxprs_print_as_jax(case):
+    # JAX wraps jnp.sort and argsort in jit; disable_jit inlines them as ours are written
+    f = {**SORTS, **UNSTABLE}[case]
+    with jax.disable_jit():
+        want = str(THEIRS.make_jaxpr(f(THEIRS))(S))
+    assert str(OURS.make_jaxpr(f(OURS))(S)) == want
+
+
+def test_unstable_descending_argsort_of_distinct_keys_matches_jax():
+    f = UNSTABLE["jnp_argsort_descending_unstable"]
+    assert_same_typed_values(f(OURS)(X), f(THEIRS)(X))
+
+
+def test_rev_shape_errors_match_jax():
+    for dims in [(1, 1), (2,)]:
+        with pytest.raises(TypeError) as theirs:
+            jax.lax.rev(X, dims)
+        with pytest.raises(TypeError, match=re.escape(str(theirs.value))):
+            OURS.lax.rev(X, dims)
+
+
+def test_sort_of_unbatched_operands_under_vmap_of_jvp_matches_jax():
+    # vmap over tangents only: the jvp rule's sort of the primals sees nothing batched
+    def run(ns):
+        return ns.vmap(lambda t: ns.jvp(lambda x: ns.jnp.sort(x, descending=True), (S,),
+                                        (t,)))(np.stack([S, 2 * S]))
+    assert_same_typed_values(run(OURS), run(THEIRS))
+
+
+@pytest.mark.parametrize("case", ["jnp_sort", "jnp_sort_axis0", "jnp_sort_descending",
+                                  "lax_rev"])
 def test_sort_derivatives_and_batching_match_jax(case):
     def run(ns):
         f = SORTS[case](ns)

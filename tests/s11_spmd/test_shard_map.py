@@ -4,6 +4,7 @@ analysis, vmap and grad of a shard_map, and the rules stage 11's primitives have
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import stages.s04_autodiff as s04
 import stages.s05_vmap as s05
@@ -106,3 +107,24 @@ def test_a_psum_makes_an_output_that_may_be_declared_replicated(four):
     jaxpr = make_jaxpr(lambda a: (psum(a, "y"), axis_index("x") + a),
                        axis_env=[("x", 2), ("y", 2)])(np.ones(2, np.float32)).jaxpr
     assert infer_vma(jaxpr, [frozenset("xy")]) == [frozenset("x"), frozenset("xy")]
+
+
+def test_grouped_collectives_in_shard_map_are_refused(four):
+    # JAX refuses a grouped psum in shard_map (a bare NotImplementedError, as ours); it lowers
+    # grouped pmax, all_gather and psum_scatter, which ours refuses by name
+    from stages.s05_vmap.parallel import all_gather, pmax, psum
+
+    mesh = s11.make_mesh((4,), ("x",))
+    x = np.arange(8, dtype=np.float32)
+    groups = [[0, 1], [2, 3]]
+    grouped_psum = s11.shard_map(lambda a: psum(a, "x", axis_index_groups=groups), mesh=mesh,
+                                 in_specs=P("x"), out_specs=P("x"))
+    with pytest.raises(NotImplementedError) as info:
+        grouped_psum(x)
+    assert str(info.value) == ""
+    for body in (lambda a: pmax(a, "x", axis_index_groups=groups),
+                 lambda a: all_gather(a, "x", axis_index_groups=groups, tiled=True)):
+        f = s11.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+        with pytest.raises(NotImplementedError,
+                           match="axis_index_groups in shard_map is not supported here"):
+            f(x)

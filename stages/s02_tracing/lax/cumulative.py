@@ -19,10 +19,9 @@ from stages.s01_pytrees import tree_flatten, tree_unflatten
 from .. import dtypes
 from .bitwise import bitwise_or
 from .elementwise import add
-from .gather import GatherDimensionNumbers, gather
 from .reductions import cumred_shape_rule, number_dtype_rule, reduce_op_shape_rule
 from .slicing import slice_in_dim
-from .structural import concatenate, pad
+from .structural import concatenate, pad, rev
 from .utils import canonicalize_axis, const, first_dtype, standard_primitive
 
 __all__ = ["associative_scan", "cumlogsumexp", "cumlogsumexp_p", "cummax", "cummax_p",
@@ -71,15 +70,6 @@ def reduce_prod(operand: Any, axes: Any) -> Any:
 # ------------------------------------------------------------------ associative_scan
 
 
-def _rev(x: Any, axis: int) -> Any:
-    """x reversed along `axis` (JAX: lax.rev; ours reads the rows backwards with a gather)."""
-    n = np.shape(x)[axis]
-    rows = np.arange(n - 1, -1, -1, dtype=np.int32)[:, None]
-    windows = tuple(d for d in range(np.ndim(x)) if d != axis)  # the row index lands at `axis`
-    sizes = tuple(1 if d == axis else s for d, s in enumerate(np.shape(x)))
-    return gather(x, rows, GatherDimensionNumbers(windows, (axis,), (axis,)), sizes)
-
-
 def _interleave(a: Any, b: Any, axis: int) -> Any:
     """[a0, b0, a1, b1, ...] along axis: each padded with zeros between, then added."""
     same = np.shape(a)[axis] == np.shape(b)[axis]
@@ -104,7 +94,7 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
         raise ValueError("Array inputs to associative_scan must have the same first "
                          f"dimension. (saw: {[np.shape(x) for x in flat]})")
     if reverse:
-        flat = [_rev(x, axis) for x in flat]
+        flat = [rev(x, [axis]) for x in flat]
 
     def combine(a: list, b: list) -> list:
         out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
@@ -128,6 +118,6 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
 
     out = scan(flat)
     if reverse:
-        out = [_rev(x, axis) for x in out]
+        out = [rev(x, [axis]) for x in out]
     return tree_unflatten(tree, out)
 # --8<-- [end:associative_scan]

@@ -1,7 +1,7 @@
 """Structural lax primitives: they move, add or drop axes and never look at the values.
 
 JAX: jax/_src/lax/lax.py (broadcast_in_dim, reshape, transpose, squeeze, expand_dims,
-concatenate, pad, iota).
+concatenate, pad, iota, rev).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .utils import canonicalize_axis, check_same_dtypes, first_dtype, standard_p
 __all__ = [
     "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcasted_iota", "concatenate",
     "concatenate_p", "expand_dims", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p",
-    "squeeze", "squeeze_p", "transpose", "transpose_p",
+    "rev", "rev_p", "squeeze", "squeeze_p", "transpose", "transpose_p",
 ]
 
 
@@ -182,6 +182,25 @@ def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     if isinstance(operand, (core.Tracer, Array)) and permutation == tuple(range(operand.ndim)):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
+
+
+def _rev_shape_rule(operand, *, dimensions) -> tuple:
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if dimensions and not max(dimensions) < operand.ndim:
+        raise TypeError("rev dimensions must all be less than operand ndim, got dimensions "
+                        f"{dimensions} for operand ndim {operand.ndim}.")
+    return operand.shape
+
+
+rev_p = standard_primitive(
+    _rev_shape_rule, first_dtype, "rev", lambda x, *, dimensions: np.flip(x, dimensions).copy()
+)
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse the order of elements along each of `dimensions`."""
+    return rev_p.bind(operand, dimensions=tuple(dimensions))
 
 
 def _squeeze_shape_rule(operand, *, dimensions) -> tuple:

@@ -295,22 +295,26 @@ def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None
          stable: bool = True, descending: bool = False) -> Any:
     """a sorted along `axis` (of the flattened array if None); NaNs last."""
     check_arraylike("sort", a)
-    if descending:
-        raise NotImplementedError("sort(descending=True)")
+    a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    return lax.sort(asarray(a), dimension=int(axis), is_stable=stable)
+    axis = canonicalize_axis(int(axis), np.ndim(a))
+    out = lax.sort(a, dimension=axis, is_stable=stable)
+    # JAX: descending is the ascending sort reversed
+    return lax.rev(out, [axis]) if descending else out
 
 
 def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
             stable: bool = True, descending: bool = False) -> Any:
     """The indices that sort a along `axis`: an iota sorted along with the keys."""
     check_arraylike("argsort", a)
-    if descending:
-        raise NotImplementedError("argsort(descending=True)")
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = canonicalize_axis(int(axis), np.ndim(a))
     iota = lax.broadcasted_iota(np.int32, np.shape(a), axis)
-    return lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]
+    if descending and stable:
+        # reversed in, reversed out: equal keys keep their first-come order
+        a, iota = lax.rev(a, [axis]), lax.rev(iota, [axis])
+    indices = lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]
+    return lax.rev(indices, [axis]) if descending else indices
