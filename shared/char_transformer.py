@@ -198,7 +198,7 @@ def jax_apply(params: dict, ids: Any, vocab: int, config: Config) -> Any:
     def heads(y: Any) -> Any:
         return jnp.swapaxes(y.reshape(*y.shape[:-1], c.heads, c.d_model // c.heads), -2, -3)
 
-    x = nn_one_hot(jnp, ids, vocab) @ params["embed"]["embedding"] + params["pos"][:length]
+    x = jnp.take(params["embed"]["embedding"], ids, axis=0) + params["pos"][:length]
     mask = np.tril(np.ones((length, length), bool))
     for i in range(c.layers):
         p = params[f"block_{i}"]
