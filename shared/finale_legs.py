@@ -185,14 +185,16 @@ def legs_report(legs: dict[str, Any], config: ct.Config) -> str:
     lines.append(f"  largest |difference| from our jit: lazy {compare(jit, lazy['losses']):.1e}, "
                  f"SPMD {compare(jit, spmd['losses']):.1e}")
     fallbacks = ", ".join(lazy["fallbacks"]) or "none"
-    lines.append("  lazy tensors: torch ops and torch.optim.Adam on torch's lazy device, sync() "
-                 "after each step")
-    lines.append(f"    {lazy['compiles']} compile, {lazy['cached_compiles']} cached compiles, CPU "
-                 f"fallbacks: {fallbacks}; first step {lazy['first_step_s']:.1f} s, then "
-                 f"{lazy['step_ms']:.0f} ms/step ({lazy['seconds']:.1f} s)")
-    lines.append(f"  SPMD: our step, the batch split {config.batch // devices} rows per device "
-                 f"over a ('data',) mesh of {devices}, params and Adam's state replicated")
-    lines.append(f"    first step {spmd['first_step_s']:.1f} s (trace, lower, compile for "
-                 f"{devices} partitions), then {spmd['step_ms']:.0f} ms/step "
-                 f"({spmd['seconds']:.1f} s)")
+    lines += [
+        "  lazy tensors: torch ops and torch.optim.Adam on torch's lazy device, a sync() per step",
+        f"    {lazy['compiles']} compile{'s' * (lazy['compiles'] != 1)}, "
+        f"{lazy['cached_compiles']} cached compiles, CPU "
+        f"fallbacks: {fallbacks}",
+        f"    first step {lazy['first_step_s']:.1f} s (trace, compile), then "
+        f"{lazy['step_ms']:.0f} ms/step ({lazy['seconds']:.1f} s)",
+        f"  SPMD: our step, the batch split {config.batch // devices} rows per device over a "
+        f"('data',) mesh of {devices}",
+        f"    params and Adam's state replicated, one program compiled for {devices} partitions",
+        f"    first step {spmd['first_step_s']:.1f} s (trace, lower, compile), then "
+        f"{spmd['step_ms']:.0f} ms/step ({spmd['seconds']:.1f} s)"]
     return "\n".join(lines)
