@@ -89,6 +89,11 @@ def nn_one_hot(np_: Any, ids: Any, vocab: int) -> Any:
 def make_train_step(model: CharTransformer, tx: Any) -> Any:
     """step(params, opt_state, x, y) -> (params, opt_state, loss), jitted with our jit: every
     stage's transformation is in it (the course-end page draws the step through them)."""
+    return ujax.jit(make_step(model, tx))
+
+
+def make_step(model: CharTransformer, tx: Any) -> Any:
+    """The training step before jit (stage 11's jit takes it with shardings)."""
     def one_example(logits: Any, targets: Any) -> Any:
         return cross_entropy(ujax.numpy, logits, targets, model.vocab)
 
@@ -96,7 +101,6 @@ def make_train_step(model: CharTransformer, tx: Any) -> Any:
         # per-example losses by vmap (stage 5), then their mean
         return ujax.numpy.mean(ujax.vmap(one_example)(model.apply(params, x), y))
 
-    @ujax.jit
     def step(params: Any, opt_state: Any, x: Any, y: Any) -> tuple[Any, Any, Any]:
         value, grads = ujax.value_and_grad(loss)(params, x, y)
         updates, new_opt_state = tx.update(grads, opt_state, params)
@@ -194,7 +198,7 @@ def jax_apply(params: dict, ids: Any, vocab: int, config: Config) -> Any:
     def heads(y: Any) -> Any:
         return jnp.swapaxes(y.reshape(*y.shape[:-1], c.heads, c.d_model // c.heads), -2, -3)
 
-    x = nn_one_hot(jnp, ids, vocab) @ params["embed"]["embedding"] + params["pos"][:length]
+    x = jnp.take(params["embed"]["embedding"], ids, axis=0) + params["pos"][:length]
     mask = np.tril(np.ones((length, length), bool))
     for i in range(c.layers):
         p = params[f"block_{i}"]

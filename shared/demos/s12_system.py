@@ -3,13 +3,13 @@ through every stage, on the default PJRT device (PJRT_DEVICE=CUDA or TPU to move
 
 Prints the device, the model, the size of the step's jaxpr and StableHLO with the time each
 station took, a progress bar, jit's cache counters, the loss curve (and writes it as PNG and
-SVG under build/finale/), and a sample of generated text. The stage-10 and stage-11 legs (the
-same step through lazy tensors and through SPMD on 4 CPU devices) run once those stages exist.
+SVG under build/finale/), and a sample of generated text. Then the first steps again from the
+same params and batches, through PyTorch lazy tensors (stage 10) and through data-parallel
+SPMD on 4 CPU devices (stage 11), their losses beside the jit run's (shared/finale_legs.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -20,13 +20,13 @@ import numpy as np
 
 import stages.s12_system as ujax
 from shared import char_transformer as ct
+from shared import finale_legs
 from shared.diagrams.curves import ascii_curve, loss_curve_svg, write_png
 from stages.s07_caches import util
 
 TARGET = 2.1  # mean loss of the last 20 steps, nats per character (uniform over 62: 4.13)
 OUT = Path("build") / "finale"
-LATER_LEGS = [("s10_lazy_tensors", "the same step through PyTorch lazy tensors (stage 10)"),
-              ("s11_spmd", "the same step data-parallel on 4 CPU devices (stage 11)")]
+LEG_STEPS = 8  # steps of the stage-10 and stage-11 legs
 
 
 def count_equations(jaxpr: Any) -> int:
@@ -60,6 +60,7 @@ def train(config: ct.Config, *, quiet: bool = False) -> dict[str, Any]:
     say = (lambda *a, **k: None) if quiet else print
     start = time.perf_counter()
     params = model.init(key, np.zeros((1, config.context), np.int32))
+    init_params = ujax.device_get(params)  # kept for the stage-10 and stage-11 legs
     tx = ujax.optim.adam(config.learning_rate)
     opt_state = tx.init(params)
     say(f"model: {ujax.nn.param_count(params):,} params; init {time.perf_counter() - start:.1f} s")
@@ -113,7 +114,8 @@ def train(config: ct.Config, *, quiet: bool = False) -> dict[str, Any]:
     stats["cache"] = {n: (after[n][0] - before[n][0], after[n][1] - before[n][1])
                       for n in ("signature", "trace", "lowering", "executable")}
     return {"losses": losses, "params": params, "model": model, "chars": chars,
-            "data": data, "key": key, "stats": stats, "start": start}
+            "data": data, "key": key, "data_key": data_key, "init_params": init_params,
+            "stats": stats, "start": start}
 
 
 def main() -> None:
@@ -144,9 +146,13 @@ def main() -> None:
     verdict = "below" if final < TARGET else "NOT below"
     print(f"\nfinal loss {final:.3f} (mean of the last 20 steps), {verdict} the target {TARGET}; "
           f"{stats['train_s'] / config.steps * 1e3:.1f} ms/step; the finale took {total:.0f} s")
-    for stage, what in LATER_LEGS:
-        if importlib.util.find_spec(f"stages.{stage}") is None:
-            print(f"  ({what}: stage not built yet)")
+    steps = min(LEG_STEPS, config.steps)
+    print(f"\nthe first {steps} steps again, from the same initial params and batches, through "
+          f"PyTorch\nlazy tensors (stage 10) and data-parallel SPMD on 4 CPU devices (stage 11):")
+    start = time.perf_counter()
+    legs = finale_legs.run_legs(run, config, steps)
+    print(finale_legs.legs_report(legs, config))
+    print(f"  the two legs took {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":

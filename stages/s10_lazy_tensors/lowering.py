@@ -91,7 +91,14 @@ register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul))
 register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div))
 register(aten.maximum.default)(_binary(lax.max))
 register(aten.minimum.default)(_binary(lax.min))
-register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)(_binary(lax.pow))
+_pow = _binary(lax.pow)
+
+
+@register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)
+def _power(self, exponent, *, out, **_):  # the schema names its second operand `exponent`
+    return _pow(self, exponent, out=out)
+
+
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),
                    ("gt", lax.gt), ("ge", lax.ge)]:
     _packet = getattr(aten, _name)

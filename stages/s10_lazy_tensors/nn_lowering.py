@@ -1,5 +1,5 @@
-"""Lowering rules of the neural-network ops: softmax, layer norm, GELU, gathers by one-hot,
-embedding, max pooling and convolution, forward and backward.
+"""Lowering rules of the neural-network ops: softmax, layer norm, GELU, gathers and scatters
+by one-hot, embedding, max pooling and convolution, forward and backward.
 
 torch_xla: torch_xla/csrc/softmax_builder.cpp, ops/native_layer_norm.cpp (via
 batch_norm.cpp), data_ops.cpp, pooling.cpp, convolution.cpp. Gather, scatter and embedding
@@ -125,6 +125,26 @@ def _scatter_value(self, dim, index, value, *, out, **_):
     hit = lax.transpose(hit, order[:d] + [len(shape) - 1] + order[d:])
     hit = lax.ne(hit, lax.full(get_aval(hit).shape, 0, np.int32))
     return [lax.select_n(hit, self, bcast(cast(value, out[0].dtype), shape))]
+
+
+@register(aten.scatter_add.default)
+def _scatter_add(self, dim, index, src, *, out, **_):
+    """self plus src[..., j, ...] added at index[..., j, ...] along `dim` (gather's transpose):
+    each source element lands on the row its one-hot picks; an index smaller than self
+    elsewhere covers the leading block."""
+    shape, ishape = get_aval(self).shape, get_aval(index).shape
+    d, n = dim % len(shape), shape[dim % len(shape)]
+    values = lax.slice(cast(src, out[0].dtype), [0] * len(ishape), list(ishape))
+    target = (*ishape, n)
+    values = lax.broadcast_in_dim(values, target, list(range(len(ishape))))
+    summed = lax.reduce_sum(lax.select_n(one_hot(index, n), lax.full(target, 0, out[0].dtype),
+                                         values), [d])  # (..., n), the index's dim d gone
+    order = list(range(len(shape) - 1))
+    summed = lax.transpose(summed, order[:d] + [len(shape) - 1] + order[d:])
+    pads = [(0, shape[a] - get_aval(summed).shape[a], 0) for a in range(len(shape))]
+    if any(hi for _, hi, _ in pads):
+        summed = lax.pad(summed, lax.full((), 0, out[0].dtype), pads)
+    return [lax.add(self, summed)]
 
 
 @register(aten.embedding.default)

@@ -98,6 +98,28 @@ def test_embed_picks_rows_and_attends():
     _close(embed.apply(p, ids), table[ids])
 
 
+def test_embed_gathers_as_flax_does():
+    """One gather in the jaxpr (Flax: jnp.take); its gradient adds each id's rows back; an id
+    out of range reads NaN; a float id is refused with Flax's message."""
+    from stages.s02_tracing import make_jaxpr
+
+    embed = nn.Embed(6, 3)
+    ids = np.array([[1, 5, 1, 0]], np.int32)
+    p = embed.init(random.PRNGKey(0), ids)
+    prims = [e.primitive.name for e in make_jaxpr(embed.apply)(p, ids).jaxpr.eqns]
+    assert "gather" in prims and "dot_general" not in prims
+    table = np.asarray(p["embedding"])
+    cotangent = np.arange(12, dtype=np.float32).reshape(1, 4, 3)
+    ours = grad(lambda q: (embed.apply(q, ids) * cotangent).sum())(p)["embedding"]
+    theirs = jax.grad(lambda t: (jjnp.take(t, ids, axis=0) * cotangent).sum())(table)
+    _close(ours, theirs)  # row 1 gets two cotangents, rows 2-4 none
+    bad = np.array([[2, 6, -7]], np.int32)
+    np.testing.assert_array_equal(np.asarray(embed.apply(p, bad)),
+                                  np.asarray(jjnp.take(table, bad, axis=0)))
+    with pytest.raises(ValueError, match="Input type must be an integer or unsigned integer"):
+        embed.apply(p, ids.astype(np.float32))
+
+
 def test_attention_matches_jax_numpy():
     x = np.random.default_rng(2).standard_normal((2, 4, 6)).astype(np.float32)
     mha = nn.MultiHeadAttention(num_heads=2)

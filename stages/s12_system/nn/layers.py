@@ -91,7 +91,7 @@ class Dense(Module):
 
 
 class Embed(Module):
-    """A table of num_embeddings vectors; ids pick rows (a one-hot matmul: no gather here)."""
+    """A table of num_embeddings vectors; ids pick rows, a gather (Flax: `jnp.take`)."""
 
     def __init__(self, num_embeddings: int, features: int, embedding_init: Callable | None = None):
         self.num_embeddings, self.features = num_embeddings, features
@@ -99,7 +99,9 @@ class Embed(Module):
 
     def __call__(self, ids: Any) -> Any:
         table = self.param("embedding", self.embedding_init, (self.num_embeddings, self.features))
-        return jnp.matmul(one_hot(ids, self.num_embeddings, table.dtype), table)
+        if not np.issubdtype(np.result_type(ids), np.integer):
+            raise ValueError("Input type must be an integer or unsigned integer.")
+        return jnp.take(table, ids, axis=0)  # an id out of range reads NaN, as in Flax
 
     def attend(self, x: Any) -> Any:
         """x @ table.T: logits over the vocabulary, the weights tied to the embedding."""
