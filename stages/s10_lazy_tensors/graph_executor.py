@@ -25,7 +25,13 @@ from stages.s09_pjrt.computation_client import (
 )
 
 from . import debug_util, metrics
-from .device_data import client, device_string, from_device
+from .device_data import (
+    client,
+    device_string,
+    from_device,
+    transfer_from_device,
+    virtual_device,
+)
 from .hash import hash_value, merge_hash, mhash, string_hash
 from .ir import DeviceData, Node, Value, compute_post_order
 from .lowering_context import lower_graph
@@ -41,7 +47,8 @@ COURSE_GITREV = "under-the-api stage 10"  # stands for torch_xla's XLA_GITREV
 class CachedComputation:
     computation: Computation
     text: str
-    is_sharded: bool = False
+    is_sharded: bool = False  # compiled for every device (SPMD): run by ExecuteReplicated
+    out_avals: list[Any] = dataclasses.field(default_factory=list)  # the global results
 
 
 class ComputationCache:
@@ -186,20 +193,28 @@ def compile_graph(coll: SyncTensorCollection, po: PostOrderData, ir_values: Sequ
                   donors: dict[int, int], eager: bool) -> CachedComputation:
     """Lower and compile (C++: XLAGraphExecutor::Compile); parameters are wrapped into one
     tuple above XLA_PARAMETER_WRAPPING_THREADSHOLD (sic) of them."""
-    text, emitted = lower_graph(po.post_order, ir_values, po.parameters_data, donors)
+    spmd = virtual_device()  # C++: is_sharded = UseVirtualDevice()
+    text, emitted = lower_graph(po.post_order, ir_values, po.parameters_data, donors,
+                                num_partitions=spmd.num_partitions if spmd else 1)
     metrics.InputOutputAliasCount.add_sample(len(donors))
     threshold = int(os.environ.get("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3200"))
     wrap = len(po.parameters_data) >= threshold
-    instance = CompileInstance(Computation("SyncTensorsGraph", text), device_string(),
-                               [device_string()], eager_mode=eager,
-                               parameter_is_tupled_arguments=wrap)
+    computation = Computation("SyncTensorsGraph", text)
+    if spmd is not None:  # one program partitioned over every device
+        instance = spmd.compile_instance(computation, eager, wrap)
+    else:
+        instance = CompileInstance(computation, device_string(), [device_string()],
+                                   eager_mode=eager, parameter_is_tupled_arguments=wrap)
     debug_util.explain_compile(coll)
     computation = client().compile([instance])[0]
     metrics.TensorsGraphSize.add_sample(emitted)
-    return CachedComputation(computation, text)
+    return CachedComputation(computation, text, spmd is not None, [v.aval for v in ir_values])
 
 
 def execute(cached: CachedComputation, parameters: Sequence[Any], eager: bool) -> list[Any]:
+    if cached.is_sharded:  # C++: ExecuteReplicated over the local devices
+        return virtual_device().execute_replicated(cached.computation, parameters,
+                                                   cached.out_avals)
     outputs = client().execute_computation(cached.computation, list(parameters), device_string(),
                                            ExecuteComputationOptions(True, eager))
     metrics.ExecuteComputation.add_value(1)
@@ -261,7 +276,7 @@ def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     coll, outputs = sync_tensors_graph(lazy, SyncTensorsConfig(force_ltc_data=False))
     computed = dict(zip(coll.indices, outputs, strict=True))
     handles = [computed.get(i, t._xla.handle) for i, t in enumerate(lazy)]
-    arrays = iter(client().transfer_from_device([h for h in handles if h is not None]))
+    arrays = iter(transfer_from_device([h for h in handles if h is not None]))
     results, k = [], 0
     for t in tensors:
         if not is_lazy(t):
