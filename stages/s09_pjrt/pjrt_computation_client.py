@@ -256,6 +256,9 @@ class PjRtComputationClient(ComputationClient):
         if instance.is_sharded:
             options.executable_build_options.use_shardy_partitioner = \
                 instance.use_shardy_partitioner
+            if instance.allow_spmd_sharding_propagation_to_output:
+                options.executable_build_options.allow_spmd_sharding_propagation_to_output = \
+                    [True]
         options.env_option_overrides = list(instance.env_option_overrides)
         options.parameter_is_tupled_arguments = instance.parameter_is_tupled_arguments
         return options

@@ -228,6 +228,7 @@ class VirtualDevice:
         devices = self.client.get_all_devices()
         return CompileInstance(computation, self.device, devices, is_sharded=True,
                                eager_mode=eager, use_shardy_partitioner=False,
+                               allow_spmd_sharding_propagation_to_output=True,
                                parameter_is_tupled_arguments=wrap)
 
     def execute_replicated(self, computation: Any, parameters: Sequence[Data],
