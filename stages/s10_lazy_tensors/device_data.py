@@ -18,6 +18,7 @@ import torch
 
 from stages.s02_tracing.core import ShapedArray
 from stages.s09_pjrt import runtime
+from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
 from . import metrics
 
@@ -62,6 +63,16 @@ def transfer_from_device(handles: list[Any]) -> list[np.ndarray]:
     if _virtual_device[0] is not None:
         return _virtual_device[0].transfer_from_device(handles)
     return client().transfer_from_device(handles)
+
+
+def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
+    """What to compile, and for where: this device, or under SPMD every device, each running
+    one partition of the program (C++: Compile's `is_sharded`, from UseVirtualDevice())."""
+    computation = Computation("SyncTensorsGraph", text)
+    if _virtual_device[0] is not None:
+        return _virtual_device[0].compile_instance(computation, eager, wrap)
+    return CompileInstance(computation, device_string(), [device_string()], eager_mode=eager,
+                           parameter_is_tupled_arguments=wrap)
 
 
 # ------------------------------------------------------------------ host data to device data

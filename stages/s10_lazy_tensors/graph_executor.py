@@ -18,20 +18,10 @@ from typing import Any
 
 import torch
 
-from stages.s09_pjrt.computation_client import (
-    CompileInstance,
-    Computation,
-    ExecuteComputationOptions,
-)
+from stages.s09_pjrt.computation_client import Computation, ExecuteComputationOptions
 
-from . import debug_util, metrics
-from .device_data import (
-    client,
-    device_string,
-    from_device,
-    transfer_from_device,
-    virtual_device,
-)
+from . import debug_util, device_data, metrics
+from .device_data import client, device_string, from_device
 from .hash import hash_value, merge_hash, mhash, string_hash
 from .ir import DeviceData, Node, Value, compute_post_order
 from .lowering_context import lower_graph
@@ -71,6 +61,9 @@ class ComputationCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def values(self) -> list[CachedComputation]:  # least recently used first
+        return list(self._entries.values())
 
 
 computation_cache = ComputationCache(int(os.environ.get("XLA_COMPILATION_CACHE_SIZE", "2048")))
@@ -193,28 +186,20 @@ def compile_graph(coll: SyncTensorCollection, po: PostOrderData, ir_values: Sequ
                   donors: dict[int, int], eager: bool) -> CachedComputation:
     """Lower and compile (C++: XLAGraphExecutor::Compile); parameters are wrapped into one
     tuple above XLA_PARAMETER_WRAPPING_THREADSHOLD (sic) of them."""
-    spmd = virtual_device()  # C++: is_sharded = UseVirtualDevice()
-    text, emitted = lower_graph(po.post_order, ir_values, po.parameters_data, donors,
-                                num_partitions=spmd.num_partitions if spmd else 1)
+    text, emitted = lower_graph(po.post_order, ir_values, po.parameters_data, donors)
     metrics.InputOutputAliasCount.add_sample(len(donors))
     threshold = int(os.environ.get("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3200"))
-    wrap = len(po.parameters_data) >= threshold
-    computation = Computation("SyncTensorsGraph", text)
-    if spmd is not None:  # one program partitioned over every device
-        instance = spmd.compile_instance(computation, eager, wrap)
-    else:
-        instance = CompileInstance(computation, device_string(), [device_string()],
-                                   eager_mode=eager, parameter_is_tupled_arguments=wrap)
+    instance = device_data.compile_instance(text, eager, len(po.parameters_data) >= threshold)
     debug_util.explain_compile(coll)
     computation = client().compile([instance])[0]
     metrics.TensorsGraphSize.add_sample(emitted)
-    return CachedComputation(computation, text, spmd is not None, [v.aval for v in ir_values])
+    return CachedComputation(computation, text, instance.is_sharded, [v.aval for v in ir_values])
 
 
 def execute(cached: CachedComputation, parameters: Sequence[Any], eager: bool) -> list[Any]:
     if cached.is_sharded:  # C++: ExecuteReplicated over the local devices
-        return virtual_device().execute_replicated(cached.computation, parameters,
-                                                   cached.out_avals)
+        spmd = device_data.virtual_device()
+        return spmd.execute_replicated(cached.computation, parameters, cached.out_avals)
     outputs = client().execute_computation(cached.computation, list(parameters), device_string(),
                                            ExecuteComputationOptions(True, eager))
     metrics.ExecuteComputation.add_value(1)
@@ -276,7 +261,7 @@ def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     coll, outputs = sync_tensors_graph(lazy, SyncTensorsConfig(force_ltc_data=False))
     computed = dict(zip(coll.indices, outputs, strict=True))
     handles = [computed.get(i, t._xla.handle) for i, t in enumerate(lazy)]
-    arrays = iter(transfer_from_device([h for h in handles if h is not None]))
+    arrays = iter(device_data.transfer_from_device([h for h in handles if h is not None]))
     results, k = [], 0
     for t in tensors:
         if not is_lazy(t):

@@ -51,8 +51,7 @@ class Value:
 
 # --8<-- [start:node]
 class Node:
-    """One operation of the lazy graph (C++: XlaNode). Built once; never changes, except for
-    the output shardings SPMD may attach (stage 11), which join its hash."""
+    """One operation of the lazy graph (C++: XlaNode). Built once; only SPMD adds shardings."""
 
     output_shardings: list[Any] | None = None  # C++: output_shardings_, one per output
     sharding_hash = 0  # C++: sharding_hash_, 0 while the node has no sharding
@@ -76,27 +75,10 @@ class Node:
         # END EXERCISE
 
     def hash(self) -> int:
-        """The hash of the graph rooted here (C++: XlaNode::hash): the dag hash, and the
-        sharding hash folded in once a sharding is attached."""
+        """The hash of the graph rooted here (C++: XlaNode::hash), its shardings' folded in."""
         if self.sharding_hash:
             return hash_combine(self.dag_hash, self.sharding_hash)
         return self.dag_hash
-
-    def set_sharding(self, sharding: Any, index: int = 0) -> None:
-        """Attach an output's sharding; the node's hash changes with it (C++: SetSharding and
-        UpdateShardingHash: each output's index, then that sharding's own fields)."""
-        if self.output_shardings is None:
-            self.output_shardings = [None] * self.num_outputs
-        self.output_shardings[index] = sharding
-        h = self.node_hash
-        for i, s in enumerate(self.output_shardings):
-            h = hash_combine(h, i)
-            if s is not None:
-                h = s.fold_hash(h)  # the sharding knows which of its fields count
-        self.sharding_hash = h
-
-    def get_sharding(self, index: int = 0) -> Any:
-        return None if self.output_shardings is None else self.output_shardings[index]
 
     @property
     def num_outputs(self) -> int:
@@ -125,9 +107,8 @@ class DeviceData(LeafNode):
     def __init__(self, data: Any, aval: ShapedArray):
         super().__init__("xla::device_data", aval, DEVICE_DATA_SEED)
         self.data = data  # the buffer's owner is written on it (`tensor_id`), for donation
-        sharding = getattr(data, "sharding", None)  # SPMD data carries its layout (stage 11)
-        if sharding is not None:
-            self.set_sharding(sharding)
+        if getattr(data, "sharding", None) is not None:  # SPMD data carries its layout
+            data.sharding.attach(self)  # stage 11: output 0 has it, and its hash changes
 
 
 class Scalar(LeafNode):

@@ -26,7 +26,7 @@ from stages.s10_lazy_tensors.tensor import LazyTensor
 from . import mesh as mesh_lib
 from .partition_spec import PartitionSpec
 from .sharding_impls import NamedSharding
-from .xla_sharding_util import OpSharding, ShardedData, custom_sharding
+from .xla_sharding_util import OpSharding, ShardedData, custom_sharding, get_sharding
 
 
 class Mesh:
@@ -81,7 +81,7 @@ class Mesh:
         return mesh_lib.Mesh(grid.reshape(self.mesh_shape), names)
 
     # --8<-- [start:get_op_sharding]
-    @functools.cache  # noqa: B019  (torch_xla caches it the same way)
+    @functools.cache  # noqa: B019  (torch_xla's lru_cache: a mesh lives as long as the program)
     def get_op_sharding(self, partition_spec: tuple) -> OpSharding:
         """The OpSharding of a spec: stage 11's tile assignment (JAX's and torch_xla's agree),
         its mesh positions turned into this mesh's device ids."""
@@ -191,7 +191,7 @@ def get_xla_sharding_spec(t: LazyTensor) -> str:
     """`{devices=[2,2]0,1,2,3}`, or "" for a tensor without one (torch_xla:
     `torch_xla._XLAC._get_xla_sharding_spec`)."""
     value = t._xla.ir_value
-    sharding = value.node.get_sharding(value.index) if value is not None else None
+    sharding = get_sharding(value.node, value.index) if value is not None else None
     if sharding is None:
         sharding = getattr(current_data(t), "sharding", None)
     return "" if sharding is None else str(sharding)

@@ -91,6 +91,10 @@ class OpSharding:
         # END EXERCISE
 # --8<-- [end:op_sharding]
 
+    def attach(self, node: Node, index: int = 0) -> None:
+        """Give output `index` of `node` this sharding (C++: XlaNode::SetSharding)."""
+        set_sharding(node, self, index)
+
     def shard_indices(self, shape: Sequence[int]) -> dict[int, tuple[slice, ...]]:
         """Device id -> the slice of the global array it holds (C++:
         GetShardReplicaAndIndicesForDevices); a shard may be short at the end."""
@@ -106,6 +110,25 @@ class OpSharding:
                 index.append(slice(coords[d] * block, min((coords[d] + 1) * block, size)))
             out[int(assignment[coords])] = tuple(index)
         return out
+
+
+def set_sharding(node: Node, sharding: OpSharding | None, index: int = 0) -> None:
+    """Attach an output's sharding and recompute the node's sharding hash, which its hash()
+    folds in (C++: SetSharding, then UpdateShardingHash: from the node hash, each output's
+    index, then that output's sharding if it has one)."""
+    if node.output_shardings is None:
+        node.output_shardings = [None] * node.num_outputs
+    node.output_shardings[index] = sharding
+    h = node.node_hash
+    for i, s in enumerate(node.output_shardings):
+        h = hash_combine(h, i)
+        if s is not None:
+            h = s.fold_hash(h)
+    node.sharding_hash = h
+
+
+def get_sharding(node: Node, index: int = 0) -> OpSharding | None:
+    return None if node.output_shardings is None else node.output_shardings[index]
 
 
 def shard_tensor(array: np.ndarray, sharding: OpSharding, devices: Sequence[str]
@@ -167,8 +190,8 @@ class ShardedData(Data):
 
 # --8<-- [start:virtual_device]
 class VirtualDevice:
-    """"SPMD:0": what stage 10 asks of a device, answered for every device at once (C++: the
-    UseVirtualDevice() branches of tensor_util.cpp and xla_graph_executor.cpp)."""
+    """The virtual device "SPMD:0": what stage 10 asks of a device, answered for every device
+    at once (C++: the UseVirtualDevice() branches of tensor_util.cpp, xla_graph_executor.cpp)."""
 
     device = SPMD_DEVICE
 
@@ -259,7 +282,7 @@ def custom_sharding(value: Value, sharding: OpSharding) -> Value:
     mark_sharding on a tensor that holds pending IR rather than data)."""
     node = Node(CUSTOM_SHARDING, [value], [value.aval], (("sharding", str(sharding)),))
     node.func, node.layout = CUSTOM_SHARDING, [("input", -1)]
-    node.set_sharding(sharding)
+    set_sharding(node, sharding)
     return Value(node)
 
 

@@ -105,7 +105,7 @@ def test_a_sharded_matmul_is_one_program_and_gives_eager_torchs_numbers(spmd):
                                atol=1e-6)
     assert metrics.counter_value("ExecuteReplicated") == 1
     assert metrics.counter_value("UncachedCompile") == 1
-    (cached,) = graph_executor.computation_cache._entries.values()
+    (cached,) = graph_executor.computation_cache.values()
     assert cached.is_sharded and "mhlo.num_partitions = 4 : i32" in cached.text
     assert 'mhlo.sharding = "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"' in cached.text
     assert 'mhlo.sharding = "{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}"' in cached.text
@@ -194,7 +194,7 @@ def test_pending_ir_gets_a_sharding_node_that_lowers_to_a_sharding_custom_call(s
     assert "xla::custom_sharding" in txla.get_tensors_text([y])
     assert _spec(y) == "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"
     np.testing.assert_allclose(y.cpu().numpy(), np.arange(16.0).reshape(8, 2) * 3)
-    (cached,) = graph_executor.computation_cache._entries.values()
+    (cached,) = graph_executor.computation_cache.values()
     assert "@Sharding" in cached.text
 
 
