@@ -113,6 +113,9 @@ class CompileInstance:
     is_sharded: bool = False  # SPMD: one program partitioned over `devices` (stage 11)
     eager_mode: bool = False  # stamps EagerOpCompileTime instead of CompileTime
     use_shardy_partitioner: bool = False  # SPMD: the annotations are Shardy's, not GSPMD's
+    # SPMD: the partitioner picks the results' shardings (torch_xla's default; unset, they are
+    # replicated unless the module says otherwise)
+    allow_spmd_sharding_propagation_to_output: bool = False
     # the parameters arrive as one tuple (XLA wraps them; torch_xla does so above 3200 of them)
     parameter_is_tupled_arguments: bool = False
     # jit(..., compiler_options=...): (flag, value) pairs the compiler overrides

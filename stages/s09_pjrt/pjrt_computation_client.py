@@ -11,6 +11,7 @@ stamps the timer torch_xla's does (metrics.py).
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.metadata
 from collections.abc import Sequence
 from typing import Any
@@ -174,6 +175,16 @@ def _read_shardings(protos: Any) -> list[tuple[list[int], list[int], bool] | Non
     return out
 
 
+@functools.lru_cache(maxsize=1024)
+def _aval_of(shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    return jax_core.ShapedArray(shape, dtype)
+
+
+def _jax_aval(buffer: Any) -> Any:
+    """jaxlib's aval of a buffer, made once per shape and dtype (a step makes many)."""
+    return _aval_of(tuple(buffer.shape), buffer.dtype)
+
+
 # ------------------------------------------------------------------ the client
 
 class PjRtComputationClient(ComputationClient):
@@ -256,6 +267,9 @@ class PjRtComputationClient(ComputationClient):
         if instance.is_sharded:
             options.executable_build_options.use_shardy_partitioner = \
                 instance.use_shardy_partitioner
+            if instance.allow_spmd_sharding_propagation_to_output:
+                options.executable_build_options.allow_spmd_sharding_propagation_to_output = \
+                    [True]
         options.env_option_overrides = list(instance.env_option_overrides)
         options.parameter_is_tupled_arguments = instance.parameter_is_tupled_arguments
         return options
@@ -318,9 +332,10 @@ class PjRtComputationClient(ComputationClient):
         device_list = xc.DeviceList(tuple(self.pjrt_device(d) for d in devices))
         sharding = xc.GSPMDSharding(device_list, xc.HloSharding.replicate())
         with metrics.timed(ExecuteReplicatedTime):
-            # each argument as one jaxlib array over the devices, holding its shard on each
-            args = [xc.ArrayImpl(jax_core.ShapedArray(s[0].buffer.shape, s[0].buffer.dtype),
-                                 sharding, [d.buffer for d in s], True) for s in arguments]
+            # each argument as one jaxlib array over the devices, holding its shard on each;
+            # the shards are in device order (checked above), so jaxlib need not check again
+            args = [xc.ArrayImpl(_jax_aval(s[0].buffer), sharding, [d.buffer for d in s], True,
+                                 _skip_checks=True) for s in arguments]
             results = computation.executable.execute_sharded(args)
             outputs = [[PjRtData(d, b) for d, b in zip(devices, bufs, strict=True)]
                        for bufs in results.disassemble_into_single_device_arrays()]

@@ -2,7 +2,9 @@
 
 torch_xla: tensor_util.cpp (`TensorToXlaData`, `MakeTensorFromXlaLiteral`) and
 xla_graph_executor.cpp's `DataCacheArena` (`GetDeviceData`, counter DeviceDataCacheMiss, at most
-XLA_DEVICE_DATA_CACHE_SIZE numbers). Every transfer goes through stage 9's client.
+XLA_DEVICE_DATA_CACHE_SIZE numbers). Every transfer goes through stage 9's client, or, once
+SPMD installs a virtual device (stage 11's `use_spmd()`; C++: UseVirtualDevice()), through it:
+then every tensor lives on "SPMD:0" and a buffer is one shard per device.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import torch
 
 from stages.s02_tracing.core import ShapedArray
 from stages.s09_pjrt import runtime
+from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
 from . import metrics
 
@@ -24,9 +27,52 @@ def client() -> Any:
     return runtime.get_computation_client()
 
 
+_virtual_device: list[Any] = [None]
+
+
+def virtual_device() -> Any:
+    """The installed virtual device, or None (C++: UseVirtualDevice() and GetVirtualDevice()).
+    It answers `device`, `transfer_to_device`, `transfer_from_device`, `compile_instance` and
+    `execute_replicated` for the whole process."""
+    return _virtual_device[0]
+
+
+def set_virtual_device(device: Any) -> Any:
+    """Install `device` (None: back to one real device); returns the one before."""
+    previous, _virtual_device[0] = _virtual_device[0], device
+    return previous
+
+
 def device_string(device: torch.device | None = None) -> str:
-    """The client's device for a `lazy:N` torch device (C++: bridge::AtenDeviceToXlaDevice)."""
+    """The client's device for a `lazy:N` torch device (C++: bridge::AtenDeviceToXlaDevice);
+    under SPMD the virtual device, whatever N is."""
+    if _virtual_device[0] is not None:
+        return _virtual_device[0].device
     return client().get_local_devices()[(device.index or 0) if device is not None else 0]
+
+
+def transfer_to_device(array: np.ndarray) -> Any:
+    """One host array as device data: a buffer, or under SPMD one replica per device."""
+    if _virtual_device[0] is not None:
+        return _virtual_device[0].transfer_to_device(array)
+    return client().transfer_to_device([array], [device_string()])[0]
+
+
+def transfer_from_device(handles: list[Any]) -> list[np.ndarray]:
+    """Device data back to host arrays (under SPMD: each sharded value put back together)."""
+    if _virtual_device[0] is not None:
+        return _virtual_device[0].transfer_from_device(handles)
+    return client().transfer_from_device(handles)
+
+
+def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
+    """What to compile, and for where: this device, or under SPMD every device, each running
+    one partition of the program (C++: Compile's `is_sharded`, from UseVirtualDevice())."""
+    computation = Computation("SyncTensorsGraph", text)
+    if _virtual_device[0] is not None:
+        return _virtual_device[0].compile_instance(computation, eager, wrap)
+    return CompileInstance(computation, device_string(), [device_string()], eager_mode=eager,
+                           parameter_is_tupled_arguments=wrap)
 
 
 # ------------------------------------------------------------------ host data to device data
@@ -35,7 +81,7 @@ def device_string(device: torch.device | None = None) -> str:
 def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
     array = np.ascontiguousarray(host.detach().cpu().numpy().astype(aval.dtype, copy=False))
-    return client().transfer_to_device([array], [device_string()])[0]
+    return transfer_to_device(array)
 
 
 _device_data_cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
@@ -44,11 +90,11 @@ _device_data_cache: collections.OrderedDict[Any, Any] = collections.OrderedDict(
 def get_device_data(value: Any, dtype: np.dtype) -> Any:
     """A number as a device buffer, cached by value (C++: DataCacheArena, counter
     DeviceDataCacheMiss). It is read only: never donated."""
-    key = (type(value), value, np.dtype(dtype))
+    key = (type(value), value, np.dtype(dtype), device_string())
     data = _device_data_cache.get(key)
     if data is None or not data.has_value():
         metrics.DeviceDataCacheMiss.add_value(1)
-        data = client().transfer_to_device([np.asarray(value, dtype)], [device_string()])[0]
+        data = transfer_to_device(np.asarray(value, dtype))
         data.read_only = True
         _device_data_cache[key] = data
         if len(_device_data_cache) > int(os.environ.get("XLA_DEVICE_DATA_CACHE_SIZE", "128")):

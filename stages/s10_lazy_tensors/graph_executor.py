@@ -18,13 +18,9 @@ from typing import Any
 
 import torch
 
-from stages.s09_pjrt.computation_client import (
-    CompileInstance,
-    Computation,
-    ExecuteComputationOptions,
-)
+from stages.s09_pjrt.computation_client import Computation, ExecuteComputationOptions
 
-from . import debug_util, metrics
+from . import debug_util, device_data, metrics
 from .device_data import client, device_string, from_device
 from .hash import hash_value, merge_hash, mhash, string_hash
 from .ir import DeviceData, Node, Value, compute_post_order
@@ -41,7 +37,8 @@ COURSE_GITREV = "under-the-api stage 10"  # stands for torch_xla's XLA_GITREV
 class CachedComputation:
     computation: Computation
     text: str
-    is_sharded: bool = False
+    is_sharded: bool = False  # compiled for every device (SPMD): run by ExecuteReplicated
+    out_avals: list[Any] = dataclasses.field(default_factory=list)  # the global results
 
 
 class ComputationCache:
@@ -64,6 +61,9 @@ class ComputationCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def values(self) -> list[CachedComputation]:  # least recently used first
+        return list(self._entries.values())
 
 
 computation_cache = ComputationCache(int(os.environ.get("XLA_COMPILATION_CACHE_SIZE", "2048")))
@@ -189,17 +189,17 @@ def compile_graph(coll: SyncTensorCollection, po: PostOrderData, ir_values: Sequ
     text, emitted = lower_graph(po.post_order, ir_values, po.parameters_data, donors)
     metrics.InputOutputAliasCount.add_sample(len(donors))
     threshold = int(os.environ.get("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3200"))
-    wrap = len(po.parameters_data) >= threshold
-    instance = CompileInstance(Computation("SyncTensorsGraph", text), device_string(),
-                               [device_string()], eager_mode=eager,
-                               parameter_is_tupled_arguments=wrap)
+    instance = device_data.compile_instance(text, eager, len(po.parameters_data) >= threshold)
     debug_util.explain_compile(coll)
     computation = client().compile([instance])[0]
     metrics.TensorsGraphSize.add_sample(emitted)
-    return CachedComputation(computation, text)
+    return CachedComputation(computation, text, instance.is_sharded, [v.aval for v in ir_values])
 
 
 def execute(cached: CachedComputation, parameters: Sequence[Any], eager: bool) -> list[Any]:
+    if cached.is_sharded:  # C++: ExecuteReplicated over the local devices
+        spmd = device_data.virtual_device()
+        return spmd.execute_replicated(cached.computation, parameters, cached.out_avals)
     outputs = client().execute_computation(cached.computation, list(parameters), device_string(),
                                            ExecuteComputationOptions(True, eager))
     metrics.ExecuteComputation.add_value(1)
@@ -261,7 +261,7 @@ def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     coll, outputs = sync_tensors_graph(lazy, SyncTensorsConfig(force_ltc_data=False))
     computed = dict(zip(coll.indices, outputs, strict=True))
     handles = [computed.get(i, t._xla.handle) for i, t in enumerate(lazy)]
-    arrays = iter(client().transfer_from_device([h for h in handles if h is not None]))
+    arrays = iter(device_data.transfer_from_device([h for h in handles if h is not None]))
     results, k = [], 0
     for t in tensors:
         if not is_lazy(t):

@@ -51,7 +51,10 @@ class Value:
 
 # --8<-- [start:node]
 class Node:
-    """One operation of the lazy graph (C++: XlaNode). Built once; never changes."""
+    """One operation of the lazy graph (C++: XlaNode). Built once; only SPMD adds shardings."""
+
+    output_shardings: list[Any] | None = None  # C++: output_shardings_, one per output
+    sharding_hash = 0  # C++: sharding_hash_, 0 while the node has no sharding
 
     def __init__(self, op: str, operands: Sequence[Value], avals: Sequence[ShapedArray],
                  params: Sequence[tuple[str, Any]] = ()):
@@ -72,7 +75,9 @@ class Node:
         # END EXERCISE
 
     def hash(self) -> int:
-        """The hash of the graph rooted here (C++: XlaNode::hash, the dag hash)."""
+        """The hash of the graph rooted here (C++: XlaNode::hash), its shardings' folded in."""
+        if self.sharding_hash:
+            return hash_combine(self.dag_hash, self.sharding_hash)
         return self.dag_hash
 
     @property
@@ -102,6 +107,8 @@ class DeviceData(LeafNode):
     def __init__(self, data: Any, aval: ShapedArray):
         super().__init__("xla::device_data", aval, DEVICE_DATA_SEED)
         self.data = data  # the buffer's owner is written on it (`tensor_id`), for donation
+        if getattr(data, "sharding", None) is not None:  # SPMD data carries its layout
+            data.sharding.attach(self)  # stage 11: output 0 has it, and its hash changes
 
 
 class Scalar(LeafNode):

@@ -14,6 +14,7 @@ from typing import Any
 
 from stages.s08_lowering import hlo, ir, mlir
 
+from .device_data import virtual_device
 from .ir import DeviceData, LeafNode, Node, Scalar, Value
 from .lowering import DIRECT, LOWERINGS, lower_full, lower_scalar
 
@@ -70,18 +71,27 @@ def lower_graph(post_order: Sequence[Node], roots: Sequence[Value],
                 parameters: Sequence[Any], aliases: dict[int, int],
                 name: str = "SyncTensorsGraph") -> tuple[str, int]:
     """The module computing `roots` from `parameters` (one per device data buffer, in post
-    order), with `tf.aliasing_output` on each donated parameter. Returns the text and the
-    number of nodes emitted."""
-    module = ir.Module(name, {"mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"})
+    order), with `tf.aliasing_output` on each donated parameter and `mhlo.sharding` on each
+    sharded one (SPMD: partitioned over every device). Returns the text and the number of
+    nodes emitted."""
+    spmd = virtual_device()
+    num_partitions = spmd.num_partitions if spmd is not None else 1
+    module = ir.Module(name, {"mhlo.num_partitions": f"{num_partitions} : i32",
+                              "mhlo.num_replicas": "1 : i32"})
     param_index = {id(data): i for i, data in enumerate(parameters)}
     param_avals: list[Any] = [None] * len(parameters)
+    param_shardings: list[Any] = [None] * len(parameters)
     for node in post_order:
         if isinstance(node, DeviceData):
             param_avals[param_index[id(node.data)]] = node.avals[0]
+            param_shardings[param_index[id(node.data)]] = getattr(node.data, "sharding", None)
     main = ir.FuncOp("main", [mlir.aval_to_ir_type(a) for a in param_avals],
                      [mlir.aval_to_ir_type(v.aval) for v in roots], "public")
     for param, output in aliases.items():
         main.arg_attrs[param]["tf.aliasing_output"] = f"{output} : i32"
+    for param, sharding in enumerate(param_shardings):  # C++: ShardingUtil::SetHloSharding
+        if sharding is not None:
+            main.arg_attrs[param]["mhlo.sharding"] = f'"{sharding}"'
     module.add_function(main)
     ctx = mlir.ModuleContext(module, "cpu")
     emitted: dict[int, list[ir.Value]] = {}

@@ -21,6 +21,11 @@ Beside it:
   sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
   visualize.py            which device holds which block, drawn in the terminal
   distributed.py          more than one process: coordination service, clients, gloo
+
+The torch side (stage 10's lazy tensors on one virtual device):
+  xla_sharding.py         torch_xla's Mesh of device ids, mark_sharding, the sharding spec
+  xla_sharding_util.py    OpSharding and its hash, sharded data, "SPMD:0" compiling and running
+  runtime.py              use_spmd(): every lazy tensor on the virtual device from then on
 """
 
 from . import (
@@ -32,11 +37,14 @@ from . import (
     mlir,
     partition_spec,
     pjit,
+    runtime,
     shard_map_checks,
     shard_map_rules,
     sharding_constraint,
     sharding_impls,
     visualize,
+    xla_sharding,
+    xla_sharding_util,
 )
 from .array import ArrayImpl, Shard, device_put, make_array_from_process_local_data
 from .hlo_sharding import HloSharding
@@ -73,6 +81,7 @@ __all__ = [
     "mlir",
     "partition_spec",
     "pjit",
+    "runtime",
     "shard_map",
     "shard_map_checks",
     "shard_map_p",
@@ -84,4 +93,6 @@ __all__ = [
     "visualize_array_sharding",
     "visualize_sharding",
     "with_sharding_constraint",
+    "xla_sharding",
+    "xla_sharding_util",
 ]

@@ -66,6 +66,7 @@ class Mesh:
         self.devices = devices
         self.axis_names = tuple(axis_names)
         self.axis_types = axis_types
+        self._hash: int | None = None
 
     @property
     def shape(self) -> dict[str, int]:
@@ -99,10 +100,12 @@ class Mesh:
         return (tuple(self.devices.flat), self.devices.shape, self.axis_names, self.axis_types)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mesh) and self._key() == other._key()
+        return self is other or (isinstance(other, Mesh) and self._key() == other._key())
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        if self._hash is None:  # a mesh never changes; jit's fast path hashes it every call
+            self._hash = hash(self._key())
+        return self._hash
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())

@@ -108,8 +108,8 @@ class NamedSharding(Sharding):
         check_pspec(mesh, spec)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, NamedSharding) and self.spec == other.spec
-                and self.mesh == other.mesh)
+        return self is other or (isinstance(other, NamedSharding) and self.spec == other.spec
+                                 and self.mesh == other.mesh)
 
     def __hash__(self) -> int:
         return hash((self.mesh, self.spec))
