@@ -20,7 +20,7 @@ Beside it:
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
   device_data.py          host tensors to buffers and back; numbers as cached device data
   lowering.py             a rule per aten op, written with stage 2's lax
-  nn_lowering.py          softmax, layer norm, one-hot gathers, pooling, convolution
+  nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, pooling, convolution
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
   metrics.py              the lazy core's counters in stage 9's metrics_report()
   debug_util.py           PT_XLA_DEBUG: which hash ingredient made a graph new
