@@ -22,7 +22,7 @@ help: ## list the targets
 	@grep -E '^[a-zA-Z0-9_-]+(-%)?:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-18s %s\n", $$1, $$2}'
 	@echo "  test-stage-N       run stage N's tests (N = 1..12); WORKSPACE=1 tests your workspace/ copy"
 	@echo "Variables: PYTHON=python3.12 (the interpreter setup uses; 3.11-3.14), VENV=.venv,"
-	@echo "           STAGE=N (exercise), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
+	@echo "           STAGE=N (exercise, check-exercises, bench), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
 	@echo "           FORCE=1 (overwrite your code in a workspace copy), WORKSPACE=1,"
 	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench),"
 	@echo "           REMAP=1 (check-exercises: trace the tests again and rewrite shared/exercise_map.json)"
@@ -72,8 +72,8 @@ exercise: setup ## copy stage STAGE=N into workspace/ with its exercises stubbed
 check-exercises: setup ## prove each exercise is reached, and its stub and wrong answers fail a test (REMAP=1: rewrite its test map)
 	$(PY) -m shared.exercises check $(if $(STAGE),--stage $(STAGE),) $(if $(filter 1,$(REMAP)),--remap,)
 
-bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes)
-	$(PY) -m shared.benchmarks $(if $(filter 1,$(QUICK)),--quick,)
+bench: setup ## one table: each row ours vs the real library, timed in the same run (QUICK=1: small sizes; STAGE=N: one stage)
+	$(PY) -m shared.benchmarks $(if $(filter 1,$(QUICK)),--quick,) $(if $(STAGE),--stage $(STAGE),)
 
 # With PYTHON given, gpu-check runs that interpreter as it is (a GPU machine's own environment);
 # without, the course's .venv.

@@ -38,8 +38,13 @@ def format_table(rows: list[Row]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m shared.benchmarks")
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds a stage")
+    parser.add_argument("--stage", type=int, help="only this stage's rows")
     args = parser.parse_args()
     names = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name[:1] == "s")
+    if args.stage is not None:
+        names = [n for n in names if n[1:3] == f"{args.stage:02d}"]
+        if not names:
+            parser.error(f"no benchmarks for stage {args.stage}")
     rows: list[Row] = []
     for name in names:
         module = importlib.import_module(f"shared.benchmarks.{name}")
