@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) shared/check_python.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS=ignore $(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 demo: setup ## print what each built stage does, on a real example

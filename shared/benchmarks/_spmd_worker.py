@@ -26,7 +26,7 @@ import stages.s01_pytrees as s01  # noqa: E402
 import stages.s09_pjrt as s09  # noqa: E402
 import stages.s11_spmd as s11  # noqa: E402
 from shared import mlp  # noqa: E402
-from shared.benchmarks.harness import best_time  # noqa: E402
+from shared.benchmarks.harness import best_times  # noqa: E402
 from stages.s02_tracing import numpy as jnp  # noqa: E402
 from stages.s04_autodiff import value_and_grad  # noqa: E402
 from stages.s09_pjrt import runtime  # noqa: E402
@@ -56,8 +56,7 @@ def _row(n: int, params: list, x: np.ndarray, y: np.ndarray, repeat: int, number
         q[0], loss = theirs(q[0], xj, yj)
         loss.block_until_ready()
 
-    ours_t = best_time(step_ours, repeat=repeat, number=number)
-    jax_t = best_time(step_jax, repeat=repeat, number=number)
+    ours_t, jax_t = best_times(step_ours, step_jax, repeat=repeat, number=number)
     same = np.allclose(np.asarray(ours(p[0], xd, yd)[1]), np.asarray(theirs(q[0], xj, yj)[1]),
                        rtol=1e-4)
     return dict(n=n, ours=ours_t, jax=jax_t, same=bool(same))

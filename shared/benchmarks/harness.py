@@ -37,3 +37,26 @@ def best_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -> 
         finally:
             gc.enable()
     return best
+
+
+def best_times(*fns: Callable[[], object], repeat: int = 5, number: int = 1) -> list[float]:
+    """Best-of-`repeat` seconds per call for each of `fns`, measured in turns (a, b, a, b, ...).
+
+    Taking turns means a slow spell of the machine (another process, a frequency change) hits
+    every side alike, so a ratio of two of these is steadier than two `best_time` runs in a row.
+    """
+    for fn in fns:
+        fn()  # warm up every side before any is measured
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            gc.collect()
+            gc.disable()
+            try:
+                start = time.perf_counter()
+                for _ in range(number):
+                    fn()
+                best[i] = min(best[i], (time.perf_counter() - start) / number)
+            finally:
+                gc.enable()
+    return best

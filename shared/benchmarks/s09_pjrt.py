@@ -28,7 +28,7 @@ import stages.s01_pytrees as s01
 import stages.s07_caches as s07
 import stages.s09_pjrt as s09
 from shared import mlp
-from shared.benchmarks.harness import Row, best_time
+from shared.benchmarks.harness import Row, best_time, best_times
 from stages.s02_tracing import numpy as jnp
 from stages.s04_autodiff import value_and_grad
 
@@ -52,9 +52,8 @@ def _dispatch_rows(repeat: int, number: int) -> list[Row]:
     def floor():
         return raw.execute_sharded(buffers).disassemble_into_single_device_arrays()
 
-    ours_t = best_time(lambda: ours(x), repeat=repeat, number=number)
-    jax_t = best_time(lambda: theirs(xj), repeat=repeat, number=number)
-    floor_t = best_time(floor, repeat=repeat, number=number)
+    ours_t, jax_t, floor_t = best_times(lambda: ours(x), lambda: theirs(xj), floor,
+                                        repeat=repeat, number=number)
     return [
         Row(9, "jit cache hit through PJRT, argument on the device", ours_t, jax_t, "jax.jit",
             note=f"goal <= 2x; the raw execute alone: {floor_t * 1e6:.1f} us"),
@@ -91,8 +90,7 @@ def _training_rows(repeat: int, steps: int) -> list[Row]:
             q[0], loss = theirs(q[0], xj, yj)
         loss.block_until_ready()
 
-    ours_t = best_time(run_ours, repeat=repeat) / steps
-    jax_t = best_time(run_jax, repeat=repeat) / steps
+    ours_t, jax_t = (t / steps for t in best_times(run_ours, run_jax, repeat=repeat))
 
     def cold_ours():  # a fresh step function: nothing cached for it
         s07.jit(_steps()[0]).lower(params, x, y).compile()

@@ -9,7 +9,7 @@ signature cache, the flattening of ~100 leaves, the Python call into PJRT).
 from __future__ import annotations
 
 from shared import char_transformer as ct
-from shared.benchmarks.harness import Row, best_time
+from shared.benchmarks.harness import Row, best_times
 from stages.s09_pjrt import use_pjrt
 
 
@@ -30,8 +30,6 @@ def rows(quick: bool = False) -> list[Row]:
                 loss = run_jax()
             loss.block_until_ready()
 
-        repeat = 2 if quick else 5
-        ours_t = best_time(ours, repeat=repeat) / steps
-        jax_t = best_time(theirs, repeat=repeat) / steps
+        ours_t, jax_t = (t / steps for t in best_times(ours, theirs, repeat=2 if quick else 15))
     return [Row(12, "finale: char transformer training step (110k params, batch 32x32)", ours_t,
                 jax_t, "jax.jit + optax", note="goal <= 1.1x; same model, same device")]
