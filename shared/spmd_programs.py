@@ -212,6 +212,39 @@ def shard_map_psum(api: Any, n: int) -> dict[str, Any]:
     return dict(_texts(api, f, w, x, y), values=[np.asarray(new_w).tolist(), float(value)])
 
 
+def shard_map_replicated_grads(api: Any, n: int) -> dict[str, Any]:
+    """Gradients through a shard_map whose body holds a collective, for inputs replicated
+    along some mesh axes (their cotangents are summed over those axes), and vmap over it."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, psum = api.P, api.collectives.psum
+    w = np.linspace(-1, 1, n, dtype=np.float32)  # split over x, replicated over y
+    v = np.linspace(0.5, 2, 3, dtype=np.float32)  # replicated over both
+    a = np.linspace(-2, 2, n * 6, dtype=np.float32).reshape(n, 2, 3)
+
+    def body(w, v, a):
+        t = api.np.tanh(w[:, None, None] * a * v)
+        return psum(api.np.sum(t * t), ("x", "y")), psum(t, "y")
+
+    values = []
+    for check in (True, False):
+        f = api.shard_map(body, mesh=mesh, in_specs=(P("x"), P(), P("x", "y")),
+                          out_specs=(P(), P("x")), check_vma=check)
+
+        def loss(w, v, a, f=f):
+            total, part = f(w, v, a)
+            return total + api.np.sum(part * part)
+        grads = api.jit(api.grad(loss, argnums=(0, 1, 2)))(w, v, a)
+        values += [np.asarray(g).tolist() for g in grads]
+    inner = api.shard_map(lambda v, a: api.grad(lambda v: api.np.sum(api.np.sin(a * v)))(v),
+                          mesh=mesh, in_specs=(P(), P("x", "y")), out_specs=P(("x", "y")),
+                          check_vma=False)  # each device's own gradient, not summed
+    f = api.shard_map(body, mesh=mesh, in_specs=(P("x"), P(), P("x", "y")),
+                      out_specs=(P(), P("x")))
+    batched = api.jit(api.vmap(lambda w: f(w, v, a)[0]))(np.stack([w, 2 * w]))
+    values += [np.asarray(inner(v, a)).tolist(), np.asarray(batched).tolist()]
+    return {"values": values}
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
@@ -221,6 +254,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "shard_map_errors": shard_map_errors,
     "collectives_program": collectives_program,
     "shard_map_psum": shard_map_psum,
+    "shard_map_replicated_grads": shard_map_replicated_grads,
 }
 
 

@@ -3,23 +3,37 @@
 JAX: the `_shard_map_*` rules of jax/_src/shard_map.py. Each rule transforms the body jaxpr
 (with stage 7's memoized jaxpr transformations, as jit's rules do) and binds shard_map_p again:
 
+Every rule transforms the body inside the mesh's axis environment, as the body was traced, so
+that a collective in it (psum over 'x') still finds its axis.
+
 - jvp: a shard_map of the jvp body, tangents laid out as their primals;
 - partial eval (for linearize, vjp and grad): the primal shard_map is bound on its own, so its
   outputs are known, and the jvp shard_map is staged whole (its known inputs become residuals);
   JAX instead splits the body into a known and an unknown shard_map with residuals between;
-- transpose: a shard_map of the transposed body, cotangents laid out as the outputs were;
+- transpose: a shard_map of the transposed body, cotangents laid out as the outputs were. A
+  value replicated along a mesh axis (the axis left out of its spec) is one value seen by every
+  device, so its cotangent is the sum of every device's: the input cotangents are psummed over
+  their unmentioned axes, and an output's cotangent, handed whole to each device, is divided by
+  the number of devices sharing it first (JAX's `_shard_map_transpose` with check_vma=False;
+  with check_vma=True JAX gets the same sums from its varying-axis types);
 - batching: the mapped dimension moved to the front and left unsplit in every spec;
 - lowering: one manual region (Shardy) or a call between custom calls (GSPMD).
 """
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from stages.s02_tracing import core
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing.axis_env import extend_axis_env_nd
+from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s04_autodiff import ad
 from stages.s04_autodiff.ad import jvp_jaxpr
 from stages.s04_autodiff.ad_checkpoint import transpose_jaxpr
 from stages.s04_autodiff.ad_util import Zero
-from stages.s05_vmap import batching
+from stages.s05_vmap import batching, parallel
 from stages.s07_caches.pjit_rules import batch_jaxpr2, keep_where
 from stages.s08_lowering import hlo, ir
 from stages.s08_lowering.mlir import (
@@ -32,6 +46,7 @@ from stages.s08_lowering.mlir import (
 
 from . import collectives, mlir
 from .hlo_sharding import HloSharding
+from .mesh import Mesh
 from .partition_spec import PartitionSpec
 from .shard_map import shard_map_p
 from .sharding_impls import NamedSharding
@@ -39,14 +54,15 @@ from .sharding_impls import NamedSharding
 # ------------------------------------------------------------------ jvp (stage 4)
 
 
-def _shard_map_jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
-    primal_outs = shard_map_p.bind(*primals, jaxpr=jaxpr, in_specs=in_specs,
+def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
+    primal_outs = shard_map_p.bind(*primals, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
                                    out_specs=out_specs, **params)
     nz_in = tuple(type(t) is not Zero for t in tangents)
     if not any(nz_in):
         return primal_outs, [Zero.from_primal_value(p) for p in primal_outs]
-    jaxpr_jvp, nz_out = jvp_jaxpr(jaxpr, nz_in, False)
-    outs = shard_map_p.bind(*primals, *keep_where(tangents, nz_in), jaxpr=jaxpr_jvp,
+    with extend_axis_env_nd(mesh.shape.items()):
+        jaxpr_jvp, nz_out = jvp_jaxpr(jaxpr, nz_in, False)
+    outs = shard_map_p.bind(*primals, *keep_where(tangents, nz_in), jaxpr=jaxpr_jvp, mesh=mesh,
                             in_specs=(*in_specs, *keep_where(in_specs, nz_in)),
                             out_specs=(*out_specs, *keep_where(out_specs, nz_out)), **params)
     nz_tangents = iter(outs[len(primal_outs):])
@@ -59,15 +75,40 @@ ad.primitive_jvps[shard_map_p] = _shard_map_jvp
 # ------------------------------------------------------------------ transpose (stage 4)
 
 
-def _shard_map_transpose(cts, *args, jaxpr, in_specs, out_specs, **params):
+def _unmentioned(mesh: Mesh, spec: PartitionSpec) -> tuple[str, ...]:
+    """The mesh axes a value is replicated along: those its spec leaves out."""
+    return tuple(n for n in mesh.axis_names if n not in spec.used_axes())
+
+
+def _sum_replicated(transposed: core.ClosedJaxpr, mesh: Mesh, n_nonlinear: int,
+                    ct_specs: tuple, in_ct_specs: tuple) -> core.ClosedJaxpr:
+    """`transposed`, with each output cotangent divided among the devices that share it and
+    each input cotangent summed over the devices that share that input."""
+    def f(*args: Any) -> list[Any]:
+        ins, cts = args[:n_nonlinear], args[n_nonlinear:]
+        cts = [ct / math.prod(mesh.shape[n] for n in axes) if axes else ct
+               for ct, axes in ((ct, _unmentioned(mesh, s))
+                                for ct, s in zip(cts, ct_specs, strict=True))]
+        outs = core.jaxpr_as_fun(transposed)(*ins, *cts)
+        return [parallel.psum(ct, axes) if (axes := _unmentioned(mesh, s)) else ct
+                for ct, s in zip(outs, in_ct_specs, strict=True)]
+    return trace_to_closed_jaxpr(lu.wrap_init(f), transposed.in_avals)
+
+
+def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
     in_linear = tuple(ad.is_undefined_primal(x) for x in args)
     out_zeros = tuple(type(ct) is Zero for ct in cts)
-    transposed, in_zeros = transpose_jaxpr(jaxpr, in_linear, out_zeros)
-    zeros = iter(in_zeros)
-    nonzero_in = [lin and not next(zeros) for lin in in_linear]
+    n_nonlinear = len(args) - sum(in_linear)
+    with extend_axis_env_nd(mesh.shape.items()):
+        transposed, in_zeros = transpose_jaxpr(jaxpr, in_linear, out_zeros)
+        zeros = iter(in_zeros)
+        nonzero_in = [lin and not next(zeros) for lin in in_linear]
+        transposed = _sum_replicated(transposed, mesh, n_nonlinear,
+                                     keep_where(out_specs, [not z for z in out_zeros]),
+                                     keep_where(in_specs, nonzero_in))
     outs = iter(shard_map_p.bind(
         *[x for x, lin in zip(args, in_linear, strict=True) if not lin],
-        *[ct for ct in cts if type(ct) is not Zero], jaxpr=transposed,
+        *[ct for ct in cts if type(ct) is not Zero], jaxpr=transposed, mesh=mesh,
         in_specs=(*keep_where(in_specs, [not lin for lin in in_linear]),
                   *keep_where(out_specs, [not z for z in out_zeros])),
         out_specs=keep_where(in_specs, nonzero_in), **params))
@@ -85,18 +126,19 @@ def _insert_unsplit(spec: PartitionSpec, ndim: int, dim: int) -> PartitionSpec:
     return PartitionSpec(*entries)
 
 
-def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
+def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
     vals = [batching.bdim_at_front(v, d, axis_data.size) for v, d in zip(vals, dims,
                                                                            strict=True)]
-    new_jaxpr, out_dims = batch_jaxpr2(jaxpr, axis_data, (0,) * len(vals))
+    with extend_axis_env_nd(mesh.shape.items()):
+        new_jaxpr, out_dims = batch_jaxpr2(jaxpr, axis_data, (0,) * len(vals))
     in_specs = tuple(_insert_unsplit(s, v.ndim - 1, 0) for s, v in zip(in_specs, vals,
                                                                         strict=True))
     out_specs = tuple(
         _insert_unsplit(s, a.ndim - (d is not None), d if d is not None else 0)
         if d is not None else s
         for s, a, d in zip(out_specs, new_jaxpr.out_avals, out_dims, strict=True))
-    outs = shard_map_p.bind(*vals, jaxpr=new_jaxpr, in_specs=in_specs, out_specs=out_specs,
-                            **params)
+    outs = shard_map_p.bind(*vals, jaxpr=new_jaxpr, mesh=mesh, in_specs=in_specs,
+                            out_specs=out_specs, **params)
     return outs, list(out_dims)
 
 

@@ -128,3 +128,23 @@ def test_grouped_collectives_in_shard_map_are_refused(four):
         with pytest.raises(NotImplementedError,
                            match="axis_index_groups in shard_map is not supported here"):
             f(x)
+
+
+def test_a_gradient_inside_the_body_for_a_replicated_value_needs_check_vma_false(four):
+    """JAX types each value by the mesh axes it varies along, so with check_vma=True its
+    gradient for the replicated `v` is summed over the devices (pvary's transpose is psum).
+    Ours has no such types: it refuses to call that output replicated, and with
+    check_vma=False gives each device's own gradient, as JAX does then."""
+    mesh = s11.make_mesh((4,), ("i",))
+    v, a = np.float32(0.5), np.linspace(-1, 1, 8, dtype=np.float32)
+
+    def body(v, a):
+        return s04.grad(lambda v: snp.sum(snp.sin(a * v)))(v)
+    with pytest.raises(ValueError, match=r"out_specs is P\(\) which implies that the "
+                                         r"corresponding output value is replicated"):
+        s11.shard_map(body, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(v, a)
+    own = s11.shard_map(lambda v, a: body(v, a)[None], mesh=mesh, in_specs=(P(), P("i")),
+                        out_specs=P("i"), check_vma=False)(v, a)
+    blocks = a.reshape(4, 2)
+    np.testing.assert_allclose(np.asarray(own), (blocks * np.cos(blocks * v)).sum(1),
+                               rtol=1e-5)
