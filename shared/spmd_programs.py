@@ -245,6 +245,32 @@ def shard_map_replicated_grads(api: Any, n: int) -> dict[str, Any]:
     return {"values": values}
 
 
+def grouped_collectives(api: Any, n: int) -> dict[str, Any]:
+    """Collectives over groups of one axis's indices (`axis_index_groups`): each group of the
+    axis becomes its own replica group; a grouped psum is refused with check_vma=True."""
+    mesh = api.make_mesh((n,), ("i",))
+    P, c = api.P, api.collectives
+    pairs = [list(range(k, n, 2)) for k in (0, 1)]  # every other index
+    halves = [list(range(n // 2)), list(range(n // 2, n))]
+
+    def body(a):
+        g = c.all_gather(a, "i", axis_index_groups=halves, tiled=True)
+        return (c.pmax(a, "i", axis_index_groups=pairs), c.pmin(a, "i", axis_index_groups=halves),
+                g, c.psum_scatter(g, "i", axis_index_groups=halves, tiled=True),
+                c.psum(a, "i", axis_index_groups=pairs))
+
+    f = api.shard_map(body, mesh=mesh, in_specs=P("i"), out_specs=P("i"), check_vma=False)
+    x = np.arange(4 * n, dtype=np.float32)[::-1].copy()
+    try:
+        api.shard_map(lambda a: c.psum(a, "i", axis_index_groups=halves), mesh=mesh,
+                      in_specs=P("i"), out_specs=P("i"))(x)
+        refused = "no error"
+    except Exception as e:  # noqa: BLE001 (the message is the point)
+        refused = f"{type(e).__name__}: {e}"
+    return dict(_texts(api, api.jit(f), x), values=[np.asarray(o).tolist() for o in f(x)],
+                refused=refused)
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
@@ -255,6 +281,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "collectives_program": collectives_program,
     "shard_map_psum": shard_map_psum,
     "shard_map_replicated_grads": shard_map_replicated_grads,
+    "grouped_collectives": grouped_collectives,
 }
 
 

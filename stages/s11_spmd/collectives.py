@@ -4,7 +4,8 @@ JAX: the `_psum_lowering`, `_all_gather_lowering`, `_reduce_scatter_lowering`,
 `_ppermute_lowering` and `_axis_index_lowering` rules of jax/_src/lax/parallel.py. Under vmap a
 named axis is a batch dimension (stage 5); inside shard_map it is a mesh axis, and a collective
 becomes a StableHLO op over *replica groups*: the logical devices that differ only along the
-named axes (for 'y' on a 2x2 mesh, [[0, 1], [2, 3]]). `axis_index` reads the partition id and
+named axes (for 'y' on a 2x2 mesh, [[0, 1], [2, 3]]); `axis_index_groups` cuts each of those
+into smaller groups of indices along the axes. `axis_index` reads the partition id and
 picks out its coordinate. The mesh comes from the shard_map being lowered (`manual_mesh`).
 Each collective also says which axes its result varies along (`vma_rules`): a psum's is the
 same across the axes it sums.
@@ -97,24 +98,24 @@ def _named(axes: Sequence[Any]) -> list[str]:
     return [a for a in axes if not isinstance(a, int)]
 
 
-def _no_groups(axis_index_groups: Any) -> None:
-    # JAX lowers grouped pmax, all_gather and psum_scatter with the groups as replica groups
-    # (and refuses a grouped psum); ours lowers only whole axes
-    if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups in shard_map is not supported here")
+def collective_groups(axes: Sequence[Any], axis_index_groups: Any) -> list[list[int]]:
+    """The replica groups of a collective over `axes`; with `axis_index_groups`, each group of
+    the whole axes is cut into those groups of indices along them (JAX's `_replica_groups`)."""
+    groups = replica_groups(_mesh(), _named(axes))
+    if axis_index_groups is None:
+        return groups
+    return [[group[i] for i in index_group] for group in groups
+            for index_group in axis_index_groups]
 
 
 def _allreduce_rule(body_op: str, identity: Any):
     def rule(ctx, x, *, axes, axis_index_groups):
-        if axis_index_groups is not None and body_op == "add":
-            raise NotImplementedError  # as JAX's psum inside shard_map
-        _no_groups(axis_index_groups)
         positional = [a for a in axes if isinstance(a, int)]
         if positional:  # a vmapped axis (stage 5): a plain reduction first, as JAX's rule
             (x,) = unary_reduce_lower(body_op, identity, ctx, x, axes=positional)
         if not _named(axes):
             return [x]
-        groups = replica_groups(_mesh(), _named(axes))
+        groups = collective_groups(axes, axis_index_groups)
         props = f"{_CHANNEL}, replica_groups = {_groups_attr(groups)}, use_global_device_ids"
         return [_generic("stablehlo.all_reduce", [x], x.type, props, body_op)]
     return rule
@@ -122,8 +123,7 @@ def _allreduce_rule(body_op: str, identity: Any):
 
 def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_groups, axis_size,
                      tiled):
-    _no_groups(axis_index_groups)
-    groups = replica_groups(_mesh(), _named(axis_name))
+    groups = collective_groups(axis_name, axis_index_groups)
     out = aval_to_ir_type(ctx.avals_out[0])
     if not tiled:  # a new axis: gather along it (of size 1 per device)
         shape = list(ctx.avals_in[0].shape)
@@ -136,8 +136,7 @@ def _all_gather_rule(ctx, x, *, all_gather_dimension, axis_name, axis_index_grou
 
 def _reduce_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_index_groups, axis_size,
                          tiled):
-    _no_groups(axis_index_groups)
-    groups = replica_groups(_mesh(), _named(axis_name))
+    groups = collective_groups(axis_name, axis_index_groups)
     aval = ctx.avals_out[0]
     shape = list(aval.shape)
     if not tiled:
@@ -204,4 +203,4 @@ vma_rules[P.ppermute_p] = _varying_over("axis_name")
 vma_rules[P.axis_index_p] = lambda in_vmas, *, axis_name: [frozenset([axis_name])]
 # --8<-- [end:vma_rules]
 
-__all__ = ["manual_mesh", "replica_groups"]
+__all__ = ["collective_groups", "manual_mesh", "replica_groups"]

@@ -86,6 +86,7 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         checks.check_rank("out", f, name, out_specs, outs_tree, out_avals)
         checks.check_duplicates(out_specs, mesh)
         if check_vma:
+            checks.check_no_grouped_psum(closed.jaxpr)
             in_vmas = [frozenset(s.used_axes()) for s in flat_in]
             checks.check_replication(name, mesh, out_specs, outs_tree,
                                      infer_vma(closed.jaxpr, in_vmas))

@@ -20,6 +20,7 @@ from stages.s01_pytrees.tree_util import (
     prefix_errors,
     tree_flatten_with_path,
 )
+from stages.s05_vmap.parallel import psum_p
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -196,3 +197,10 @@ def check_replication(fun_name: str, mesh: Mesh, specs: Any, tree: Any,
         "be replicated over those mesh axes. If not, consider revising the corresponding "
         "out_specs entries. If so, consider disabling the check by passing the "
         "check_vma=False argument to `jax.shard_map`.")
+
+
+def check_no_grouped_psum(jaxpr: Any) -> None:
+    """With check_vma=True JAX's psum is `psum_invariant`, which takes no axis_index_groups: it
+    raises a bare NotImplementedError (pmax, pmin, all_gather and psum_scatter take groups)."""
+    if any(e.primitive is psum_p and e.params["axis_index_groups"] for e in jaxpr.eqns):
+        raise NotImplementedError

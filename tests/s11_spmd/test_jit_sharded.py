@@ -13,8 +13,8 @@ from shared.spmd_programs import PROGRAMS, SIZES
 from tests.s11_spmd.conftest import OURS, cpu_devices, jax_results
 
 PROGRAM_NAMES = sorted(PROGRAMS)
-LOWERED = ["collectives_program", "data_parallel_mlp", "mlp_2d", "shard_map_program",
-           "shard_map_psum", "sharded_matmul"]
+LOWERED = ["collectives_program", "data_parallel_mlp", "grouped_collectives", "mlp_2d",
+           "shard_map_program", "shard_map_psum", "sharded_matmul"]
 
 
 @pytest.fixture(scope="module", params=[4, 8])
@@ -38,6 +38,12 @@ def test_the_values_are_jaxs_with_the_same_shardings(run, name):
     _, ours, theirs = run
     for a, b in zip(ours[name]["values"], theirs[name]["values"], strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
+
+
+def test_a_grouped_psum_is_refused_as_jax_refuses_it_with_check_vma(run):
+    _, ours, theirs = run
+    assert ours["grouped_collectives"]["refused"] == theirs["grouped_collectives"]["refused"] \
+        == "NotImplementedError: "
 
 
 def test_the_sharded_matmul_keeps_the_asked_output_sharding(run):

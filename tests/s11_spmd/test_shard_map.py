@@ -109,27 +109,6 @@ def test_a_psum_makes_an_output_that_may_be_declared_replicated(four):
     assert infer_vma(jaxpr, [frozenset("xy")]) == [frozenset("x"), frozenset("xy")]
 
 
-def test_grouped_collectives_in_shard_map_are_refused(four):
-    # JAX refuses a grouped psum in shard_map (a bare NotImplementedError, as ours); it lowers
-    # grouped pmax, all_gather and psum_scatter, which ours refuses by name
-    from stages.s05_vmap.parallel import all_gather, pmax, psum
-
-    mesh = s11.make_mesh((4,), ("x",))
-    x = np.arange(8, dtype=np.float32)
-    groups = [[0, 1], [2, 3]]
-    grouped_psum = s11.shard_map(lambda a: psum(a, "x", axis_index_groups=groups), mesh=mesh,
-                                 in_specs=P("x"), out_specs=P("x"))
-    with pytest.raises(NotImplementedError) as info:
-        grouped_psum(x)
-    assert str(info.value) == ""
-    for body in (lambda a: pmax(a, "x", axis_index_groups=groups),
-                 lambda a: all_gather(a, "x", axis_index_groups=groups, tiled=True)):
-        f = s11.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
-        with pytest.raises(NotImplementedError,
-                           match="axis_index_groups in shard_map is not supported here"):
-            f(x)
-
-
 def test_a_gradient_inside_the_body_for_a_replicated_value_needs_check_vma_false(four):
     """JAX types each value by the mesh axes it varies along, so with check_vma=True its
     gradient for the replicated `v` is summed over the devices (pvary's transpose is psum).
