@@ -271,6 +271,42 @@ def grouped_collectives(api: Any, n: int) -> dict[str, Any]:
                 refused=refused)
 
 
+def typed_varying_axes(api: Any, n: int) -> dict[str, Any]:
+    """check_vma=True: every value in the body is typed by the mesh axes it varies along, a
+    replicated value meeting a varying one is cast by pvary, and a gradient taken inside the
+    body comes out summed over the devices. Its printed body, and an SGD step written that way
+    (no psum of the gradient by hand)."""
+    mesh = api.make_mesh((n // 2, 2), ("i", "j"))
+    P = api.P
+
+    def body(w, x):
+        g = api.grad(lambda w: api.np.sum(api.np.sin(w * x)))(w)
+        return g, api.collectives.psum(x, "j")
+
+    f = api.shard_map(body, mesh=mesh, in_specs=(P(), P("i", "j")), out_specs=(P(), P("i")))
+    w, x = np.float32(0.5), np.linspace(-1, 2, 4 * n, dtype=np.float32).reshape(n, 4)
+    text = str(api.make_jaxpr(f)(w, x))
+
+    def loss(p, xb, yb):
+        return api.np.sum((api.np.tanh(xb @ p["w"]) + p["b"] - yb) ** 2)
+
+    def step(p, xb, yb):  # the gradient of replicated params: summed by the types
+        g = api.grad(loss)(p, xb, yb)
+        return api.tree_map(lambda a, b: a - 0.05 * b, p, g)
+
+    sgd = api.jit(api.shard_map(step, mesh=mesh, in_specs=(P(), P(("i", "j")), P(("i", "j"))),
+                                out_specs=P()))
+    rng = np.random.default_rng(1)
+    p = {"w": rng.standard_normal((5, 3)).astype(np.float32), "b": np.zeros(3, np.float32)}
+    xb = rng.standard_normal((2 * n, 5)).astype(np.float32)
+    yb = rng.standard_normal((2 * n, 3)).astype(np.float32)
+    for _ in range(3):
+        p = sgd(p, xb, yb)
+    out = f(w, x)
+    return {"body": text[:text.index("} in")],
+            "values": [np.asarray(o).tolist() for o in (*out, p["w"], p["b"])]}
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
@@ -282,6 +318,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "shard_map_psum": shard_map_psum,
     "shard_map_replicated_grads": shard_map_replicated_grads,
     "grouped_collectives": grouped_collectives,
+    "typed_varying_axes": typed_varying_axes,
 }
 
 

@@ -20,6 +20,9 @@ class AxisEnv:
 
     axis_sizes: dict = field(default_factory=dict)
     spmd_axis_names: frozenset = frozenset()
+    # the manual mesh axes of a shard_map with check_vma=True: inside it every value's type
+    # says which of these it varies along (ShapedArray.vma), and operands are made to agree
+    vma_axes: frozenset = frozenset()
 
     def axis_size(self, axis_name: Hashable) -> int:
         if axis_name not in self.axis_sizes:
@@ -34,7 +37,7 @@ class AxisEnv:
 
     def key(self) -> tuple:
         """A hashable snapshot, for caches whose traces depend on it (jit's)."""
-        return tuple(self.axis_sizes.items()), self.spmd_axis_names
+        return tuple(self.axis_sizes.items()), self.spmd_axis_names, self.vma_axes
 
 
 class _State(threading.local):
@@ -63,13 +66,27 @@ def extend_axis_env_nd(name_size_pairs: Iterable[tuple[Hashable, int]]
     """Bind each (name, size) while the block runs; a None name (an unnamed vmap) binds nothing."""
     sizes = dict(_state.env.axis_sizes)
     sizes.update((name, size) for name, size in name_size_pairs if name is not None)
-    return _replaced(AxisEnv(sizes, _state.env.spmd_axis_names))
+    return _replaced(AxisEnv(sizes, _state.env.spmd_axis_names, _state.env.vma_axes))
 
 
 def add_spmd_axis_names(names: Iterable[Hashable] | None) -> contextlib.AbstractContextManager:
     """Record the mesh axes a vmap's `spmd_axis_name` maps onto while the block runs."""
     env = _state.env
-    return _replaced(AxisEnv(env.axis_sizes, env.spmd_axis_names | frozenset(names or ())))
+    return _replaced(AxisEnv(env.axis_sizes, env.spmd_axis_names | frozenset(names or ()),
+                             env.vma_axes))
+
+
+def check_vma_axes(names: Iterable[Hashable]) -> contextlib.AbstractContextManager:
+    """Type values by the axes among `names` they vary along while the block runs (JAX: the
+    `_check_vma` config a shard_map with check_vma=True sets); empty `names` turns it off."""
+    env = _state.env
+    return _replaced(AxisEnv(env.axis_sizes, env.spmd_axis_names, frozenset(names)))
+
+
+def vma_order(names: Iterable[Hashable]) -> tuple:
+    """`names` in the order their axes were bound (a mesh's order), unbound ones sorted last."""
+    bound = list(_state.env.axis_sizes)
+    return tuple(sorted(names, key=lambda n: (0, bound.index(n)) if n in bound else (1, str(n))))
 
 
 @contextlib.contextmanager

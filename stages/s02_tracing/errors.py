@@ -168,6 +168,8 @@ def aval_mismatch_extra(a: Any, b: Any) -> str:
         mismatches.append("the dtypes do not match")
     if a.shape != b.shape:
         mismatches.append("the shapes do not match")
+    if getattr(a, "vma", None) != getattr(b, "vma", None):
+        mismatches.append("the manual axis types do not match")
     if not mismatches:
         return ""
     if len(mismatches) == 1:

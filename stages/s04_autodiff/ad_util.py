@@ -34,7 +34,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The aval of a tangent (or cotangent) of a value of type `aval`."""
     # JAX: ShapedArray.to_tangent_aval (and to_ct_aval, the same for arrays)
     dtype = primal_dtype_to_tangent_dtype(aval.dtype)
-    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != float0)
+    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != float0, aval.vma)
 
 
 # --8<-- [start:zero]

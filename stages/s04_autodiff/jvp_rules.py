@@ -104,9 +104,15 @@ def _tan_jvp(g, ans, x, *, accuracy):
     return mul(g, add(const(x, 1), mul(ans, ans)))
 
 
+def _one(x):
+    """A scalar 1 of x's dtype, weakly typed when x is, whatever x's rank (JAX: lax._one;
+    `const` keeps weak only for a scalar example, as JAX's `_const`)."""
+    return lax.full_like(x, 1, shape=())
+
+
 def _tanh_jvp(g, ans, x, *, accuracy):
     # g * (1 - ans**2), written (g + g*ans) * (1 - ans) as JAX does
-    return mul(add(g, mul(g, ans)), sub(const(x, 1), ans))
+    return mul(add(g, mul(g, ans)), sub(_one(x), ans))
 
 
 def _exp_jvp(g, ans, x, *, accuracy):
@@ -118,7 +124,7 @@ def _log_jvp(g, x, *, accuracy):
 
 
 def _log1p_jvp(g, x, *, accuracy):
-    return div(g, add(x, const(x, 1)))
+    return div(g, add(x, _one(x)))
 
 
 def _sqrt_jvp(g, ans, x, *, accuracy):
@@ -130,7 +136,7 @@ def _rsqrt_jvp(g, ans, x, *, accuracy):
 
 
 def _logistic_jvp(g, ans, x, *, accuracy):
-    return mul(g, mul(ans, sub(const(ans, 1), ans)))
+    return mul(g, mul(ans, sub(_one(ans), ans)))
 
 
 def _erf_jvp(g, x):
@@ -218,15 +224,21 @@ def replace_zero(x):
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    # y * x ** (y - 1), with y converted to x's dtype when it is an integer
-    if np.issubdtype(dtypes.dtype(y), np.integer):
+    # y * x ** (y - 1), both first converted to the result dtype (which also makes them
+    # strongly typed, as in JAX); an integer y of 0 gives 0, not 0 * x ** -1
+    y_dtype = dtypes.dtype(y)
+    result_dtype = dtypes.result_type(x, y)
+    if result_dtype == np.bool_:
+        result_dtype = np.dtype(np.int32)
+    x = lax.convert_element_type(x, result_dtype)
+    y = lax.convert_element_type(y, result_dtype)
+    if np.issubdtype(y_dtype, np.integer):
         shape = _broadcast_shape(x, y)
-        y_x = lax.convert_element_type(y, dtypes.dtype(x))
-        y_is_zero = _maybe_broadcast(shape, eq(y, const(y, 0)))
-        jac = select(y_is_zero, lax.full(shape, 0, dtypes.dtype(x)),
-                     mul(y_x, lax.pow(x, sub(y, const(y, 1)))))
+        x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
+        jac = select(eq(y, const(y, 0)), lax.full_like(y, 0),
+                     mul(replace_zero(y), lax.pow(x, sub(y, lax.full_like(y, 1)))))
     else:
-        jac = mul(y, lax.pow(x, sub(y, const(y, 1))))
+        jac = mul(y, lax.pow(x, sub(y, lax.full_like(y, 1))))
     return mul(g, jac)
 
 
@@ -371,6 +383,7 @@ for _p in (lax.argmax_p, lax.argmin_p, lax.iota_p):
 for _p in (lax.broadcast_in_dim_p, lax.reshape_p, lax.transpose_p, lax.squeeze_p,
            lax.concatenate_p, lax.pad_p, lax.slice_p, lax.rev_p):
     deflinear(_p)
+deflinear(core.pvary_p)  # a change of type only; its transpose (a psum) is stage 5's
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):

@@ -25,8 +25,9 @@ from stages.s02_tracing.lax.utils import canonicalize_axis, const
 AxisName = Hashable
 
 __all__ = ["all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index",
-           "axis_index_p", "axis_size", "pmax", "pmax_p", "pmean", "pmin", "pmin_p",
-           "ppermute", "ppermute_p", "psum", "psum_p", "psum_scatter", "reduce_scatter_p"]
+           "axis_index_p", "axis_size", "pcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p",
+           "ppermute", "ppermute_p", "psum", "psum_invariant_p", "psum_p", "psum_scatter",
+           "reduce_scatter_p"]
 
 
 def as_tuple(axis_name: Any) -> tuple:
@@ -77,9 +78,47 @@ def psum(x: Any, axis_name: AxisName | Sequence[AxisName], *,
             size = len(groups[0]) if groups else \
                 math.prod(get_axis_env().axis_size(name) for name in named)
             return const(leaf, size) * (lax.reduce_sum(leaf, pos) if pos else leaf)
+        if _typed(axes):  # in shard_map(check_vma=True): a sum that makes the value invariant
+            return bind_psum_invariant(leaf, axes, groups)
         return psum_p.bind(leaf, axes=axes, axis_index_groups=groups)
     return tree_map(bind, x)
 # --8<-- [end:psum]
+
+
+def pcast(x: Any, axis_name: AxisName | Sequence[AxisName], *, to: str) -> Any:
+    """Change which mesh axes x is typed as varying along (inside shard_map, check_vma=True).
+    Ours has only JAX's invariant -> varying cast (`pvary`); JAX also casts to 'reduced' and
+    'unreduced' types, which ours lacks."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"{axis_name=} must be a tuple or a str. Got {axis_name}")
+    axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    if not axis_name:
+        return x
+    if to not in ("unreduced", "reduced", "varying"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are:"
+                         f" {set(['unreduced', 'reduced', 'varying'])}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast to {to!r}: ours has no reduced or unreduced types")
+    return tree_map(lambda leaf: core.pvary(leaf, axes), x)
+
+
+def _typed(axes: tuple) -> bool:
+    """Are values typed by their variation along these axes here (stage 11's check_vma)?"""
+    typed = get_axis_env().vma_axes
+    return bool(typed) and all(a in typed for a in axes)
+
+
+def bind_psum_invariant(leaf: Any, axes: tuple, groups: Any) -> Any:
+    """psum where values carry their varying axes (JAX's `bind_psum_invariant`): the operand is
+    first made to vary along every summed axis, then `psum_invariant` sums it and its result
+    varies along none of them. It takes no axis_index_groups (JAX raises a bare
+    NotImplementedError too)."""
+    if groups is not None:
+        raise NotImplementedError
+    missing = tuple(a for a in axes if a not in core.get_aval(leaf).vma)
+    if missing:
+        leaf = core.pvary(leaf, missing)
+    return psum_invariant_p.bind(leaf, axes=axes)
 
 
 def pmean(x: Any, axis_name: AxisName | Sequence[AxisName], *,
@@ -225,6 +264,22 @@ def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
 
 
 psum_p = _allreduce_primitive("psum", np.sum)
+
+
+def _psum_invariant_abstract_eval(aval: core.ShapedArray, *, axes: tuple) -> core.ShapedArray:
+    _check_axis_names(axes, "psum")
+    if not set(axes) & aval.vma:
+        raise ValueError(
+            "psum is a variant->invariant collective. This means that the axis names "
+            "mentioned in `axes` passed to `psum` must be present in "
+            f"`jax.typeof(inp).vma`. Got axes={axes} and jax.typeof(inp).vma={aval.vma}")
+    return aval.update(vma=aval.vma - frozenset(axes))
+
+
+psum_invariant_p = core.Primitive("psum_invariant")
+psum_invariant_p.def_impl(lambda x, *, axes: _allreduce_impl(np.sum, "psum", x, axes=axes,
+                                                              axis_index_groups=None))
+psum_invariant_p.def_abstract_eval(_psum_invariant_abstract_eval)
 pmax_p = _allreduce_primitive("pmax", np.max)
 pmin_p = _allreduce_primitive("pmin", np.min)
 pmax = _reducer(pmax_p)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import lax
+from stages.s02_tracing import core, lax
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.lax.utils import const
 from stages.s04_autodiff import ad, jvp_rules
@@ -85,6 +85,29 @@ def _psum_transpose(ct: Any, x: Any, *, axes: tuple, axis_index_groups: Any) -> 
         kept = [i for i in range(len(shape)) if i not in pos]
         ct = lax.broadcast_in_dim(ct, shape, kept)
     return [P.psum_p.bind(ct, axes=named, axis_index_groups=axis_index_groups)]
+
+
+# ------------------------------------------------------------------ typed by varying axes
+# Inside shard_map(check_vma=True) (stage 11): pvary casts an invariant value to varying, and
+# psum_invariant sums a varying one to invariant; each is the other's transpose (JAX:
+# `_pvary_transpose_rule`, `_psum_invariant_transpose_rule`). That pair is why a gradient
+# taken inside the body, for a value every device shares, comes out summed over the devices.
+
+
+def _pvary_transpose(ct: Any, x: Any, *, axes: tuple) -> list[Any]:
+    return [P.bind_psum_invariant(ct, axes, None)]
+
+
+def _psum_invariant_transpose(ct: Any, x: Any, *, axes: tuple) -> list[Any]:
+    return [core.pvary(ct, axes)]
+
+
+def _along_mesh_axes(prim: Any):
+    """A batcher for a cast or sum over mesh axes: a vmap's batch axis rides along."""
+    def batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim], *,
+                axes: tuple) -> tuple[Any, BatchDim]:
+        return prim.bind(vals[0], axes=axes), dims[0]
+    return batcher
 
 
 # ------------------------------------------------------------------ axis_index, ppermute
@@ -255,6 +278,11 @@ primitive_batchers[P.all_to_all_p] = _all_to_all_batcher
 for _p in (P.psum_p, P.ppermute_p, P.all_gather_p, P.reduce_scatter_p, P.all_to_all_p):
     jvp_rules.deflinear(_p)
 ad.primitive_transposes[P.psum_p] = _psum_transpose
+jvp_rules.deflinear(P.psum_invariant_p)
+for _p in (core.pvary_p, P.psum_invariant_p):
+    primitive_batchers[_p] = _along_mesh_axes(_p)
+ad.primitive_transposes[core.pvary_p] = _pvary_transpose
+ad.primitive_transposes[P.psum_invariant_p] = _psum_invariant_transpose
 ad.primitive_transposes[P.ppermute_p] = _ppermute_transpose
 ad.primitive_transposes[P.all_gather_p] = _all_gather_transpose
 ad.primitive_transposes[P.reduce_scatter_p] = _reduce_scatter_transpose

@@ -34,6 +34,7 @@ from .util import (
     bulleted,
     equality_errors,
     partition_list,
+    pcast_hint,
     split_list,
     typematch,
 )
@@ -221,6 +222,28 @@ def check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
 # --8<-- [end:check_carry_type]
 
 
+def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
+                    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
+    """Inside shard_map(check_vma=True) the carry must also keep the mesh axes it varies along
+    (stage 11); JAX refuses a carry that starts replicated and comes out varying."""
+    if all(a.vma == b.vma for a, b in zip(in_avals, out_avals, strict=True)):
+        return
+    component = _carry_component(body_fun)
+    paths = [path for path, _ in tree_flatten_with_path(tree_unflatten(in_tree, in_avals))[0]]
+    bad = [(p, a, b) for p, a, b in zip(paths, in_avals, out_avals, strict=True)
+           if a.vma != b.vma]
+    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+             f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
+             for p, a, b in bad]
+    fixes = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to the "
+             f"initial carry value corresponding to {component(p)}"
+             for p, a, b in bad if b.vma - a.vma]
+    raise TypeError(
+        f"{name} function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{bulleted(diffs)}\n{pcast_hint(fixes, ';' + chr(10))}"
+        "Revise the function so that all output types match the corresponding input types.")
+
+
 # --8<-- [start:promote_weak]
 def promote_weak_typed_inputs(in_vals: Sequence[Any], in_avals: Sequence[ShapedArray],
                               out_avals: Sequence[ShapedArray]) -> tuple[list[Any], bool]:
@@ -256,6 +279,7 @@ def trace_loop_body(name: str, body_fun: Callable, init_vals: list[Any], init_tr
         init_avals = [core.get_aval(x) for x in init_vals]
         traced, carry_tree, carry_out_avals = trace(init_avals)
     check_carry_type(name, body_fun, init_tree, init_avals, carry_tree, carry_out_avals)
+    check_carry_vma(name, body_fun, init_tree, init_avals, carry_out_avals)
     return init_vals, traced
 
 

@@ -98,6 +98,20 @@ def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
         yield from equality_errors(c1, c2, (*path, key))
 
 
+def pcast_hint(fixes: Sequence[str], sep: str) -> str:
+    """JAX's advice when only the varying axes differ (inside shard_map with check_vma=True):
+    cast the less varying side with `pcast(..., to='varying')` (ours: core.pvary)."""
+    if not fixes:
+        return ""
+    if len(fixes) == 1:
+        hint = f"This might be fixed by {fixes[0]}.\n"
+    else:
+        hint = ("This might be fixed by:\n" + "\n".join(f"  * {d}{sep}" for d in fixes[:-1])
+                + f"{'' if sep.endswith(chr(10)) else chr(10)}  * {fixes[-1]}.\n")
+    return hint + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
+                   "for more information.\n\n")
+
+
 def bulleted(diffs: Sequence[str]) -> str:
     """One difference as a sentence; several as a bulleted list (JAX's layout)."""
     if len(diffs) == 1:

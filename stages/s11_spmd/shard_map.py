@@ -26,7 +26,7 @@ from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
-from stages.s02_tracing.axis_env import extend_axis_env_nd
+from stages.s02_tracing.axis_env import check_vma_axes, extend_axis_env_nd, get_axis_env
 from stages.s07_caches.api_util import fun_name as get_fun_name
 
 from . import shard_map_checks as checks
@@ -36,17 +36,20 @@ from .partition_spec import PartitionSpec
 shard_map_p = core.Primitive("shard_map")
 shard_map_p.multiple_results = True
 
-# primitive -> rule(in_vmas, **params) -> out_vmas; an absent primitive unions its inputs'
-vma_rules: dict[core.Primitive, Callable[..., list[frozenset[str]]]] = {}
+# primitive -> rule(in_vmas, **params) -> out_vmas; an absent primitive unions its inputs'.
+# The same table gives values their types inside a check_vma body (stage 2's core.vma_rules).
+vma_rules: dict[core.Primitive, Callable[..., list[frozenset[str]]]] = core.vma_rules
 
 
 def split_aval(mesh: Mesh, spec: PartitionSpec, aval: core.ShapedArray) -> core.ShapedArray:
-    """The per-device aval: each split dimension divided by its mesh axes' sizes."""
+    """The per-device aval: each split dimension divided by its mesh axes' sizes; where values
+    are typed (check_vma=True), it varies along the axes its spec splits it over."""
     shape = list(aval.shape)
     for d in range(len(spec)):
         for name in spec.axes_of(d):
             shape[d] //= mesh.shape[name]
-    return aval.update(shape=tuple(shape))
+    return aval.update(shape=tuple(shape),
+                       vma=frozenset(spec.used_axes()) & get_axis_env().vma_axes)
 
 
 def merge_aval(mesh: Mesh, spec: PartitionSpec, aval: core.ShapedArray) -> core.ShapedArray:
@@ -55,7 +58,7 @@ def merge_aval(mesh: Mesh, spec: PartitionSpec, aval: core.ShapedArray) -> core.
     for d in range(len(spec)):
         for name in spec.axes_of(d):
             shape[d] *= mesh.shape[name]
-    return aval.update(shape=tuple(shape))
+    return aval.update(shape=tuple(shape), vma=frozenset())  # one global value outside
 
 
 # --8<-- [start:shard_map]
@@ -73,12 +76,13 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         checks.check_rank("in", f, name, in_specs, args, avals)
         checks.check_divisible(f, name, mesh, in_specs, args, avals)
         checks.check_duplicates(in_specs, mesh)
-        # EXERCISE 11.4 (per-device-trace): trace f once, on each argument's block
-        block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]
-        flat_f, out_tree = flatten_fun_nokwargs(lu.wrap_init(f), in_tree)
-        with extend_axis_env_nd(mesh.shape.items()):  # the mesh axes are named axes inside
-            jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
-        # END EXERCISE
+        with check_vma_axes(mesh.axis_names if check_vma else ()):  # values typed inside
+            # EXERCISE 11.4 (per-device-trace): trace f once, on each argument's block
+            block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]
+            flat_f, out_tree = flatten_fun_nokwargs(lu.wrap_init(f), in_tree)
+            with extend_axis_env_nd(mesh.shape.items()):  # the mesh axes are named axes inside
+                jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
+            # END EXERCISE
         closed = core.ClosedJaxpr(jaxpr, consts)
         outs_tree = tree_unflatten(out_tree(), list(out_avals))  # avals stand in as leaves
         checks.check_specs("out", out_specs, mesh)
@@ -86,7 +90,6 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         checks.check_rank("out", f, name, out_specs, outs_tree, out_avals)
         checks.check_duplicates(out_specs, mesh)
         if check_vma:
-            checks.check_no_grouped_psum(closed.jaxpr)
             in_vmas = [frozenset(s.used_axes()) for s in flat_in]
             checks.check_replication(name, mesh, out_specs, outs_tree,
                                      infer_vma(closed.jaxpr, in_vmas))

@@ -20,7 +20,6 @@ from stages.s01_pytrees.tree_util import (
     prefix_errors,
     tree_flatten_with_path,
 )
-from stages.s05_vmap.parallel import psum_p
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
@@ -103,8 +102,9 @@ def check_rank(kind: str, f: Callable, fun_name: str, specs: Any, tree: Any,
     for spec_key, spec, value_key, aval in found:
         extra = _bound_to(f, fun_name, value_key, int(value_key[1:].split("]")[0])) \
             if kind == "in" else ""
+        shape = aval.update(vma=frozenset()).str_short()  # JAX prints it without its vma
         msgs.append(f"* {kind}_specs{spec_key} is {spec} which has length {len(spec)}, but "
-                    f"{base}{value_key}{extra} has shape {aval.str_short()}, which has rank "
+                    f"{base}{value_key}{extra} has shape {shape}, which has rank "
                     f"{aval.ndim} (and {aval.ndim} < {len(spec)})")
     msg = (f"shard_map applied to the function '{fun_name}' was given an {kind}_specs entry "
            f"which is too long to be compatible with the corresponding {kind}put value from "
@@ -198,9 +198,3 @@ def check_replication(fun_name: str, mesh: Mesh, specs: Any, tree: Any,
         "out_specs entries. If so, consider disabling the check by passing the "
         "check_vma=False argument to `jax.shard_map`.")
 
-
-def check_no_grouped_psum(jaxpr: Any) -> None:
-    """With check_vma=True JAX's psum is `psum_invariant`, which takes no axis_index_groups: it
-    raises a bare NotImplementedError (pmax, pmin, all_gather and psum_scatter take groups)."""
-    if any(e.primitive is psum_p and e.params["axis_index_groups"] for e in jaxpr.eqns):
-        raise NotImplementedError

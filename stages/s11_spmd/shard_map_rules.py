@@ -3,8 +3,9 @@
 JAX: the `_shard_map_*` rules of jax/_src/shard_map.py. Each rule transforms the body jaxpr
 (with stage 7's memoized jaxpr transformations, as jit's rules do) and binds shard_map_p again:
 
-Every rule transforms the body inside the mesh's axis environment, as the body was traced, so
-that a collective in it (psum over 'x') still finds its axis.
+Every rule transforms the body inside the environment it was traced in (`_body_env`): its mesh
+axes bound, so a collective in it (psum over 'x') still finds its axis, and with check_vma=True
+its values typed by the axes they vary along.
 
 - jvp: a shard_map of the jvp body, tangents laid out as their primals;
 - partial eval (for linearize, vjp and grad): the primal shard_map is bound on its own, so its
@@ -22,12 +23,13 @@ that a collective in it (psum over 'x') still finds its axis.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.axis_env import extend_axis_env_nd
+from stages.s02_tracing.axis_env import check_vma_axes, extend_axis_env_nd
 from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s04_autodiff import ad
 from stages.s04_autodiff.ad import jvp_jaxpr
@@ -51,18 +53,29 @@ from .partition_spec import PartitionSpec
 from .shard_map import shard_map_p
 from .sharding_impls import NamedSharding
 
+
+def _body_env(mesh: Mesh, check_vma: bool) -> contextlib.ExitStack:
+    """The environment the body was traced in: its mesh axes bound, values typed or not."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(extend_axis_env_nd(mesh.shape.items()))
+    stack.enter_context(check_vma_axes(mesh.axis_names if check_vma else ()))
+    return stack
+
+
 # ------------------------------------------------------------------ jvp (stage 4)
 
 
-def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, **params):
+def _shard_map_jvp(primals, tangents, *, jaxpr, mesh, in_specs, out_specs, check_vma,
+                   **params):
     primal_outs = shard_map_p.bind(*primals, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,
-                                   out_specs=out_specs, **params)
+                                   out_specs=out_specs, check_vma=check_vma, **params)
     nz_in = tuple(type(t) is not Zero for t in tangents)
     if not any(nz_in):
         return primal_outs, [Zero.from_primal_value(p) for p in primal_outs]
-    with extend_axis_env_nd(mesh.shape.items()):
+    with _body_env(mesh, check_vma):
         jaxpr_jvp, nz_out = jvp_jaxpr(jaxpr, nz_in, False)
     outs = shard_map_p.bind(*primals, *keep_where(tangents, nz_in), jaxpr=jaxpr_jvp, mesh=mesh,
+                            check_vma=check_vma,
                             in_specs=(*in_specs, *keep_where(in_specs, nz_in)),
                             out_specs=(*out_specs, *keep_where(out_specs, nz_out)), **params)
     nz_tangents = iter(outs[len(primal_outs):])
@@ -95,20 +108,22 @@ def _sum_replicated(transposed: core.ClosedJaxpr, mesh: Mesh, n_nonlinear: int,
     return trace_to_closed_jaxpr(lu.wrap_init(f), transposed.in_avals)
 
 
-def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, **params):
+def _shard_map_transpose(cts, *args, jaxpr, mesh, in_specs, out_specs, check_vma, **params):
     in_linear = tuple(ad.is_undefined_primal(x) for x in args)
     out_zeros = tuple(type(ct) is Zero for ct in cts)
     n_nonlinear = len(args) - sum(in_linear)
-    with extend_axis_env_nd(mesh.shape.items()):
+    with _body_env(mesh, check_vma):
         transposed, in_zeros = transpose_jaxpr(jaxpr, in_linear, out_zeros)
         zeros = iter(in_zeros)
         nonzero_in = [lin and not next(zeros) for lin in in_linear]
-        transposed = _sum_replicated(transposed, mesh, n_nonlinear,
-                                     keep_where(out_specs, [not z for z in out_zeros]),
-                                     keep_where(in_specs, nonzero_in))
+        if not check_vma:  # with types, pvary's transpose (a psum) already sums them
+            transposed = _sum_replicated(transposed, mesh, n_nonlinear,
+                                         keep_where(out_specs, [not z for z in out_zeros]),
+                                         keep_where(in_specs, nonzero_in))
     outs = iter(shard_map_p.bind(
         *[x for x, lin in zip(args, in_linear, strict=True) if not lin],
         *[ct for ct in cts if type(ct) is not Zero], jaxpr=transposed, mesh=mesh,
+        check_vma=check_vma,
         in_specs=(*keep_where(in_specs, [not lin for lin in in_linear]),
                   *keep_where(out_specs, [not z for z in out_zeros])),
         out_specs=keep_where(in_specs, nonzero_in), **params))
@@ -126,10 +141,11 @@ def _insert_unsplit(spec: PartitionSpec, ndim: int, dim: int) -> PartitionSpec:
     return PartitionSpec(*entries)
 
 
-def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, mesh, in_specs, out_specs, **params):
+def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, mesh, in_specs, out_specs, check_vma,
+                       **params):
     vals = [batching.bdim_at_front(v, d, axis_data.size) for v, d in zip(vals, dims,
                                                                            strict=True)]
-    with extend_axis_env_nd(mesh.shape.items()):
+    with _body_env(mesh, check_vma):
         new_jaxpr, out_dims = batch_jaxpr2(jaxpr, axis_data, (0,) * len(vals))
     in_specs = tuple(_insert_unsplit(s, v.ndim - 1, 0) for s, v in zip(in_specs, vals,
                                                                         strict=True))
@@ -138,7 +154,7 @@ def _shard_map_batcher(axis_data, vals, dims, *, jaxpr, mesh, in_specs, out_spec
         if d is not None else s
         for s, a, d in zip(out_specs, new_jaxpr.out_avals, out_dims, strict=True))
     outs = shard_map_p.bind(*vals, jaxpr=new_jaxpr, mesh=mesh, in_specs=in_specs,
-                            out_specs=out_specs, **params)
+                            out_specs=out_specs, check_vma=check_vma, **params)
     return outs, list(out_dims)
 
 

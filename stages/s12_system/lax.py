@@ -9,6 +9,7 @@ from stages.s05_vmap.parallel import (
     all_gather,
     all_to_all,
     axis_index,
+    pcast,
     pmax,
     pmean,
     pmin,
@@ -22,5 +23,6 @@ from stages.s11_spmd import with_sharding_constraint
 from .special import erf_inv
 
 __all__ = [*_stage2_all, "all_gather", "all_to_all", "axis_index", "cond", "erf_inv",
-           "fori_loop", "map", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter", "scan",
-           "stop_gradient", "switch", "while_loop", "with_sharding_constraint"]
+           "fori_loop", "map", "pcast", "pmax", "pmean", "pmin", "ppermute", "psum",
+           "psum_scatter", "scan", "stop_gradient", "switch", "while_loop",
+           "with_sharding_constraint"]

@@ -59,9 +59,11 @@ def test_every_linear_primitive_has_a_transpose_rule(linear_primitives):
 def test_only_linear_primitives_have_transpose_rules(linear_primitives):
     # Only primitives of stages 2-4: later stages (cond, scan, ...) add transpose rules too.
     # remat2 and custom_jvp_call hold a jaxpr, which is linear when they reach a linear jaxpr.
+    # pvary (stage 2's core, as in JAX) is linear too; its transpose, a psum, is stage 5's.
     ours = _primitives_of(s02) | _primitives_of(s04)
     extra = ours & set(ad.primitive_transposes) - linear_primitives - {
-        custom_calls.custom_lin_p, ad_checkpoint.remat_p, custom_derivatives.custom_jvp_call_p}
+        custom_calls.custom_lin_p, ad_checkpoint.remat_p, custom_derivatives.custom_jvp_call_p,
+        core.pvary_p}
     assert extra == set()
 
 

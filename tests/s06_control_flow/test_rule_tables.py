@@ -29,6 +29,10 @@ SKIP = {
     # constant folding is for a few cheap first-order primitives (convert_element_type), as
     # in JAX, whose const_fold_rules has no entry for cond, scan or while either
     "const_fold_rules": set(NEW),
+    # the varying-axes rules are for first-order primitives that change a value's type
+    # (pvary, the collectives); one holding a jaxpr keeps the types its body gave its outputs,
+    # as JAX's cond, scan and while take theirs from their bodies
+    "vma_rules": set(NEW),
 }
 
 

@@ -39,7 +39,8 @@ PRIMITIVES = _primitives()
 # names to devices (replica groups), which is stage 11's shard_map: it registers their rules.
 # Under vmap they never reach lowering: vmap's rules turn them into array code first.
 NEEDS_A_MESH = {"psum", "pmax", "pmin", "ppermute", "all_gather", "reduce_scatter",
-                "all_to_all", "axis_index"}
+                "all_to_all", "axis_index", "psum_invariant",
+                "pvary"}  # pvary (a cast between the types of a shard_map body): the same
 
 
 def test_the_walk_finds_the_primitives_of_every_earlier_stage():

@@ -40,6 +40,12 @@ def test_the_values_are_jaxs_with_the_same_shardings(run, name):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
 
 
+def test_a_check_vma_body_prints_as_jaxs_with_its_types_and_casts(run):
+    _, ours, theirs = run
+    assert ours["typed_varying_axes"]["body"] == theirs["typed_varying_axes"]["body"]
+    assert "pvary[axes=('i', 'j')]" in ours["typed_varying_axes"]["body"]
+
+
 def test_a_grouped_psum_is_refused_as_jax_refuses_it_with_check_vma(run):
     _, ours, theirs = run
     assert ours["grouped_collectives"]["refused"] == theirs["grouped_collectives"]["refused"] \

@@ -9,14 +9,18 @@ import pytest
 import stages.s04_autodiff as s04
 import stages.s05_vmap as s05
 import stages.s11_spmd as s11
+from stages.s02_tracing import core
+from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import numpy as snp
 from stages.s02_tracing.api import make_jaxpr
+from stages.s02_tracing.axis_env import check_vma_axes, extend_axis_env_nd
+from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad
-from stages.s05_vmap import batching
+from stages.s05_vmap import batching, parallel
 from stages.s08_lowering import lowering_rules
 from stages.s11_spmd import P
-from stages.s11_spmd.shard_map import infer_vma
+from stages.s11_spmd.shard_map import infer_vma, split_aval
 
 
 def test_the_body_is_traced_once_on_each_devices_block(four):
@@ -109,21 +113,40 @@ def test_a_psum_makes_an_output_that_may_be_declared_replicated(four):
     assert infer_vma(jaxpr, [frozenset("xy")]) == [frozenset("x"), frozenset("xy")]
 
 
-def test_a_gradient_inside_the_body_for_a_replicated_value_needs_check_vma_false(four):
-    """JAX types each value by the mesh axes it varies along, so with check_vma=True its
-    gradient for the replicated `v` is summed over the devices (pvary's transpose is psum).
-    Ours has no such types: it refuses to call that output replicated, and with
-    check_vma=False gives each device's own gradient, as JAX does then."""
+def test_a_gradient_inside_the_body_is_summed_only_where_values_are_typed(four):
+    """With check_vma=True the replicated `v` meets the varying `a` through a pvary, whose
+    transpose is a psum: the gradient taken inside the body is the sum over the devices, and
+    may be declared replicated. With check_vma=False it is each device's own part."""
     mesh = s11.make_mesh((4,), ("i",))
-    v, a = np.float32(0.5), np.linspace(-1, 1, 8, dtype=np.float32)
+    v, a = np.float32(0.5), np.linspace(-1, 2, 8, dtype=np.float32)
 
     def body(v, a):
         return s04.grad(lambda v: snp.sum(snp.sin(a * v)))(v)
-    with pytest.raises(ValueError, match=r"out_specs is P\(\) which implies that the "
-                                         r"corresponding output value is replicated"):
-        s11.shard_map(body, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(v, a)
+    summed = s11.shard_map(body, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(v, a)
+    np.testing.assert_allclose(float(summed), np.sum(a * np.cos(a * v)), rtol=1e-5)
     own = s11.shard_map(lambda v, a: body(v, a)[None], mesh=mesh, in_specs=(P(), P("i")),
                         out_specs=P("i"), check_vma=False)(v, a)
     blocks = a.reshape(4, 2)
     np.testing.assert_allclose(np.asarray(own), (blocks * np.cos(blocks * v)).sum(1),
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("body", [
+    lambda a, b: (a * b, snp.sum(a), b + 1.0),
+    lambda a, b: (parallel.psum(a * b, "x"), parallel.psum(b, ("x", "y"))),
+    lambda a, b: (parallel.all_gather(a, "y", tiled=True), parallel.axis_index("x") * b),
+    lambda a, b: (s04.grad(lambda b: snp.sum(snp.sin(a * b)))(b),),
+], ids=["elementwise", "psum", "gather-and-index", "grad-inside"])
+def test_the_types_of_a_check_vma_body_are_what_infer_vma_derives(four, body):
+    """With check_vma=True every value of the body carries its varying axes in its type; the
+    replication check's own pass over the equations (infer_vma) reaches the same sets."""
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    a, b = np.ones((4, 4), np.float32), np.ones((4,), np.float32)
+    with check_vma_axes(mesh.axis_names), extend_axis_env_nd(mesh.shape.items()):
+        typed = trace_to_closed_jaxpr(
+            lu.wrap_init(lambda *xs: list(body(*xs))),
+            [split_aval(mesh, s, core.get_aval(v))
+             for s, v in zip((P("x", "y"), P("y")), (a, b), strict=True)])
+    in_vmas = [frozenset({"x", "y"}), frozenset({"y"})]
+    assert [v.aval.vma for v in typed.jaxpr.invars] == in_vmas
+    assert infer_vma(typed.jaxpr, in_vmas) == [v.aval.vma for v in typed.jaxpr.outvars]

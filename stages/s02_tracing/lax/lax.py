@@ -15,6 +15,7 @@ import numpy as np
 from .. import core, dtypes
 from .. import partial_eval as pe
 from ..array import Array
+from ..axis_env import _state as _axis_state
 from .structural import broadcast
 from .utils import (
     canonicalize_precision,
@@ -177,7 +178,10 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     fill_shape = np.shape(x) if shape is None else tuple(shape)
     weak_type = dtype is None and dtypes.is_weakly_typed(x)
     dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    return full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
+    out = full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
+    if _axis_state.env.vma_axes and (vma := core.get_aval(x).vma):
+        out = core.pvary(out, tuple(vma))  # like x, it varies (JAX: _full_like_insert_pvary)
+    return out
 
 
 def zeros_like_array(x: Any) -> Any:

@@ -1,0 +1,43 @@
+"""Weak types through a loop's tangent, against JAX. A weakly typed carry (a Python scalar
+broadcast) gets a weakly typed tangent carry inside the jvp loop, so the rules in the body must
+keep it weak as JAX's do: their constants are `lax._one(x)`, weak whenever x is, at any rank.
+(Found by a random program under one hypothesis seed: the tangent came out strongly typed.)"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import stages.s04_autodiff as s04
+import stages.s06_control_flow as s06
+from stages.s02_tracing import lax
+
+UNARY = {"tanh": (lax.tanh, jax.lax.tanh), "log1p": (lax.log1p, jax.lax.log1p),
+         "logistic": (lax.logistic, jax.lax.logistic)}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_a_weak_carry_keeps_a_weak_tangent_through_the_loop(name):
+    ours_op, jax_op = UNARY[name]
+
+    def run(lx, fori_loop, jvp, op):
+        x = lx.broadcast_in_dim(0.3, (4,), ())  # weakly typed f32[4]
+        f = lambda x: fori_loop(0, 2, lambda i, c: lx.mul(op(c), 0.5), x)  # noqa: E731
+        return jvp(f, (x,), (np.ones(4, np.float32),))
+
+    ours = run(lax, s06.fori_loop, s04.jvp, ours_op)
+    theirs = run(jax.lax, jax.lax.fori_loop, jax.jvp, jax_op)
+    assert [o.weak_type for o in ours] == [t.weak_type for t in theirs] == [True, True]
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+
+
+def test_pow_converts_both_operands_so_its_tangent_is_strongly_typed_as_jaxs():
+    def run(lx, jvp):
+        x, y = (lx.broadcast_in_dim(v, (3,), ()) for v in (1.5, 2.5))  # weakly typed f32[3]
+        return jvp(lambda x: lx.pow(x, y), (x,), (lx.broadcast_in_dim(1.0, (3,), ()),))
+
+    ours, theirs = run(lax, s04.jvp), run(jax.lax, jax.jvp)
+    assert [o.weak_type for o in ours] == [t.weak_type for t in theirs] == [True, False]
+    np.testing.assert_allclose(np.asarray(ours[1]), np.asarray(theirs[1]), rtol=1e-6)
