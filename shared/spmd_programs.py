@@ -303,8 +303,34 @@ def typed_varying_axes(api: Any, n: int) -> dict[str, Any]:
     for _ in range(3):
         p = sgd(p, xb, yb)
     out = f(w, x)
-    return {"body": text[:text.index("} in")],
+    return {"body": text[:text.index("} in")], "messages": _carry_type_messages(api, mesh),
             "values": [np.asarray(o).tolist() for o in (*out, p["w"], p["b"])]}
+
+
+def _carry_type_messages(api: Any, mesh: Any) -> list[str]:
+    """A loop carry or cond branch that starts replicated and comes out varying: refused, and
+    JAX's message suggests the cast (pcast ... to='varying')."""
+    P, lax, np_ = api.P, api.lax, api.np
+    x = np.linspace(-1, 2, 8 * mesh.size, dtype=np.float32).reshape(2 * mesh.size, 4)
+
+    def loop(w, x):
+        return lax.fori_loop(0, 3, lambda i, c: np_.sin(c * x[0]), w * np_.ones(2))
+
+    def branch(w, x):
+        return lax.cond(x[0, 0] > 0, lambda: w * x[0], lambda: np_.cos(w) * np_.ones(2))
+
+    def scanned(w, x):
+        return lax.scan(lambda c, xi: (c * xi + w, c), w, x[0])[0]
+
+    messages = []
+    for body in (loop, branch, scanned):
+        try:
+            api.shard_map(body, mesh=mesh, in_specs=(P(), P("i", "j")), out_specs=P())(
+                np.float32(0.7), x)
+            messages.append("no error")
+        except Exception as e:  # noqa: BLE001 (the message is the point)
+            messages.append(f"{type(e).__name__}: {e}")
+    return messages
 
 
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {

@@ -21,6 +21,7 @@ import pytest
 
 import stages.s04_autodiff as s04
 import stages.s05_vmap as s05
+import stages.s06_control_flow as s06
 import stages.s09_pjrt as s09
 import stages.s11_spmd as s11
 from stages.s01_pytrees import tree_map
@@ -73,6 +74,6 @@ OURS = types.SimpleNamespace(
     jit=s11.jit, P=s11.P, NamedSharding=s11.NamedSharding, make_mesh=s11.make_mesh,
     with_sharding_constraint=s11.with_sharding_constraint, device_put=s11.device_put,
     np=snp, value_and_grad=s04.value_and_grad, grad=s04.grad, tree_map=tree_map,
-    vmap=s05.vmap, make_jaxpr=make_jaxpr,
+    vmap=s05.vmap, make_jaxpr=make_jaxpr, lax=s06,
     shard_map=s11.shard_map, collectives=parallel,
     use_shardy=_use_shardy, sharding_text=s11.visualize.sharding_text)

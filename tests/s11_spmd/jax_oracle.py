@@ -45,7 +45,7 @@ api = types.SimpleNamespace(
                                                  axis_types=(AxisType.Auto,) * len(names)),
     with_sharding_constraint=jax.lax.with_sharding_constraint, device_put=jax.device_put,
     np=jnp, value_and_grad=jax.value_and_grad, grad=jax.grad, tree_map=jax.tree_util.tree_map,
-    vmap=jax.vmap, make_jaxpr=jax.make_jaxpr,
+    vmap=jax.vmap, make_jaxpr=jax.make_jaxpr, lax=jax.lax,
     shard_map=jax.shard_map, collectives=jax.lax, use_shardy=use_shardy)
 
 if __name__ == "__main__":

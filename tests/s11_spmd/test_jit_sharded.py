@@ -46,6 +46,13 @@ def test_a_check_vma_body_prints_as_jaxs_with_its_types_and_casts(run):
     assert "pvary[axes=('i', 'j')]" in ours["typed_varying_axes"]["body"]
 
 
+def test_a_carry_or_branch_that_becomes_varying_is_refused_with_jaxs_message(run):
+    _, ours, theirs = run
+    ours_msgs = ours["typed_varying_axes"]["messages"]
+    assert ours_msgs == theirs["typed_varying_axes"]["messages"]
+    assert all("pcast(..., " in m for m in ours_msgs)
+
+
 def test_a_grouped_psum_is_refused_as_jax_refuses_it_with_check_vma(run):
     _, ours, theirs = run
     assert ours["grouped_collectives"]["refused"] == theirs["grouped_collectives"]["refused"] \
