@@ -314,10 +314,10 @@ def _carry_type_messages(api: Any, mesh: Any) -> list[str]:
     x = np.linspace(-1, 2, 8 * mesh.size, dtype=np.float32).reshape(2 * mesh.size, 4)
 
     def loop(w, x):
-        return lax.fori_loop(0, 3, lambda i, c: np_.sin(c * x[0]), w * np_.ones(2))
+        return lax.fori_loop(0, 3, lambda i, c: np_.sin(c * x[0]), w * np_.ones(4))
 
     def branch(w, x):
-        return lax.cond(x[0, 0] > 0, lambda: w * x[0], lambda: np_.cos(w) * np_.ones(2))
+        return lax.cond(x[0, 0] > 0, lambda: w * x[0], lambda: np_.cos(w) * np_.ones(4))
 
     def scanned(w, x):
         return lax.scan(lambda c, xi: (c * xi + w, c), w, x[0])[0]
@@ -325,7 +325,8 @@ def _carry_type_messages(api: Any, mesh: Any) -> list[str]:
     messages = []
     for body in (loop, branch, scanned):
         try:
-            api.shard_map(body, mesh=mesh, in_specs=(P(), P("i", "j")), out_specs=P())(
+            # x varies along "i" only: JAX names the missing axes in a set's order
+            api.shard_map(body, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(
                 np.float32(0.7), x)
             messages.append("no error")
         except Exception as e:  # noqa: BLE001 (the message is the point)

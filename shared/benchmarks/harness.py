@@ -24,19 +24,7 @@ class Row:
 
 def best_time(fn: Callable[[], object], *, repeat: int = 5, number: int = 1) -> float:
     """Best-of-`repeat` seconds per call of `fn`, each sample averaging `number` calls."""
-    fn()  # warm up (imports, caches) outside the measurement
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best = min(best, (time.perf_counter() - start) / number)
-        finally:
-            gc.enable()
-    return best
+    return best_times(fn, repeat=repeat, number=number)[0]
 
 
 def best_times(*fns: Callable[[], object], repeat: int = 5, number: int = 1) -> list[float]:

@@ -16,6 +16,7 @@ Beside it (read when a step needs it):
   flatten_util.py   ravel_pytree: a pytree of arrays as one flat vector
   errors.py         the errors a tracer raises when Python asks it for a value
   axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
+  vma.py            varying manual axes: the types a shard_map body gives values (stage 11)
   config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators

@@ -96,3 +96,16 @@ def axis_frame(axis_data: object) -> Iterator[None]:
     with extend_axis_env_nd([(axis_data.name, axis_data.size)]), \
             add_spmd_axis_names(axis_data.spmd_name):
         yield
+
+
+def vma_axes() -> frozenset:
+    """The axes values are typed by here (empty outside a shard_map with check_vma=True)."""
+    return _state.env.vma_axes
+
+
+def vma_str(vma: frozenset) -> str:
+    """How an aval prints its varying axes: `{V:i}`, `{V:(i,j)}`, nothing when there are none."""
+    if not vma:
+        return ""
+    names = ",".join(map(str, vma_order(vma)))
+    return f"{{V:{names if len(vma) == 1 else f'({names})'}}}"

@@ -17,8 +17,8 @@ import numpy as np
 
 from . import dtypes
 from .array import Array, to_array, to_numpy
-from .axis_env import _state as _axis_state
-from .axis_env import vma_order
+from .axis_env import vma_axes, vma_str
+from .dtypes import canonicalize_value, is_literalable  # noqa: F401  (re-exported)
 from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them too)
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -60,15 +60,13 @@ class ShapedArray:
     """What a tracer knows about its value: a shape, a dtype, and whether the dtype is weak.
 
     A weak type comes from a Python scalar: `x * 2.0` keeps x's dtype because 2.0 is weak.
-    Inside a shard_map with check_vma=True (stage 11) it also records `vma`, the mesh axes the
-    value may differ along between devices (JAX: `aval.mat.varying`); empty everywhere else.
+    `vma`: the mesh axes it may vary along, in a shard_map with check_vma=True (vma.py).
     """
 
     __slots__ = ("shape", "dtype", "weak_type", "vma")
     array_abstraction_level = 1
 
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False,
-                 vma: frozenset = frozenset()):
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False, vma=frozenset()):
         self.shape = tuple(map(int, shape))
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
@@ -101,11 +99,7 @@ class ShapedArray:
         """`float32[3,4]`, or with short dtypes `f32[3,4]` as jaxprs print binders; a value
         that varies along mesh axes adds them: `f32[2]{V:i}`, `f32[2]{V:(i,j)}`."""
         dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
-        vma = ""
-        if self.vma:
-            names = ",".join(map(str, vma_order(self.vma)))
-            vma = f"{{V:{names if len(self.vma) == 1 else f'({names})'}}}"
-        return f"{dt}[{','.join(str(d) for d in self.shape)}]{vma}"
+        return f"{dt}[{','.join(str(d) for d in self.shape)}]{vma_str(self.vma)}"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -132,7 +126,6 @@ class ShapedArray:
 # --8<-- [end:shaped_array]
 
 
-_PYTHON_SCALARS = (bool, int, float, complex)
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later stages' array types
 
 
@@ -143,7 +136,7 @@ def get_aval(x: Any) -> ShapedArray:
     t = type(x)
     if t in pytype_aval_mappings:
         return pytype_aval_mappings[t](x)
-    if t in _PYTHON_SCALARS:
+    if t in (bool, int, float, complex):
         # Python bool is not weak in JAX: bool has no narrower dtype to defer to.
         return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
@@ -154,23 +147,6 @@ def get_aval(x: Any) -> ShapedArray:
 
 
 typeof = get_aval  # JAX 0.10.2 calls it core.typeof; get_aval is the older name
-
-
-def canonicalize_value(x: Any) -> Any:
-    """numpy values in their canonical dtype (x64 disabled); everything else unchanged."""
-    if isinstance(x, (np.ndarray, np.generic)):
-        dt = dtypes.canonicalize_dtype(x.dtype)
-        if dt != x.dtype:
-            return x.astype(dt)
-    return x
-
-
-def is_literalable(x: Any) -> bool:
-    """Python and numpy scalars (0-d numpy arrays too) are inlined into a jaxpr; arrays, and
-    eager Arrays of any shape, are not (as in JAX)."""
-    if type(x) in _PYTHON_SCALARS or isinstance(x, np.generic):
-        return True
-    return isinstance(x, np.ndarray) and x.ndim == 0
 
 
 # ---------------------------------------- primitives -------------------------------------------
@@ -191,8 +167,8 @@ class Primitive:
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive: the current trace decides what that means."""
-        if _axis_state.env.vma_axes and len(args) > 1:  # inside shard_map(check_vma=True)
-            args = auto_insert_pvary(self, args, params)
+        if vma_axes() and len(args) > 1:  # inside shard_map(check_vma=True): vma.py
+            args = _vma().auto_insert_pvary(self, args, params)
         for arg in args:
             if isinstance(arg, Tracer) and not arg._trace.is_valid():
                 raise escaped_tracer_error(arg)
@@ -220,7 +196,7 @@ class Primitive:
         # give the outputs their varying axes inside shard_map(check_vma=True) (stage 11).
         def with_vma(*avals: Any, **params: Any) -> Any:
             out = abstract_eval(*avals, **params)
-            return _with_out_vma(self, avals, out, params) if _axis_state.env.vma_axes else out
+            return _vma().with_out_vma(self, avals, out, params) if vma_axes() else out
         self.abstract_eval = with_vma
         return abstract_eval
 
@@ -236,78 +212,10 @@ class Primitive:
 # --8<-- [end:primitive]
 
 
-# ------------------------------------ varying manual axes --------------------------------------
-# Inside a shard_map with check_vma=True (stage 11) a value's type records the mesh axes it may
-# differ along between devices (`ShapedArray.vma`). JAX: `core.standard_vma_rule`,
-# `core.auto_insert_reshard`, `core.pvary` in jax/_src/core.py. Outside such a body none of this
-# runs: `Primitive.bind` and `abstract_eval` test one field of the axis environment.
 
-# primitive -> rule(in_vmas, **params) -> the outputs' vmas (a list). Without a rule a first-order
-# equation's outputs vary along its inputs' axes, and a higher-order one (a jaxpr in its params)
-# keeps the types its inner jaxpr gave them. Collectives register theirs (stages 5 and 11).
-vma_rules: dict[Primitive, Callable[..., list[frozenset]]] = {}
-
-
-def _has_jaxpr(params: dict) -> bool:
-    for v in params.values():
-        if isinstance(v, (Jaxpr, ClosedJaxpr)) or (
-                isinstance(v, tuple) and v and isinstance(v[0], (Jaxpr, ClosedJaxpr))):
-            return True
-    return False
-
-
-def _with_out_vma(prim: Primitive, avals: Sequence[Any], out: Any, params: dict) -> Any:
-    rule = vma_rules.get(prim)
-    if rule is None and _has_jaxpr(params):
-        return out
-    in_vmas = [getattr(a, "vma", frozenset()) for a in avals]
-    outs = out if prim.multiple_results else [out]
-    vmas = rule(in_vmas, **params) if rule is not None else \
-        [frozenset().union(*in_vmas)] * len(outs)
-    typed = [o.update(vma=v) if isinstance(o, ShapedArray) and o.vma != v else o
-             for o, v in zip(outs, vmas, strict=True)]
-    return typed if prim.multiple_results else typed[0]
-
-
-def auto_insert_pvary(prim: Primitive, args: Sequence[Any], params: dict) -> Sequence[Any]:
-    """Operands that vary along fewer axes than the others are cast up with `pvary` first, so
-    every operand of an equation has the same type (JAX does this in each lax function)."""
-    if prim is pvary_p or _has_jaxpr(params):
-        return args
-    vmas = [get_aval(a).vma for a in args]
-    union = frozenset().union(*vmas)
-    if all(v == union for v in vmas):
-        return args
-    return [pvary(a, tuple(union - v)) if union - v else a
-            for a, v in zip(args, vmas, strict=True)]
-
-
-pvary_p = Primitive("pvary")
-
-
-def pvary(x: Any, axis_name: Any) -> Any:
-    """x, typed as varying along `axis_name` too: the same value on every device, now allowed
-    to differ (invariant -> varying; a no-op when run). Its transpose is a psum (stage 5)."""
-    axes = axis_name if isinstance(axis_name, tuple) else (axis_name,)
-    return pvary_p.bind(x, axes=vma_order(axes)) if axes else x
-
-
-def _pvary_abstract_eval(aval: ShapedArray, *, axes: tuple) -> ShapedArray:
-    if set(axes) & aval.vma:
-        raise ValueError(
-            "pvary is a invariant->variant collective. This means that the axis names "
-            "mentioned in `axes` passed to `pvary` must not be present in "
-            f"`jax.typeof(inp).vma`. Got axes={axes} and jax.typeof(inp)={aval}")
-    return aval.update(vma=aval.vma | frozenset(axes))
-
-
-def _pvary_impl(x: Any, *, axes: tuple) -> Any:
-    raise ValueError("pvary should be called under jax.shard_map.")
-
-
-pvary_p.def_impl(_pvary_impl)
-pvary_p.def_abstract_eval(_pvary_abstract_eval)
-vma_rules[pvary_p] = lambda in_vmas, *, axes: [in_vmas[0] | frozenset(axes)]
+def _vma() -> Any:  # vma.py imports this module, so it is loaded when first needed
+    from . import vma
+    return vma
 
 
 # ------------------------------------ traces and tracers ---------------------------------------

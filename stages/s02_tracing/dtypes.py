@@ -238,3 +238,20 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
         out_dtype = _default_types[out_dtype.kind]
     return (out_dtype, out_weak) if return_weak_type_flag else out_dtype
 # --8<-- [end:result_type]
+
+
+def canonicalize_value(x: Any) -> Any:
+    """numpy values in their canonical dtype (x64 disabled); everything else unchanged."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        dt = canonicalize_dtype(x.dtype)
+        if dt != x.dtype:
+            return x.astype(dt)
+    return x
+
+
+def is_literalable(x: Any) -> bool:
+    """Python and numpy scalars (0-d numpy arrays too) are inlined into a jaxpr; arrays, and
+    eager Arrays of any shape, are not (as in JAX)."""
+    if type(x) in (bool, int, float, complex) or isinstance(x, np.generic):
+        return True
+    return isinstance(x, np.ndarray) and x.ndim == 0

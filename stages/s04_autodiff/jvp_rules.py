@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing import core, dtypes, lax, vma
 from stages.s02_tracing.lax import add, div, eq, mul, neg, select, sub
+from stages.s02_tracing.lax.lax import one as _one
 from stages.s02_tracing.lax.utils import const
 
 from . import ad_util
@@ -102,12 +103,6 @@ def _cos_jvp(g, x, *, accuracy):
 
 def _tan_jvp(g, ans, x, *, accuracy):
     return mul(g, add(const(x, 1), mul(ans, ans)))
-
-
-def _one(x):
-    """A scalar 1 of x's dtype, weakly typed when x is, whatever x's rank (JAX: lax._one;
-    `const` keeps weak only for a scalar example, as JAX's `_const`)."""
-    return lax.full_like(x, 1, shape=())
 
 
 def _tanh_jvp(g, ans, x, *, accuracy):
@@ -224,22 +219,17 @@ def replace_zero(x):
 
 
 def _pow_jvp_lhs(g, ans, x, y):
-    # y * x ** (y - 1), both first converted to the result dtype (which also makes them
-    # strongly typed, as in JAX); an integer y of 0 gives 0, not 0 * x ** -1
-    y_dtype = dtypes.dtype(y)
-    result_dtype = dtypes.result_type(x, y)
-    if result_dtype == np.bool_:
-        result_dtype = np.dtype(np.int32)
-    x = lax.convert_element_type(x, result_dtype)
-    y = lax.convert_element_type(y, result_dtype)
-    if np.issubdtype(y_dtype, np.integer):
-        shape = _broadcast_shape(x, y)
-        x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
-        jac = select(eq(y, const(y, 0)), lax.full_like(y, 0),
-                     mul(replace_zero(y), lax.pow(x, sub(y, lax.full_like(y, 1)))))
-    else:
-        jac = mul(y, lax.pow(x, sub(y, lax.full_like(y, 1))))
-    return mul(g, jac)
+    # y * x ** (y - 1), both converted to the result dtype first (so strongly typed, as in
+    # JAX); an integer y of 0 gives 0, not 0 * x ** -1
+    y_dtype, result_dtype = dtypes.dtype(y), dtypes.result_type(x, y)
+    result_dtype = np.dtype(np.int32) if result_dtype == np.bool_ else result_dtype
+    x, y = lax.convert_element_type(x, result_dtype), lax.convert_element_type(y, result_dtype)
+    if not np.issubdtype(y_dtype, np.integer):
+        return mul(g, mul(y, lax.pow(x, sub(y, lax.full_like(y, 1)))))
+    shape = _broadcast_shape(x, y)
+    x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
+    return mul(g, select(eq(y, const(y, 0)), lax.full_like(y, 0),
+                         mul(replace_zero(y), lax.pow(x, sub(y, lax.full_like(y, 1))))))
 
 
 def _pow_jvp_rhs(g, ans, x, y):
@@ -381,9 +371,8 @@ for _p in (lax.argmax_p, lax.argmin_p, lax.iota_p):
 # ------------------------------------------------------------------ structure and slicing
 
 for _p in (lax.broadcast_in_dim_p, lax.reshape_p, lax.transpose_p, lax.squeeze_p,
-           lax.concatenate_p, lax.pad_p, lax.slice_p, lax.rev_p):
+           lax.concatenate_p, lax.pad_p, lax.slice_p, lax.rev_p, vma.pvary_p):  # (a cast)
     deflinear(_p)
-deflinear(core.pvary_p)  # a change of type only; its transpose (a psum) is stage 5's
 
 
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_map
-from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing import core, dtypes, lax, vma
 from stages.s02_tracing.axis_env import get_axis_env
 from stages.s02_tracing.lax.utils import canonicalize_axis, const
 
@@ -99,7 +99,7 @@ def pcast(x: Any, axis_name: AxisName | Sequence[AxisName], *, to: str) -> Any:
                          f" {set(['unreduced', 'reduced', 'varying'])}")
     if to != "varying":
         raise NotImplementedError(f"pcast to {to!r}: ours has no reduced or unreduced types")
-    return tree_map(lambda leaf: core.pvary(leaf, axes), x)
+    return tree_map(lambda leaf: vma.pvary(leaf, axes), x)
 
 
 def _typed(axes: tuple) -> bool:
@@ -117,7 +117,7 @@ def bind_psum_invariant(leaf: Any, axes: tuple, groups: Any) -> Any:
         raise NotImplementedError
     missing = tuple(a for a in axes if a not in core.get_aval(leaf).vma)
     if missing:
-        leaf = core.pvary(leaf, missing)
+        leaf = vma.pvary(leaf, missing)
     return psum_invariant_p.bind(leaf, axes=axes)
 
 

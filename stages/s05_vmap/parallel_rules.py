@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import lax, vma
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.lax.utils import const
 from stages.s04_autodiff import ad, jvp_rules
@@ -99,7 +99,7 @@ def _pvary_transpose(ct: Any, x: Any, *, axes: tuple) -> list[Any]:
 
 
 def _psum_invariant_transpose(ct: Any, x: Any, *, axes: tuple) -> list[Any]:
-    return [core.pvary(ct, axes)]
+    return [vma.pvary(ct, axes)]
 
 
 def _along_mesh_axes(prim: Any):
@@ -279,9 +279,9 @@ for _p in (P.psum_p, P.ppermute_p, P.all_gather_p, P.reduce_scatter_p, P.all_to_
     jvp_rules.deflinear(_p)
 ad.primitive_transposes[P.psum_p] = _psum_transpose
 jvp_rules.deflinear(P.psum_invariant_p)
-for _p in (core.pvary_p, P.psum_invariant_p):
+for _p in (vma.pvary_p, P.psum_invariant_p):
     primitive_batchers[_p] = _along_mesh_axes(_p)
-ad.primitive_transposes[core.pvary_p] = _pvary_transpose
+ad.primitive_transposes[vma.pvary_p] = _pvary_transpose
 ad.primitive_transposes[P.psum_invariant_p] = _psum_invariant_transpose
 ad.primitive_transposes[P.ppermute_p] = _ppermute_transpose
 ad.primitive_transposes[P.all_gather_p] = _all_gather_transpose

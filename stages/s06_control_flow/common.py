@@ -22,6 +22,7 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
+from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.pretty_printer import jaxprs_in_params
 from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, dce_jaxpr
@@ -235,7 +236,7 @@ def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
     diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
              f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
              for p, a, b in bad]
-    fixes = [f"applying `jax.lax.pcast(..., {tuple(b.vma - a.vma)}, to='varying')`, to the "
+    fixes = [f"applying `jax.lax.pcast(..., {vma_order(b.vma - a.vma)}, to='varying')`, to the "
              f"initial carry value corresponding to {component(p)}"
              for p, a, b in bad if b.vma - a.vma]
     raise TypeError(

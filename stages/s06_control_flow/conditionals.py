@@ -35,7 +35,7 @@ from .common import (
     prune_closed_jaxpr_outputs,
 )
 from .cond_rules import cond_p
-from .util import aval_mismatch_extra, bulleted, pcast_hint, typematch
+from .util import aval_mismatch_extra, bulleted, check_branch_vma, typematch
 
 _no_operand_sentinel = object()
 
@@ -166,36 +166,4 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1: Callable, f
             f"{api_name} branches must have equal output types but they differ.\n\n"
             f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
             f"Revise {name1} and/or {name2} so that all output types match.")
-    _check_branch_vma(api_name, name1, name2, info1, info2, paths, avals1, avals2)
-
-
-def _check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: str,
-                      paths: list, avals1: Sequence[ShapedArray],
-                      avals2: Sequence[ShapedArray]) -> None:
-    """Inside shard_map(check_vma=True) the branches must also agree on the mesh axes each
-    output varies along (stage 11), with JAX's message; JAX's advice names the axes
-    `a1 - a2` with the branches swapped, which comes out as `()` for the varying branch."""
-    bad = [(p, a1, a2) for p, a1, a2 in zip(paths, avals1, avals2, strict=True)
-           if a1.vma != a2.vma]
-    if not bad:
-        return
-
-    def component(p: tuple) -> str:
-        return f" at path {keystr(p)}" if p else ""
-    diffs = [f"the output of {name1}{component(p)} has type {a1.str_short()} but the "
-             f"corresponding output of {name2} has type {a2.str_short()}"
-             f"{aval_mismatch_extra(a1, a2)}" for p, a1, a2 in bad]
-    if len(diffs) == 1:
-        differences = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
-    else:
-        differences = "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
-    fixes = [f"applying `jax.lax.pcast(..., {tuple(a.vma - b.vma)}, to='varying')` to the "
-             f"output of {n}{component(p)}"
-             for p, v1, v2 in bad for n, a, b in ((name1, v2, v1), (name2, v1, v2))
-             if b.vma - a.vma]
-    raise TypeError(
-        f"{api_name} branches must have equal output types but they differ.\n\n"
-        f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
-        f"{pcast_hint(fixes, ';')}"
-        f"Revise {name1} and/or {name2} so that all output types match.")
-
+    check_branch_vma(api_name, name1, name2, info1, info2, paths, avals1, avals2)

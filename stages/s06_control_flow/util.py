@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from stages.s01_pytrees import flatten_one_level_with_keys, tree_structure
+from stages.s01_pytrees import flatten_one_level_with_keys, keystr, tree_structure
+from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra  # noqa: F401  (JAX: core's)
 
@@ -100,7 +101,7 @@ def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
 
 def pcast_hint(fixes: Sequence[str], sep: str) -> str:
     """JAX's advice when only the varying axes differ (inside shard_map with check_vma=True):
-    cast the less varying side with `pcast(..., to='varying')` (ours: core.pvary)."""
+    cast the less varying side with `pcast(..., to='varying')` (ours: vma.pvary)."""
     if not fixes:
         return ""
     if len(fixes) == 1:
@@ -117,3 +118,34 @@ def bulleted(diffs: Sequence[str]) -> str:
     if len(diffs) == 1:
         return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
     return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+
+
+def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: str,
+                      paths: list, avals1: Sequence[ShapedArray],
+                      avals2: Sequence[ShapedArray]) -> None:
+    """Inside shard_map(check_vma=True) the branches must also agree on the mesh axes each
+    output varies along (stage 11), with JAX's message; JAX's advice names the axes
+    `a1 - a2` with the branches swapped, which comes out as `()` for the varying branch."""
+    bad = [(p, a1, a2) for p, a1, a2 in zip(paths, avals1, avals2, strict=True)
+           if a1.vma != a2.vma]
+    if not bad:
+        return
+
+    def component(p: tuple) -> str:
+        return f" at path {keystr(p)}" if p else ""
+    diffs = [f"the output of {name1}{component(p)} has type {a1.str_short()} but the "
+             f"corresponding output of {name2} has type {a2.str_short()}"
+             f"{aval_mismatch_extra(a1, a2)}" for p, a1, a2 in bad]
+    if len(diffs) == 1:
+        differences = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+    else:
+        differences = "\n".join(f"  * {d};" for d in diffs[:-1]) + f"\n  * {diffs[-1]}.\n"
+    fixes = [f"applying `jax.lax.pcast(..., {vma_order(a.vma - b.vma)}, to='varying')` to the "
+             f"output of {n}{component(p)}"
+             for p, v1, v2 in bad for n, a, b in ((name1, v2, v1), (name2, v1, v2))
+             if b.vma - a.vma]
+    raise TypeError(
+        f"{api_name} branches must have equal output types but they differ.\n\n"
+        f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
+        f"{pcast_hint(fixes, ';')}"
+        f"Revise {name1} and/or {name2} so that all output types match.")

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core
+from stages.s02_tracing import vma
 from stages.s05_vmap import parallel as P
 from stages.s08_lowering import hlo, ir
 from stages.s08_lowering.mlir import aval_to_ir_type, ir_constant, register_lowering
@@ -174,7 +174,7 @@ def _axis_index_rule(ctx, *, axis_name):
 register_lowering(P.psum_p, _allreduce_rule("add", get_sum_identity))
 register_lowering(P.psum_invariant_p, lambda ctx, x, *, axes: _allreduce_rule(
     "add", get_sum_identity)(ctx, x, axes=axes, axis_index_groups=None))
-register_lowering(core.pvary_p, lambda ctx, x, *, axes: [x])  # a change of type only
+register_lowering(vma.pvary_p, lambda ctx, x, *, axes: [x])  # a change of type only
 register_lowering(P.pmax_p, _allreduce_rule("maximum", get_max_identity))
 register_lowering(P.pmin_p, _allreduce_rule("minimum", get_min_identity))
 register_lowering(P.all_gather_p, _all_gather_rule)

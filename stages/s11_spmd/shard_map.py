@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s02_tracing import core
+from stages.s02_tracing import core, vma
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
@@ -37,8 +37,8 @@ shard_map_p = core.Primitive("shard_map")
 shard_map_p.multiple_results = True
 
 # primitive -> rule(in_vmas, **params) -> out_vmas; an absent primitive unions its inputs'.
-# The same table gives values their types inside a check_vma body (stage 2's core.vma_rules).
-vma_rules: dict[core.Primitive, Callable[..., list[frozenset[str]]]] = core.vma_rules
+# The same table gives values their types inside a check_vma body (stage 2's vma.py).
+vma_rules: dict[core.Primitive, Callable[..., list[frozenset[str]]]] = vma.vma_rules
 
 
 def split_aval(mesh: Mesh, spec: PartitionSpec, aval: core.ShapedArray) -> core.ShapedArray:

@@ -14,7 +14,7 @@ import pytest
 
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
-from stages.s02_tracing import core
+from stages.s02_tracing import core, vma
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad, ad_checkpoint, ad_util, custom_calls, custom_derivatives
 
@@ -63,7 +63,7 @@ def test_only_linear_primitives_have_transpose_rules(linear_primitives):
     ours = _primitives_of(s02) | _primitives_of(s04)
     extra = ours & set(ad.primitive_transposes) - linear_primitives - {
         custom_calls.custom_lin_p, ad_checkpoint.remat_p, custom_derivatives.custom_jvp_call_p,
-        core.pvary_p}
+        vma.pvary_p}
     assert extra == set()
 
 

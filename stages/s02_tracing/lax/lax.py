@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import core, dtypes
+from .. import core, dtypes, vma
 from .. import partial_eval as pe
 from ..array import Array
-from ..axis_env import _state as _axis_state
+from ..axis_env import vma_axes
 from .structural import broadcast
 from .utils import (
     canonicalize_precision,
@@ -179,9 +179,15 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     weak_type = dtype is None and dtypes.is_weakly_typed(x)
     dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
     out = full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
-    if _axis_state.env.vma_axes and (vma := core.get_aval(x).vma):
-        out = core.pvary(out, tuple(vma))  # like x, it varies (JAX: _full_like_insert_pvary)
+    if vma_axes() and (varying := core.get_aval(x).vma):
+        out = vma.pvary(out, tuple(varying))  # like x, it varies (JAX: _full_like_insert_pvary)
     return out
+
+
+def one(x: Any) -> Any:
+    """A scalar 1 of x's dtype, weak whenever x is, at any rank (JAX: lax._one; `const` keeps
+    weak only for a scalar example, as JAX's `_const` does)."""
+    return full_like(x, 1, shape=())
 
 
 def zeros_like_array(x: Any) -> Any:
