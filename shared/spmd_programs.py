@@ -304,7 +304,25 @@ def typed_varying_axes(api: Any, n: int) -> dict[str, Any]:
         p = sgd(p, xb, yb)
     out = f(w, x)
     return {"body": text[:text.index("} in")], "messages": _carry_type_messages(api, mesh),
-            "values": [np.asarray(o).tolist() for o in (*out, p["w"], p["b"])]}
+            "values": [np.asarray(o).tolist() for o in (*out, p["w"], p["b"])] +
+            _typed_transforms(api, mesh)}
+
+
+def _typed_transforms(api: Any, mesh: Any) -> list[Any]:
+    """vmap, jit and grad of a scan inside a typed body; each result declared replicated,
+    which the output types (not a guess from the inputs) must allow."""
+    P, lax, np_, psum = api.P, api.lax, api.np, api.collectives.psum
+    w, x = np.float32(0.7), np.linspace(-1, 2, 2 * mesh.size, dtype=np.float32)
+    rows = np.ones((3, 4), np.float32)  # x's block is 4 long on either mesh
+    bodies = [
+        lambda w, x: psum(np_.sum(api.vmap(lambda r: r * w + x)(rows)), "i"),
+        lambda w, x: api.grad(lambda w: np_.sum(api.jit(lambda a, b: a * b)(w, x)))(w),
+        lambda w, x: api.grad(lambda w: np_.sum(api.vmap(lambda xi: np_.tanh(w * xi))(x)))(w),
+        lambda w, x: api.grad(lambda w: psum(lax.scan(lambda c, xi: (c * xi + w, c),
+                                                      0.0 * x[0], x)[0], "i"))(w),
+    ]
+    return [np.asarray(api.shard_map(b, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(
+        w, x)).tolist() for b in bodies]
 
 
 def _carry_type_messages(api: Any, mesh: Any) -> list[str]:

@@ -8,11 +8,12 @@ lowers to one manual region: Shardy's `sdy.manual_computation`, or GSPMD's
 `SPMDFullToShardShape` / `SPMDShardToFullShape` custom calls around a call of `@shmap_body`;
 the partitioner leaves everything inside alone. Called eagerly it runs as such a jit.
 
-Which outputs may be declared replicated (an axis left out of their spec) is checked by
-following, equation by equation, the mesh axes each value may vary along (`vma`): inputs vary
-along the axes of their spec; an equation's outputs vary along the union of its inputs'; a
-collective such as psum makes its result the same across the axes it reduces
-(`vma_rules`, filled in by the collectives).
+Which outputs may be declared replicated (an axis left out of their spec) is read from their
+types: with check_vma=True every value of the body records the mesh axes it may vary along
+(`vma`, stage 2's vma.py). Inputs vary along the axes of their spec; an equation's outputs
+along the union of its inputs'; a collective such as psum makes its result the same across the
+axes it reduces (`vma_rules`, filled in by the collectives). `infer_vma` is that rule as one
+walk over a finished jaxpr.
 """
 
 from __future__ import annotations
@@ -89,10 +90,9 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         flat_out = checks.flat_specs("out", out_specs, outs_tree)
         checks.check_rank("out", f, name, out_specs, outs_tree, out_avals)
         checks.check_duplicates(out_specs, mesh)
-        if check_vma:
-            in_vmas = [frozenset(s.used_axes()) for s in flat_in]
+        if check_vma:  # the outputs' types say which axes they vary along (JAX reads them)
             checks.check_replication(name, mesh, out_specs, outs_tree,
-                                     infer_vma(closed.jaxpr, in_vmas))
+                                     [a.vma for a in out_avals])
         params = dict(jaxpr=closed, mesh=mesh, in_specs=tuple(flat_in),
                       out_specs=tuple(flat_out), check_vma=check_vma)
         if any(isinstance(x, core.Tracer) for x in leaves):
@@ -106,7 +106,8 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
 
 # --8<-- [start:vma]
 def infer_vma(jaxpr: core.Jaxpr, in_vmas: Sequence[frozenset[str]]) -> list[frozenset[str]]:
-    """The mesh axes each output may vary along, from those of the inputs."""
+    """The mesh axes each output may vary along, from those of the inputs: what the types of a
+    check_vma body record as it is traced, re-derived from the finished jaxpr."""
     # EXERCISE 11.5 (vma): propagate the varying axes through the equations
     env: dict[Any, frozenset[str]] = dict(zip(jaxpr.invars, in_vmas, strict=True))
 
