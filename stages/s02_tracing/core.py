@@ -212,7 +212,6 @@ class Primitive:
 # --8<-- [end:primitive]
 
 
-
 def _vma() -> Any:  # vma.py imports this module, so it is loaded when first needed
     from . import vma
     return vma
