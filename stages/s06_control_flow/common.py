@@ -241,7 +241,7 @@ def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
              for p, a, b in bad if b.vma - a.vma]
     raise TypeError(
         f"{name} function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{bulleted(diffs)}\n{pcast_hint(fixes, ';' + chr(10))}"
+        f"differ:\n\n{bulleted(diffs)}\n{pcast_hint(fixes, loop=True)}"
         "Revise the function so that all output types match the corresponding input types.")
 
 

@@ -99,25 +99,22 @@ def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
         yield from equality_errors(c1, c2, (*path, key))
 
 
-def pcast_hint(fixes: Sequence[str], sep: str) -> str:
+def pcast_hint(fixes: Sequence[str], *, loop: bool) -> str:
     """JAX's advice when only the varying axes differ (inside shard_map with check_vma=True):
-    cast the less varying side with `pcast(..., to='varying')` (ours: vma.pvary)."""
+    cast the less varying side with `pcast(..., to='varying')` (ours: vma.pvary). JAX lays a
+    list out one way for a loop's carry and another for a cond's branches."""
     if not fixes:
         return ""
     if len(fixes) == 1:
         hint = f"This might be fixed by {fixes[0]}.\n"
+    elif loop:
+        hint = ("This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1])
+                + f"  * {fixes[-1]}.\n")
     else:
-        hint = ("This might be fixed by:\n" + "\n".join(f"  * {d}{sep}" for d in fixes[:-1])
-                + f"{'' if sep.endswith(chr(10)) else chr(10)}  * {fixes[-1]}.\n")
+        hint = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
+                + f"\n  * {fixes[-1]}.\n")
     return hint + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
                    "for more information.\n\n")
-
-
-def bulleted(diffs: Sequence[str]) -> str:
-    """One difference as a sentence; several as a bulleted list (JAX's layout)."""
-    if len(diffs) == 1:
-        return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
-    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
 
 
 def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: str,
@@ -147,5 +144,5 @@ def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: s
     raise TypeError(
         f"{api_name} branches must have equal output types but they differ.\n\n"
         f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
-        f"{pcast_hint(fixes, ';')}"
+        f"{pcast_hint(fixes, loop=False)}"
         f"Revise {name1} and/or {name2} so that all output types match.")

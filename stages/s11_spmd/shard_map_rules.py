@@ -1,11 +1,10 @@
 """shard_map's rules in the tables of stages 3, 4, 5 and 8: still one shard_map afterwards.
 
 JAX: the `_shard_map_*` rules of jax/_src/shard_map.py. Each rule transforms the body jaxpr
-(with stage 7's memoized jaxpr transformations, as jit's rules do) and binds shard_map_p again:
-
-Every rule transforms the body inside the environment it was traced in (`_body_env`): its mesh
-axes bound, so a collective in it (psum over 'x') still finds its axis, and with check_vma=True
-its values typed by the axes they vary along.
+(with stage 7's memoized jaxpr transformations, as jit's rules do) inside the environment the
+body was traced in (`_body_env`: its mesh axes bound, so a psum over 'x' in it still finds its
+axis; with check_vma=True, values typed by the axes they vary along), and binds shard_map_p
+again:
 
 - jvp: a shard_map of the jvp body, tangents laid out as their primals;
 - partial eval (for linearize, vjp and grad): the primal shard_map is bound on its own, so its
@@ -15,8 +14,9 @@ its values typed by the axes they vary along.
   value replicated along a mesh axis (the axis left out of its spec) is one value seen by every
   device, so its cotangent is the sum of every device's: the input cotangents are psummed over
   their unmentioned axes, and an output's cotangent, handed whole to each device, is divided by
-  the number of devices sharing it first (JAX's `_shard_map_transpose` with check_vma=False;
-  with check_vma=True JAX gets the same sums from its varying-axis types);
+  the number of devices sharing it first (JAX's `_shard_map_transpose` with check_vma=False).
+  With check_vma=True the body's types already hold those sums: a replicated input was cast
+  to varying (`pvary`) where it met a varying value, and pvary's transpose is a psum;
 - batching: the mapped dimension moved to the front and left unsplit in every spec;
 - lowering: one manual region (Shardy) or a call between custom calls (GSPMD).
 """
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from stages.s02_tracing import core
@@ -54,12 +55,12 @@ from .shard_map import shard_map_p
 from .sharding_impls import NamedSharding
 
 
-def _body_env(mesh: Mesh, check_vma: bool) -> contextlib.ExitStack:
+@contextlib.contextmanager
+def _body_env(mesh: Mesh, check_vma: bool) -> Iterator[None]:
     """The environment the body was traced in: its mesh axes bound, values typed or not."""
-    stack = contextlib.ExitStack()
-    stack.enter_context(extend_axis_env_nd(mesh.shape.items()))
-    stack.enter_context(check_vma_axes(mesh.axis_names if check_vma else ()))
-    return stack
+    with extend_axis_env_nd(mesh.shape.items()), \
+            check_vma_axes(mesh.axis_names if check_vma else ()):
+        yield
 
 
 # ------------------------------------------------------------------ jvp (stage 4)
