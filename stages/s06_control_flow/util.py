@@ -108,13 +108,19 @@ def pcast_hint(fixes: Sequence[str], *, loop: bool) -> str:
     if len(fixes) == 1:
         hint = f"This might be fixed by {fixes[0]}.\n"
     elif loop:
-        hint = ("This might be fixed by:\n" + "\n".join(f"  * {d};\n" for d in fixes[:-1])
-                + f"  * {fixes[-1]}.\n")
+        hint = "This might be fixed by:\n" + bulleted(fixes)
     else:
         hint = ("This might be fixed by:\n" + "\n".join(f"  * {d};" for d in fixes[:-1])
                 + f"\n  * {fixes[-1]}.\n")
     return hint + ("See https://docs.jax.dev/en/latest/notebooks/shard_map.html#scan-vma "
                    "for more information.\n\n")
+
+
+def bulleted(diffs: Sequence[str]) -> str:
+    """One difference as a sentence; several as a bulleted list (JAX's layout)."""
+    if len(diffs) == 1:
+        return f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
 
 
 def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: str,
