@@ -136,7 +136,7 @@ def spmd_leg(model: ct.CharTransformer, params: dict,
     previous = runtime.set_computation_client(client)
     try:
         with s09.use_pjrt():
-            mesh = s11.make_mesh((devices,), ("data",))
+            mesh = s11.make_mesh((devices,), ("data",), (s11.AxisType.Auto,))  # propagated
             replicated = s11.NamedSharding(mesh, s11.P())
             split = s11.NamedSharding(mesh, s11.P("data", None))
             tx = ujax.optim.adam(config.learning_rate)

@@ -3,7 +3,8 @@
 `api` has: jit, P, NamedSharding, make_mesh(shape, names), with_sharding_constraint,
 device_put, np (a numpy module), value_and_grad, grad, tree_map, shard_map, collectives (a
 module with psum, pmax, axis_index, all_gather, psum_scatter, ppermute), use_shardy(flag) (a
-context manager), sharding_text(shape, sharding). `run_all(api, n)` runs every program on
+context manager), sharding_text(shape, sharding), and for Explicit axes explicit_mesh(shape,
+names) (make_mesh's default axis types), set_mesh, reshard, typeof. `make_mesh` gives Auto axes. `run_all(api, n)` runs every program on
 `n` devices and returns, per program, the lowered texts (Shardy and GSPMD) and the values
 as nested lists: the tests compare ours with what tests/s11_spmd/jax_oracle.py gets from JAX
 in a process of its own.
@@ -352,7 +353,59 @@ def _carry_type_messages(api: Any, mesh: Any) -> list[str]:
     return messages
 
 
+def explicit_axes(api: Any, n: int) -> dict[str, Any]:
+    """A mesh whose axes are Explicit (make_mesh's default): the layout is part of each value's
+    type, every primitive's rule computes its result's, the lowering pins each result to it;
+    what the rules refuse, with JAX's messages; a data-parallel SGD step typed that way."""
+    mesh = api.explicit_mesh((n // 2, 2), ("x", "y"))
+    P, NS, typeof = api.P, api.NamedSharding, api.typeof
+    x = api.device_put(np.linspace(-1, 1, 16 * n, dtype=np.float32).reshape(4 * n, 4),
+                       NS(mesh, P("x", None)))
+    w = api.device_put(np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6),
+                       NS(mesh, P(None, "y")))
+
+    def f(x, w):
+        z = api.np.sin(x @ w) + 1.0
+        return z.sum(axis=0), z
+
+    types = [str(typeof(v)) for v in (
+        x, w, x * 2.0, x.T, x.reshape(n // 2, 8, 4), x.reshape(16 * n), x.sum(), x.sum(axis=1),
+        x @ w, api.np.exp(x @ w).mean(axis=1), api.np.zeros_like(x))]
+    with api.set_mesh(mesh):
+        jaxpr = str(api.make_jaxpr(f)(x, w))
+        texts = _texts(api, api.jit(f), x, w)
+        out = api.jit(f)(x, w)
+        moved = api.jit(lambda a: api.reshard(a, P(None, "x")))(x)
+        types += [str(typeof(o)) for o in (*out, moved)]
+        specs = [repr(o.sharding.spec) for o in (*out, moved)]
+        grads = api.grad(lambda w, a: api.np.sum(api.np.tanh(a @ w)))(w, x)
+    bad = [lambda: x + api.device_put(np.ones((4 * n, 4), np.float32), NS(mesh, P("y", None))),
+           lambda: x.T @ x, lambda: x.reshape(8, 2 * n),
+           lambda: api.reshard(x, P(None, "x")),
+           lambda: api.shard_map(lambda a: a, mesh=mesh, in_specs=P(None, "x"),
+                                 out_specs=P(None, "x"))(x)]
+    messages = []
+    for thunk in bad:
+        try:
+            api.jit(thunk)()
+            messages.append("no error")
+        except Exception as e:  # noqa: BLE001 (the message is the point)
+            messages.append(f"{type(e).__name__}: {e}")
+    step = mlp.make_train_step(api.np, api.value_and_grad, api.tree_map, learning_rate=0.1)
+    params = api.device_put(mlp.init_params(SIZES), NS(mesh, P()))
+    xb, yb = (api.device_put(a, NS(mesh, P(("x", "y"), None))) for a in mlp.batch(4 * n, SIZES))
+    losses = []
+    for _ in range(3):
+        params, loss = api.jit(step)(params, xb, yb)
+        losses.append(float(loss))
+    return dict(texts, jaxpr=jaxpr, types=types, specs=specs, messages=messages,
+                param_types=[str(typeof(params[0]["w"])), str(typeof(xb))],
+                values=[np.asarray(out[0]).tolist(), np.asarray(moved).tolist(),
+                        np.asarray(grads).tolist(), losses, np.asarray(params[-1]["w"]).tolist()])
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
+    "explicit_axes": explicit_axes,
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
     "mlp_2d": mlp_2d,

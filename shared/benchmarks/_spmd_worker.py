@@ -34,7 +34,7 @@ from stages.s09_pjrt import runtime  # noqa: E402
 
 def _row(n: int, params: list, x: np.ndarray, y: np.ndarray, repeat: int, number: int
          ) -> dict:
-    mesh = s11.make_mesh((n,), ("data",))
+    mesh = s11.make_mesh((n,), ("data",), (s11.AxisType.Auto,))  # as JAX's below
     rep, split = s11.NamedSharding(mesh, s11.P()), s11.NamedSharding(mesh, s11.P("data"))
     ours = s11.jit(mlp.make_train_step(jnp, value_and_grad, s01.tree_map),
                    in_shardings=(rep, split, split), out_shardings=(rep, rep))

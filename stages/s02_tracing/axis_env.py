@@ -109,3 +109,12 @@ def vma_str(vma: frozenset) -> str:
         return ""
     names = ",".join(map(str, vma_order(vma)))
     return f"{{V:{names if len(vma) == 1 else f'({names})'}}}"
+
+
+def dims_str(shape: tuple, sharding: object) -> str:
+    """`8,4`; with a sharding in the type (stage 11), each split dimension says along which
+    mesh axes: `8@x,4`, `8@(x,y),4`."""
+    if sharding is None:
+        return ",".join(map(str, shape))
+    return ",".join(str(d) if s is None else f"{d}@{s}" if isinstance(s, str)
+                    else f"{d}@({','.join(s)})" for d, s in zip(shape, sharding.spec, strict=True))

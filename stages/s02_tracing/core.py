@@ -17,7 +17,7 @@ import numpy as np
 
 from . import dtypes
 from .array import Array, to_array, to_numpy
-from .axis_env import vma_axes, vma_str
+from .axis_env import dims_str, vma_axes, vma_str
 from .dtypes import canonicalize_value, is_literalable  # noqa: F401  (re-exported)
 from .errors import (  # noqa: F401  (re-exported: JAX's core.py imports them too)
     ConcretizationTypeError,
@@ -61,28 +61,31 @@ class ShapedArray:
 
     A weak type comes from a Python scalar: `x * 2.0` keeps x's dtype because 2.0 is weak.
     `vma`: the mesh axes it may vary along, in a shard_map with check_vma=True (vma.py).
+    `sharding`: how it is split over a mesh's Explicit axes (stage 11), else None.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "vma")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "sharding")
     array_abstraction_level = 1
 
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False, vma=frozenset()):
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False, vma=frozenset(),
+                 sharding: Any = None):
         self.shape = tuple(map(int, shape))
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.vma = vma if type(vma) is frozenset else frozenset(vma)
+        self.sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
 
-    def update(self, shape=None, dtype=None, weak_type=None, vma=None) -> ShapedArray:
-        """A copy with some fields replaced."""
+    def update(self, shape=None, dtype=None, weak_type=None, vma=None, sharding=None):
+        """A copy with some fields replaced (a new shape drops a sharding given for the old)."""
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             self.vma if vma is None else vma,
-        )
+            sharding if sharding is not None or shape is not None else self.sharding)
 
     def strip_weak_type(self) -> ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
@@ -90,16 +93,17 @@ class ShapedArray:
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapedArray and self.shape == other.shape
                 and self.dtype == other.dtype and self.weak_type == other.weak_type
-                and self.vma == other.vma)
+                and self.vma == other.vma and self.sharding == other.sharding)
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.vma))
+        return hash((self.shape, self.dtype, self.weak_type, self.vma, self.sharding))
 
     def str_short(self, short_dtypes: bool = False) -> str:
         """`float32[3,4]`, or with short dtypes `f32[3,4]` as jaxprs print binders; a value
-        that varies along mesh axes adds them: `f32[2]{V:i}`, `f32[2]{V:(i,j)}`."""
+        that varies along mesh axes adds them: `f32[2]{V:i}`, `f32[2]{V:(i,j)}`; a split
+        dimension says along which: `f32[8@x,4]`."""
         dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
-        return f"{dt}[{','.join(str(d) for d in self.shape)}]{vma_str(self.vma)}"
+        return f"{dt}[{dims_str(self.shape, self.sharding)}]{vma_str(self.vma)}"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -121,12 +125,13 @@ class ShapedArray:
     _hex = concretization_function_error(hex)
     _oct = concretization_function_error(oct)
     _index = concretization_function_error(operator.index)
-    # numpy/array_methods.py installs the array methods: _add, _radd, ..., _getitem, _T, ...
-    # and lax/slicing.py installs _iter
+    # numpy/array_methods.py installs _add, _radd, ..., _getitem, _T; lax/slicing.py _iter
 # --8<-- [end:shaped_array]
 
 
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later stages' array types
+# rule(primitive, avals_in, avals_out, params) -> avals_out: later stages' richer types
+out_type_rules: list[Callable[..., Any]] = []
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -137,8 +142,7 @@ def get_aval(x: Any) -> ShapedArray:
     if t in pytype_aval_mappings:
         return pytype_aval_mappings[t](x)
     if t in (bool, int, float, complex):
-        # Python bool is not weak in JAX: bool has no narrower dtype to defer to.
-        return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)
+        return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)  # JAX's
     if isinstance(x, (np.ndarray, np.generic)):
         dtype = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dtype)  # no strings or objects
@@ -168,7 +172,8 @@ class Primitive:
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive: the current trace decides what that means."""
         if vma_axes() and len(args) > 1:  # inside shard_map(check_vma=True): vma.py
-            args = _vma().auto_insert_pvary(self, args, params)
+            from .vma import auto_insert_pvary  # vma.py imports this module: loaded late
+            args = auto_insert_pvary(self, args, params)
         for arg in args:
             if isinstance(arg, Tracer) and not arg._trace.is_valid():
                 raise escaped_tracer_error(arg)
@@ -193,11 +198,16 @@ class Primitive:
     def def_abstract_eval(self, abstract_eval: Callable) -> Callable:
         """abstract_eval(*avals, **params) -> ShapedArray (or a list if multiple_results)."""
         # JAX wraps the rule to also return effects; ours returns avals only. Ours wraps it to
-        # give the outputs their varying axes inside shard_map(check_vma=True) (stage 11).
-        def with_vma(*avals: Any, **params: Any) -> Any:
+        # give the outputs their varying axes inside shard_map(check_vma=True) and shardings.
+        def with_types(*avals: Any, **params: Any) -> Any:
             out = abstract_eval(*avals, **params)
-            return _vma().with_out_vma(self, avals, out, params) if vma_axes() else out
-        self.abstract_eval = with_vma
+            if vma_axes():
+                from .vma import with_out_vma
+                out = with_out_vma(self, avals, out, params)
+            for rule in out_type_rules:  # stage 11: shardings in types (sharding_in_types.py)
+                out = rule(self, avals, out, params)
+            return out
+        self.abstract_eval = with_types
         return abstract_eval
 
     def impl(self, *args: Any, **params: Any) -> Any:
@@ -210,11 +220,6 @@ class Primitive:
         """The params to bind with when eval_jaxpr replays an equation (call primitives differ)."""
         return params
 # --8<-- [end:primitive]
-
-
-def _vma() -> Any:  # vma.py imports this module, so it is loaded when first needed
-    from . import vma
-    return vma
 
 
 # ------------------------------------ traces and tracers ---------------------------------------
@@ -236,8 +241,7 @@ class Trace:
     def is_valid(self) -> bool:
         return not self._invalidated
 
-    def __repr__(self) -> str:
-        return type(self).__name__
+    __repr__ = lambda self: type(self).__name__  # noqa: E731
 
 
 class EvalTrace(Trace):
@@ -247,8 +251,7 @@ class EvalTrace(Trace):
         for arg in args:
             if isinstance(arg, Tracer):
                 raise escaped_tracer_error(arg)
-        # JAX: the impl is dispatch.apply_primitive, which compiles the op and returns Arrays;
-        # ours runs numpy, and the abstract eval types the results (weak types included)
+        # JAX's impl compiles the op (dispatch.apply_primitive); ours runs numpy, typed here
         avals = [get_aval(x) for x in args]
         out = primitive.impl(*[to_numpy(x) for x in args], **params)
         out_avals = primitive.abstract_eval(*avals, **params)
@@ -261,9 +264,9 @@ eval_trace = EvalTrace()
 
 
 class TracingContext(threading.local):
-    """Which trace `bind` hands operations to. One per thread, the eval trace at first."""
+    """Which trace `bind` hands operations to. One per thread, the eval trace at first
+    (JAX: core.TracingContext, over thread-local config state)."""
 
-    # JAX: core.TracingContext over thread-local config state (trace_state).
     def __init__(self):
         self.trace: Trace = eval_trace
 
@@ -278,9 +281,9 @@ trace_ctx = TracingContext()
 
 
 class set_current_trace:
-    """Context manager: make `trace` current while the body runs."""
+    """Context manager: make `trace` current while the body runs (JAX:
+    SetCurrentTraceContextManager, a class: cheaper than @contextmanager)."""
 
-    # JAX: SetCurrentTraceContextManager (a class: cheaper than @contextmanager).
     def __init__(self, trace: Trace):
         self.trace = trace
 
@@ -332,8 +335,7 @@ class Tracer:
             raise TypeError(f"Value of type {type(self)} is not iterable.")
         return iter(self.aval._iter(self))
 
-    def to_concrete_value(self) -> Any:
-        """The value, if this tracer knows it (never, for stage 2's tracers)."""
+    def to_concrete_value(self) -> Any:  # the value, if known (never, for stage 2's tracers)
         return None
 
     def _error_repr(self) -> str:
@@ -342,9 +344,8 @@ class Tracer:
     def _origin_msg(self) -> str:
         return ""
 
-    # Python asks for a concrete value. As in JAX, bool(), int() and index answer from a tracer
-    # that knows its value (later stages have such tracers), float() and complex() never do
-    # (JAX's float() of a JVP tracer raises too); else a shape check, then the aval raises.
+    # As in JAX, bool(), int() and index answer from a tracer that knows its value (later
+    # stages'), float() and complex() never do; else a shape check, then the aval raises.
     def __bool__(self) -> bool:
         concrete = self.to_concrete_value()
         if concrete is not None:

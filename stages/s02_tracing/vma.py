@@ -21,7 +21,7 @@ from .core import ClosedJaxpr, Jaxpr, Primitive, ShapedArray, get_aval
 vma_rules: dict[Primitive, Callable[..., list[frozenset]]] = {}
 
 
-def _has_jaxpr(params: dict) -> bool:
+def has_jaxpr(params: dict) -> bool:
     for v in params.values():
         if isinstance(v, (Jaxpr, ClosedJaxpr)) or (
                 isinstance(v, tuple) and v and isinstance(v[0], (Jaxpr, ClosedJaxpr))):
@@ -31,7 +31,7 @@ def _has_jaxpr(params: dict) -> bool:
 
 def with_out_vma(prim: Primitive, avals: Sequence[Any], out: Any, params: dict) -> Any:
     rule = vma_rules.get(prim)
-    if rule is None and _has_jaxpr(params):
+    if rule is None and has_jaxpr(params):
         return out
     in_vmas = [getattr(a, "vma", frozenset()) for a in avals]
     outs = out if prim.multiple_results else [out]
@@ -45,7 +45,7 @@ def with_out_vma(prim: Primitive, avals: Sequence[Any], out: Any, params: dict) 
 def auto_insert_pvary(prim: Primitive, args: Sequence[Any], params: dict) -> Sequence[Any]:
     """Operands that vary along fewer axes than the others are cast up with `pvary` first, so
     every operand of an equation has the same type (JAX does this in each lax function)."""
-    if prim is pvary_p or _has_jaxpr(params):
+    if prim is pvary_p or has_jaxpr(params):
         return args
     vmas = [get_aval(a).vma for a in args]
     union = frozenset().union(*vmas)

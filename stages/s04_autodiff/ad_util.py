@@ -34,7 +34,8 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The aval of a tangent (or cotangent) of a value of type `aval`."""
     # JAX: ShapedArray.to_tangent_aval (and to_ct_aval, the same for arrays)
     dtype = primal_dtype_to_tangent_dtype(aval.dtype)
-    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != float0, aval.vma)
+    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype != float0, aval.vma,
+                       aval.sharding)
 
 
 # --8<-- [start:zero]
@@ -83,7 +84,8 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     current). JAX: lax.zeros_like_shaped_array."""
     if aval.dtype == float0:
         return np.zeros(aval.shape, float0)
-    return lax.broadcast(lax.convert_element_type(0, aval.dtype, aval.weak_type), aval.shape)
+    return lax.broadcast(lax.convert_element_type(0, aval.dtype, aval.weak_type), aval.shape,
+                         aval.sharding)  # split as the value is, where that is its type
 
 
 def instantiate(z: Any) -> Any:

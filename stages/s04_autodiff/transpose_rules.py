@@ -9,6 +9,7 @@ backward pass skips an equation whose outputs received no cotangent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -133,15 +134,23 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision,
     else:
         ct_y_free = list(range(n_batch + n_x_free, n_batch + n_x_free + len(y_free)))
     dims = ((tuple(ct_y_free), tuple(y_free)), (tuple(range(n_batch)), tuple(y_batch)))
-    out = lax.dot_general(ct, y, dims, precision=precision,
-                          preferred_element_type=preferred_element_type)
     # out's axes: batch, x's free axes, then x's contracted axes in y's axis order
     out_axes = [*x_batch, *x_free, *[x_contract[i] for i in np.argsort(y_contract)]]
+    out = lax.dot_general(ct, y, dims, precision=precision,
+                          preferred_element_type=preferred_element_type,
+                          out_sharding=sharding_in_order(x.aval, out_axes))
     out = lax.transpose(out, tuple(np.argsort(out_axes)))
     # END EXERCISE
     if out.dtype != x.aval.dtype:  # mixed-precision dots: back to the operand's dtype
         out = lax.convert_element_type(out, x.aval.dtype)
     return out
+
+
+def sharding_in_order(aval: Any, axes: Sequence[int]) -> Any:
+    """Where shardings are types (stage 11), x's cotangent is split as x is: its sharding with
+    the spec read in the dot's axis order. None before then."""
+    s = aval.sharding
+    return None if s is None else s.update(spec=tuple(s.spec[a] for a in axes))
 
 
 def _dot_general_transpose_rhs(ct, x, y, *, dimension_numbers, **params):

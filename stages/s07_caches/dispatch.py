@@ -91,22 +91,27 @@ _primitive_cache = Cache("primitive", "the primitive and its params (JAX: "
                          "xla_primitive_callable)")
 
 
-def xla_primitive_callable(prim: core.Primitive, **params: Any) -> Any:
+def xla_primitive_callable(prim: core.Primitive, *, _jit: Any = None, **params: Any) -> Any:
     """A `jit` of one primitive with these params, made once per (primitive, params)."""
     def make() -> Any:
         def prim_fun(*args: Any) -> Any:
             return prim.bind(*args, **params)
 
         prim_fun.__name__ = prim_fun.__qualname__ = prim.name
-        return pjit.jit(prim_fun)
+        return (_jit or pjit.jit)(prim_fun)
 
-    key = (prim, tuple(sorted(params.items())))
+    key = (prim, tuple(sorted(params.items())), _jit)
     return _primitive_cache.get_or_compute(key, make)
+
+
+typed_jit: list[Any] = []  # stage 11's jit, for an op whose operands or result hold shardings
 
 
 def apply_primitive(prim: core.Primitive, *args: Any, **params: Any) -> Any:
     """Run one eager primitive as a tiny jit (JAX: the impl of almost every primitive)."""
-    fun = xla_primitive_callable(prim, **params)
+    typed = typed_jit and (params.get("sharding") or params.get("out_sharding") or any(
+        getattr(getattr(x, "aval", None), "sharding", None) is not None for x in args))
+    fun = xla_primitive_callable(prim, _jit=typed_jit[0] if typed else None, **params)
     with config.disable_jit(False):  # the primitive compiles even under disable_jit, as in JAX
         return fun(*args)
 # --8<-- [end:apply_primitive]

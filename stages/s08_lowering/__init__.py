@@ -20,6 +20,7 @@ Beside it (read when a step needs it):
   calls.py          jit (a call of a private function), custom_jvp/custom_vjp/checkpoint
                     (inline) and autodiff's own primitives
   attributes.py     how MLIR writes a constant's digits: kept apart, only a printer's quirk
+  sharding_in_types.py  the hook stage 11 fills: results pinned to the shardings in their types
   backend.py        jit's lowering step (lower_to_stablehlo), and stage 7's interpreting
                     backend with that step in front, "stablehlo", chosen by jax_platforms
 

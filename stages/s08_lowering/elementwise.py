@@ -27,7 +27,8 @@ def nary_lower_hlo(op: str, ctx: LoweringRuleContext, *args: ir.Value, **params:
     """One elementwise op (`op` names it: "add", "sine", ...) after broadcasting rank-0 args."""
     # JAX: lax._nary_lower_hlo
     (aval_out,) = ctx.avals_out
-    args = mlir.multi_broadcast_in_dim(args, ctx.avals_in, aval_out.shape)
+    args = mlir.multi_broadcast_in_dim(args, ctx.avals_in, aval_out.shape,
+                                       aval_out.sharding)
     return [hlo.elementwise(op, *args, result_type=aval_to_ir_type(aval_out))]
 # --8<-- [end:nary]
 
@@ -105,7 +106,8 @@ def _pow_lowering(ctx: LoweringRuleContext, x: ir.Value, y: ir.Value) -> list[ir
 def _compare_lowering(direction: str):
     def rule(ctx: LoweringRuleContext, x: ir.Value, y: ir.Value) -> list[ir.Value]:
         (aval_out,) = ctx.avals_out
-        x, y = mlir.multi_broadcast_in_dim((x, y), ctx.avals_in, aval_out.shape)
+        x, y = mlir.multi_broadcast_in_dim((x, y), ctx.avals_in, aval_out.shape,
+                                            aval_out.sharding)
         return [mlir.compare_hlo(x, y, direction, ctx.avals_in[0].dtype)]
     rule.__name__ = f"_{direction.lower()}_lowering"
     return rule

@@ -39,7 +39,8 @@ def _minmax_lowering(op: str, direction: str):
         (aval_out,) = ctx.avals_out
         if aval_out.dtype.kind != "c":
             return nary_lower_hlo(op, ctx, x, y)
-        x, y = mlir.multi_broadcast_in_dim((x, y), ctx.avals_in, aval_out.shape)
+        x, y = mlir.multi_broadcast_in_dim((x, y), ctx.avals_in, aval_out.shape,
+                                            aval_out.sharding)
         return [minmax_hlo(op, direction, x, y, aval_out)]
     rule.__name__ = f"_{op}_lowering"
     return rule

@@ -22,6 +22,7 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 
 from . import hlo, ir
+from .sharding_in_types import lower_with_sharding_in_types, pinned, sharding_in_types_lowering
 
 LoweringRule = Callable[..., Sequence[ir.Value]]
 
@@ -129,7 +130,7 @@ def _get_rule(ctx: ModuleContext, prim: core.Primitive) -> LoweringRule:
         raise NotImplementedError(
             f"MLIR translation rule for primitive '{prim.name}' not found for platform "
             f"{ctx.platform}")
-    return rule
+    return pinned(rule) if sharding_in_types_lowering else rule
 
 
 # --8<-- [start:jaxpr_subcomp]
@@ -250,15 +251,17 @@ def broadcast_in_dim(x: ir.Value, aval_out: core.ShapedArray, broadcast_dimensio
 
 
 def multi_broadcast_in_dim(ops: Sequence[ir.Value], avals: Sequence[core.ShapedArray],
-                           out_shape: Sequence[int]) -> list[ir.Value]:
-    """Broadcast each operand of lower rank to `out_shape` (a rank-0 operand of `x * 2.0`)."""
+                           out_shape: Sequence[int], out_sharding: Any = None) -> list[ir.Value]:
+    """Broadcast each operand of lower rank to `out_shape` (a rank-0 operand of `x * 2.0`),
+    split as the result is where shardings are types (stage 11)."""
     out = []
     for op, aval in zip(ops, avals, strict=True):
         if aval.shape == tuple(out_shape):
             out.append(op)
         else:
             dims = list(range(len(out_shape) - aval.ndim, len(out_shape)))
-            out.append(broadcast_in_dim(op, aval.update(shape=out_shape), dims))
+            b_aval = aval.update(shape=out_shape, sharding=out_sharding)
+            out.append(lower_with_sharding_in_types(broadcast_in_dim(op, b_aval, dims), b_aval))
     return out
 
 

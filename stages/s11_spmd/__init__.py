@@ -18,7 +18,8 @@ Beside it:
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
-  sharding_constraint.py  with_sharding_constraint, a primitive with rules in every table
+  sharding_in_types.py    Explicit mesh axes: shardings in types, each primitive's rule
+  sharding_constraint.py  with_sharding_constraint and reshard, primitives with their rules
   visualize.py            which device holds which block, drawn in the terminal
   distributed.py          more than one process: coordination service, clients, gloo
 
@@ -42,18 +43,26 @@ from . import (
     shard_map_rules,
     sharding_constraint,
     sharding_impls,
+    sharding_in_types,
     visualize,
     xla_sharding,
     xla_sharding_util,
 )
-from .array import ArrayImpl, Shard, device_put, make_array_from_process_local_data
+from .array import ArrayImpl, Shard, device_put
+from .distributed import make_array_from_process_local_data
 from .hlo_sharding import HloSharding
 from .mesh import AxisType, Mesh, cpu_client, devices, make_mesh
 from .partition_spec import P, PartitionSpec
 from .pjit import jit
 from .shard_map import shard_map, shard_map_p  # the function; the module is shard_map.py
-from .sharding_constraint import sharding_constraint_p, with_sharding_constraint
+from .sharding_constraint import (
+    reshard,
+    reshard_p,
+    sharding_constraint_p,
+    with_sharding_constraint,
+)
 from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
+from .sharding_in_types import ShardingTypeError, get_mesh, set_mesh
 from .visualize import visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -66,6 +75,7 @@ __all__ = [
     "PartitionSpec",
     "Shard",
     "Sharding",
+    "ShardingTypeError",
     "SingleDeviceSharding",
     "array",
     "device_put",
@@ -73,6 +83,7 @@ __all__ = [
     "cpu_client",
     "devices",
     "distributed",
+    "get_mesh",
     "hlo_sharding",
     "jit",
     "make_array_from_process_local_data",
@@ -81,6 +92,8 @@ __all__ = [
     "mlir",
     "partition_spec",
     "pjit",
+    "reshard",
+    "reshard_p",
     "runtime",
     "shard_map",
     "shard_map_checks",
@@ -89,6 +102,8 @@ __all__ = [
     "sharding_constraint",
     "sharding_constraint_p",
     "sharding_impls",
+    "sharding_in_types",
+    "set_mesh",
     "visualize",
     "visualize_array_sharding",
     "visualize_sharding",

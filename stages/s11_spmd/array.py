@@ -24,7 +24,9 @@ from stages.s09_pjrt import array as s09_array
 from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import ComputationClient, Data
 
+from .partition_spec import PartitionSpec
 from .sharding_impls import Index, Sharding, SingleDeviceSharding
+from .sharding_in_types import canonicalize_sharding, with_sharding_type
 
 
 def device_names(client: ComputationClient) -> dict[Device, str]:
@@ -56,8 +58,9 @@ class ArrayImpl(s09_array.ArrayImpl):
 
     def __init__(self, aval: ShapedArray, sharding: Sharding, shards: Sequence[Data],
                  client: ComputationClient):
-        # shards: one per addressable device of the sharding, in its device order
-        super().__init__(aval, shards[0], client)
+        # shards: one per addressable device of the sharding, in its device order; on a mesh
+        # with Explicit axes the layout is part of the type
+        super().__init__(with_sharding_type(aval, sharding), shards[0], client)
         self.sharding, self._shards = sharding, list(shards)
 
     def _devices(self) -> list[Device]:
@@ -155,32 +158,14 @@ def put_shards(x: np.ndarray, sharding: Sharding, client: ComputationClient) -> 
                                      [names[d] for d in devices])
 
 
-def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
-                                       global_shape: tuple[int, ...]) -> ArrayImpl:
-    """A global array from this process's rows: the blocks of its own devices, cut from the
-    part of dimension 0 they cover (JAX: jax.make_array_from_process_local_data)."""
-    client = runtime.get_computation_client()
-    local = np.asarray(local_data)
-    index_map = sharding.devices_indices_map(tuple(global_shape))
-    devices = addressable(client, sharding._device_assignment)
-    first = min(index_map[d][0].start or 0 for d in devices)
-    names = device_names(client)
-    blocks = []
-    for d in devices:
-        rows = index_map[d][0]
-        shift = slice((rows.start or 0) - first, (rows.stop or global_shape[0]) - first)
-        blocks.append(np.ascontiguousarray(local[(shift, *index_map[d][1:])]))
-    shards = client.transfer_to_device(blocks, [names[d] for d in devices])
-    return ArrayImpl(core.ShapedArray(tuple(global_shape), local.dtype), sharding, shards,
-                     client)
-
-
 # --8<-- [start:device_put]
 def device_put(x: Any, device: Any = None) -> Any:
     """`x` on a device, or laid out by a sharding: one buffer per device, each holding the
     block the sharding gives it (JAX: jax.device_put). `x` may be a pytree, `device` a
     prefix of it."""
     leaves, tree = tree_flatten(x)
+    if isinstance(device, PartitionSpec):  # of the mesh set by set_mesh
+        device = canonicalize_sharding(device, "device_put")
     targets = broadcast_prefix(device, x, is_leaf=lambda d: d is None or
                                isinstance(d, (Sharding, Device, str)))
     return tree_unflatten(tree, [_put(leaf, d) for leaf, d in zip(leaves, targets,

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from jax._src.lib import xla_client as xc
 
+from stages.s02_tracing import core
 from stages.s09_pjrt import runtime
 from stages.s09_pjrt.pjrt_computation_client import PjRtComputationClient
+
+from .array import ArrayImpl, addressable, device_names
+from .sharding_impls import Sharding
 
 
 class State:
@@ -91,3 +96,23 @@ def process_index() -> int:
 
 def process_count() -> int:
     return global_state.num_processes
+
+
+def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
+                                       global_shape: tuple[int, ...]) -> ArrayImpl:
+    """A global array from this process's rows: the blocks of its own devices, cut from the
+    part of dimension 0 they cover (JAX: jax.make_array_from_process_local_data)."""
+    client = runtime.get_computation_client()
+    local = np.asarray(local_data)
+    index_map = sharding.devices_indices_map(tuple(global_shape))
+    devices = addressable(client, sharding._device_assignment)
+    first = min(index_map[d][0].start or 0 for d in devices)
+    names = device_names(client)
+    blocks = []
+    for d in devices:
+        rows = index_map[d][0]
+        shift = slice((rows.start or 0) - first, (rows.stop or global_shape[0]) - first)
+        blocks.append(np.ascontiguousarray(local[(shift, *index_map[d][1:])]))
+    shards = client.transfer_to_device(blocks, [names[d] for d in devices])
+    return ArrayImpl(core.ShapedArray(tuple(global_shape), local.dtype), sharding, shards,
+                     client)

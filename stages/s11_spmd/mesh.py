@@ -26,7 +26,7 @@ class AxisType(enum.Enum):
     """How the compiler may treat a mesh axis (JAX: mesh.AxisType).
 
     Auto: the compiler propagates shardings along it (the GSPMD / Shardy default). Explicit:
-    the sharding is part of the type (not built here). Manual: inside shard_map.
+    the sharding is part of the type (sharding_in_types.py). Manual: inside shard_map.
     """
 
     Auto = enum.auto()
@@ -138,7 +138,8 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
               axis_types: tuple[AxisType, ...] | None = None, *,
               devices: Sequence[Device] | None = None) -> Mesh:
     """A mesh of the first prod(axis_shapes) devices in id order (JAX: jax.make_mesh, which
-    on TPU also orders them along the physical torus; on CPU the order is the ids')."""
+    on TPU also orders them along the physical torus; on CPU the order is the ids'). Its axes
+    are Explicit unless `axis_types` says otherwise, as in JAX 0.10."""
     all_devices = list(globals()["devices"]() if devices is None else devices)
     size = math.prod(axis_shapes)
     if size > len(all_devices):
@@ -146,4 +147,6 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
                          f"mesh_shape {tuple(axis_shapes)}")
     grid = np.empty(size, dtype=object)
     grid[:] = all_devices[:size]
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_shapes)
     return Mesh(grid.reshape(tuple(axis_shapes)), tuple(axis_names), axis_types)

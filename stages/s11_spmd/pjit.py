@@ -20,6 +20,7 @@ import numpy as np
 from stages.s01_pytrees import tree_flatten, tree_unflatten
 from stages.s01_pytrees.tree_util import broadcast_prefix
 from stages.s02_tracing import core
+from stages.s07_caches import dispatch
 from stages.s07_caches import pjit as s07_pjit
 from stages.s07_caches.sharding_impls import UNSPECIFIED
 from stages.s08_lowering.backend import safe_result_paths
@@ -28,9 +29,11 @@ from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
 from . import mlir
-from .array import ArrayImpl, addressable, device_names, put_shards
+from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
+from .sharding_constraint import with_out_constraints
 from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
+from .sharding_in_types import has_explicit_axes
 
 
 def _is_sharding_leaf(s: Any) -> bool:
@@ -206,9 +209,23 @@ class ShardedJit:
         ins = [x.sharding if s is None and isinstance(x, ArrayImpl) else s
                for s, x in zip(ins, leaves, strict=True)]
         outs = flatten_shardings(self._out, traced.out_info)
+        outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
+                for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]
         return ins, outs
 
+    def _place(self, args: tuple) -> tuple:
+        """Host arguments given an Explicit mesh's sharding are put first: types for the trace."""
+        if _is_sharding_leaf(self._in) and not isinstance(self._in, NamedSharding):
+            return args
+        leaves, tree = tree_flatten(args)
+        ins = flatten_shardings(self._in, args)
+        return tree_unflatten(tree, [
+            device_put(x, s) if isinstance(s, NamedSharding) and has_explicit_axes(s.mesh)
+            and not isinstance(x, (ArrayImpl, core.Tracer)) else x
+            for x, s in zip(leaves, ins, strict=True)])
+
     def lower(self, *args: Any, **kwargs: Any) -> ShardedProgram:
+        args = self._place(args)
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, args)
         if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
@@ -234,6 +251,7 @@ class ShardedJit:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(core.trace_ctx.trace, core.EvalTrace):
             return with_out_constraints(self._jit, self._out)(*args, **kwargs)
+        args = self._place(args)
         leaves, tree = tree_flatten((args, kwargs))
         sig = self._signature(leaves)
         hit = self._fast.get((tree, sig, mlir.use_shardy_partitioner.value)) \
@@ -260,18 +278,6 @@ class ShardedJit:
         return tree_unflatten(traced.out_tree, entry[1].call(*leaves))
 
 
-def with_out_constraints(jitted: Callable, out_shardings: Any) -> Callable:
-    """Inside a transformation: the stage 7 jit, its outputs constrained as asked."""
-    from .sharding_constraint import with_sharding_constraint
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        out = jitted(*args, **kwargs)
-        if _is_sharding_leaf(out_shardings) and not isinstance(out_shardings, Sharding):
-            return out
-        return with_sharding_constraint(out, out_shardings)
-    return call
-
-
 def jit(fun: Callable | None = None, *, in_shardings: Any = UNSPECIFIED,
         out_shardings: Any = UNSPECIFIED, **jit_kwargs: Any) -> Any:
     """Stage 7's jit, plus where each input and output lives (JAX: jax.jit)."""
@@ -279,3 +285,6 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = UNSPECIFIED,
         return functools.partial(jit, in_shardings=in_shardings, out_shardings=out_shardings,
                                  **jit_kwargs)
     return ShardedJit(fun, in_shardings, out_shardings, **jit_kwargs)
+
+
+dispatch.typed_jit.append(jit)  # eager ops on arrays typed by a sharding

@@ -33,6 +33,8 @@ from stages.s07_caches.api_util import fun_name as get_fun_name
 from . import shard_map_checks as checks
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
+from .sharding_impls import NamedSharding
+from .sharding_in_types import with_sharding_type
 
 shard_map_p = core.Primitive("shard_map")
 shard_map_p.multiple_results = True
@@ -77,6 +79,7 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
         checks.check_rank("in", f, name, in_specs, args, avals)
         checks.check_divisible(f, name, mesh, in_specs, args, avals)
         checks.check_duplicates(in_specs, mesh)
+        checks.check_explicit_specs(mesh, flat_in, avals)
         with check_vma_axes(mesh.axis_names if check_vma else ()):  # values typed inside
             # EXERCISE 11.4 (per-device-trace): trace f once, on each argument's block
             block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]
@@ -130,7 +133,9 @@ def infer_vma(jaxpr: core.Jaxpr, in_vmas: Sequence[frozenset[str]]) -> list[froz
 
 def _abstract_eval(*avals: core.ShapedArray, jaxpr: core.ClosedJaxpr, mesh: Mesh,
                    out_specs: tuple[PartitionSpec, ...], **_: Any) -> list[core.ShapedArray]:
-    return [merge_aval(mesh, s, a) for s, a in zip(out_specs, jaxpr.out_avals, strict=True)]
+    # on a mesh with Explicit axes the outputs' types say how out_specs splits them
+    return [with_sharding_type(merge_aval(mesh, s, a), NamedSharding(mesh, s))
+            for s, a in zip(out_specs, jaxpr.out_avals, strict=True)]
 
 
 def _impl(*args: Any, jaxpr: core.ClosedJaxpr, mesh: Mesh, in_specs: tuple,
@@ -138,7 +143,6 @@ def _impl(*args: Any, jaxpr: core.ClosedJaxpr, mesh: Mesh, in_specs: tuple,
     """Eagerly: the same equation inside a jit over the mesh, each argument laid out as its
     spec says (JAX runs an eager shard_map through jit too)."""
     from .pjit import jit
-    from .sharding_impls import NamedSharding
 
     def call(*xs: Any) -> list[Any]:
         return shard_map_p.bind(*xs, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,

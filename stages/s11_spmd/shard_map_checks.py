@@ -89,6 +89,25 @@ def _join(msgs: list[str]) -> str:
     return msgs[0][2:] if len(msgs) == 1 else "\n\n".join(msgs)
 
 
+def check_explicit_specs(mesh: Any, flat_specs: Sequence[Any], avals: Sequence[Any]) -> None:
+    """On a mesh with Explicit axes an argument's type already says how it is split: the spec
+    must say the same (JAX: _shard_map's check against `typeof(arg).sharding.spec`)."""
+    from .sharding_impls import NamedSharding
+    from .sharding_in_types import typed_spec
+
+    for spec, aval in zip(flat_specs, avals, strict=True):
+        if aval.sharding is None:
+            continue
+        want = typed_spec(NamedSharding(mesh, spec), aval.ndim)
+        if want != aval.sharding.spec:
+            raise ValueError(
+                f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+                f"{aval.sharding.spec} for arg: {aval}. `in_specs` is an optional argument so "
+                "you can omit specifying it and shard_map will infer the in_specs from the "
+                "arguments. If you want to reshard your inputs, you can use `jax.reshard` on "
+                "the arguments and then pass those args to shard_map.")
+
+
 def check_rank(kind: str, f: Callable, fun_name: str, specs: Any, tree: Any,
                avals: Sequence[Any]) -> None:
     """No spec longer than its value's rank (JAX: _spec_rank_error)."""

@@ -20,6 +20,7 @@ from stages.s07_caches.xla_bridge import Device
 from .hlo_sharding import HloSharding
 from .mesh import Mesh, show_axes
 from .partition_spec import PartitionSpec
+from .partition_spec import PartitionSpec as P
 
 Index = tuple[slice, ...]
 
@@ -116,6 +117,9 @@ class NamedSharding(Sharding):
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+
+    def update(self, spec: Any = None, mesh: Mesh | None = None) -> NamedSharding:
+        return NamedSharding(mesh or self.mesh, self.spec if spec is None else P(*spec))
 
     @property
     def device_set(self) -> set[Device]:

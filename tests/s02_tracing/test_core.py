@@ -315,3 +315,25 @@ def test_convert_constvars_jaxpr_makes_constants_leading_arguments():
     assert str(converted) == "{ lambda ; a:f32[3] b:f32[3]. let c:f32[3] = add b a in (c,) }"
     out = core.eval_jaxpr(converted, [], w, np.ones(3, np.float32))
     np.testing.assert_array_equal(out[0], w + 1)
+
+
+class _Spec:
+    """A stand-in for stage 11's NamedSharding: only `.spec` is read by stage 2."""
+
+    def __init__(self, *spec):
+        self.spec = spec
+
+    def __eq__(self, other):
+        return isinstance(other, _Spec) and self.spec == other.spec
+
+    def __hash__(self):
+        return hash(self.spec)
+
+
+def test_a_sharding_in_the_type_prints_per_dimension_and_enters_equality():
+    plain = core.ShapedArray((8, 4, 2), np.float32)
+    typed = plain.update(sharding=_Spec("x", None, ("y", "z")))
+    assert typed.str_short(True) == "f32[8@x,4,2@(y,z)]"
+    assert typed != plain and hash(typed) != hash(plain)
+    assert typed.update(weak_type=True).sharding == typed.sharding  # kept by update...
+    assert typed.update(shape=(8, 4)).sharding is None  # ...unless the shape changes

@@ -25,6 +25,7 @@ import stages.s06_control_flow as s06
 import stages.s09_pjrt as s09
 import stages.s11_spmd as s11
 from stages.s01_pytrees import tree_map
+from stages.s02_tracing import core
 from stages.s02_tracing import numpy as snp
 from stages.s02_tracing.api import make_jaxpr
 from stages.s05_vmap import parallel
@@ -71,9 +72,13 @@ def _use_shardy(flag: bool) -> Any:
 
 
 OURS = types.SimpleNamespace(
-    jit=s11.jit, P=s11.P, NamedSharding=s11.NamedSharding, make_mesh=s11.make_mesh,
+    jit=s11.jit, P=s11.P, NamedSharding=s11.NamedSharding,
+    make_mesh=lambda shape, names: s11.make_mesh(shape, names,
+                                                 axis_types=(s11.AxisType.Auto,) * len(names)),
     with_sharding_constraint=s11.with_sharding_constraint, device_put=s11.device_put,
     np=snp, value_and_grad=s04.value_and_grad, grad=s04.grad, tree_map=tree_map,
     vmap=s05.vmap, make_jaxpr=make_jaxpr, lax=s06,
     shard_map=s11.shard_map, collectives=parallel,
-    use_shardy=_use_shardy, sharding_text=s11.visualize.sharding_text)
+    use_shardy=_use_shardy, sharding_text=s11.visualize.sharding_text,
+    explicit_mesh=s11.make_mesh, set_mesh=s11.set_mesh, reshard=s11.reshard,
+    typeof=core.typeof)

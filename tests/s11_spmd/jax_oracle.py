@@ -46,7 +46,9 @@ api = types.SimpleNamespace(
     with_sharding_constraint=jax.lax.with_sharding_constraint, device_put=jax.device_put,
     np=jnp, value_and_grad=jax.value_and_grad, grad=jax.grad, tree_map=jax.tree_util.tree_map,
     vmap=jax.vmap, make_jaxpr=jax.make_jaxpr, lax=jax.lax,
-    shard_map=jax.shard_map, collectives=jax.lax, use_shardy=use_shardy)
+    shard_map=jax.shard_map, collectives=jax.lax, use_shardy=use_shardy,
+    explicit_mesh=jax.make_mesh, set_mesh=jax.set_mesh, reshard=jax.sharding.reshard,
+    typeof=jax.typeof)
 
 if __name__ == "__main__":
     print(json.dumps(run_all(api, N)))

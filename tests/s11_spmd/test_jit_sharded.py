@@ -13,7 +13,8 @@ from shared.spmd_programs import PROGRAMS, SIZES
 from tests.s11_spmd.conftest import OURS, cpu_devices, jax_results
 
 PROGRAM_NAMES = sorted(PROGRAMS)
-LOWERED = ["collectives_program", "data_parallel_mlp", "grouped_collectives", "mlp_2d",
+LOWERED = ["collectives_program", "data_parallel_mlp", "explicit_axes", "grouped_collectives",
+           "mlp_2d",
            "shard_map_program", "shard_map_psum", "sharded_matmul"]
 
 
@@ -57,6 +58,34 @@ def test_a_grouped_psum_is_refused_as_jax_refuses_it_with_check_vma(run):
     _, ours, theirs = run
     assert ours["grouped_collectives"]["refused"] == theirs["grouped_collectives"]["refused"] \
         == "NotImplementedError: "
+
+
+def test_on_explicit_axes_every_type_jaxpr_and_refusal_is_jaxs(run):
+    """make_mesh's default axes are Explicit: arrays print their layout in their types, the
+    rules give each result's, and what a rule cannot type is refused with JAX's message."""
+    _, ours, theirs = run
+    for key in ("types", "jaxpr", "specs", "messages", "param_types"):
+        assert ours["explicit_axes"][key] == theirs["explicit_axes"][key], key
+    assert "c:f32[" in ours["explicit_axes"]["jaxpr"] and "@x" in ours["explicit_axes"]["jaxpr"]
+    assert sum(m.startswith("ShardingTypeError") for m in ours["explicit_axes"]["messages"]) == 3
+    assert "sdy.sharding_constraint" in ours["explicit_axes"]["shardy"]
+
+
+def test_a_typed_data_parallel_step_gives_one_devices_numbers(run):
+    """The gradient of replicated parameters through a batch typed as split: the dot's
+    transpose asks for the parameters' layout (out_sharding), so no rule has to guess."""
+    n, ours, _ = run
+    params = [{k: v.astype(np.float64) for k, v in layer.items()}
+              for layer in mlp.init_params(SIZES)]
+    x, y = mlp.batch(4 * n, SIZES)
+    losses = []
+    for _ in range(3):
+        loss, grads = _numpy_loss_and_grads(params, x.astype(np.float64), y)
+        losses.append(loss)
+        params = [{k: p[k] - 0.1 * g[k] for k in p} for p, g in zip(params, grads, strict=True)]
+    np.testing.assert_allclose(ours["explicit_axes"]["values"][3], losses, rtol=1e-4)
+    np.testing.assert_allclose(ours["explicit_axes"]["values"][4], params[-1]["w"], rtol=1e-3,
+                               atol=1e-4)
 
 
 def test_the_sharded_matmul_keeps_the_asked_output_sharding(run):

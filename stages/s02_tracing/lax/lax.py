@@ -161,7 +161,7 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
 # ------------------------------------------------------------------ full and friends
 
 
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, sharding: Any = None) -> Any:
     """An array of `shape` filled with a scalar; weak when fill_value is and dtype is None."""
     if np.shape(fill_value):
         raise TypeError(
@@ -170,7 +170,8 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
         )
     weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
     fill_dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    return broadcast(convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape))
+    return broadcast(convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape),
+                     sharding)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
@@ -178,7 +179,9 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     fill_shape = np.shape(x) if shape is None else tuple(shape)
     weak_type = dtype is None and dtypes.is_weakly_typed(x)
     dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
-    out = full(fill_shape, convert_element_type(fill_value, dtype, weak_type))
+    # a same-shaped result is split as x is, where shardings are types (stage 11)
+    sharding = core.get_aval(x).sharding if shape is None else None
+    out = full(fill_shape, convert_element_type(fill_value, dtype, weak_type), sharding=sharding)
     if vma_axes() and (varying := core.get_aval(x).vma):
         out = vma.pvary(out, tuple(varying))  # like x, it varies (JAX: _full_like_insert_pvary)
     return out
@@ -305,7 +308,7 @@ dot_general_p = standard_primitive(
 
 def dot_general(
     lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-    preferred_element_type: Any = None,
+    preferred_element_type: Any = None, out_sharding: Any = None,
 ) -> Any:
     """A general tensor contraction.
 
@@ -321,7 +324,7 @@ def dot_general(
         preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
     return dot_general_p.bind(
         lhs, rhs, dimension_numbers=dims, precision=canonicalize_precision(precision),
-        preferred_element_type=preferred_element_type, out_sharding=None,
+        preferred_element_type=preferred_element_type, out_sharding=out_sharding,
     )
 
 

@@ -75,10 +75,9 @@ def _identity_fill(x: np.ndarray, axes: tuple, which: str) -> np.ndarray:
     return np.full(shape, fill, x.dtype)
 
 
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
-    """Sum over `axes` (non-negative, distinct)."""
-    # JAX also carries `out_sharding` (always None here: no meshes in this stage)
-    return reduce_sum_p.bind(operand, axes=tuple(int(a) for a in axes), out_sharding=None)
+def reduce_sum(operand: Any, axes: Sequence[int], out_sharding: Any = None) -> Any:
+    """Sum over `axes` (non-negative, distinct); `out_sharding` on an Explicit mesh (stage 11)."""
+    return reduce_sum_p.bind(operand, axes=tuple(int(a) for a in axes), out_sharding=out_sharding)
 
 
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:

@@ -75,31 +75,32 @@ def _broadcast_in_dim_pp_rule(eqn, context, settings):
 core.pp_eqn_rules[broadcast_in_dim_p] = _broadcast_in_dim_pp_rule
 
 
-def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                     out_sharding: Any = None):
     """Broadcast to `shape`, operand axis i becoming output axis broadcast_dimensions[i]."""
     # an array or tracer already of that shape passes through (a numpy value becomes an Array;
     # JAX binds an identity broadcast, then its staging trace forwards the operand)
     identity = np.shape(operand) == tuple(shape) and \
         tuple(broadcast_dimensions) == tuple(range(len(shape)))
-    if isinstance(operand, (core.Tracer, Array)) and (identity or (
+    if isinstance(operand, (core.Tracer, Array)) and out_sharding is None and (identity or (
             np.ndim(operand) == len(shape) and not len(broadcast_dimensions))):
         return operand
-    # JAX also carries `sharding` (always None here: no meshes in this stage)
+    # `sharding`: the result's, on a mesh with Explicit axes (stage 11); else None
     return broadcast_in_dim_p.bind(
         operand,
         shape=tuple(int(d) for d in shape),
         broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions),
-        sharding=None,
+        sharding=out_sharding,
     )
 
 
-def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+def broadcast(operand: Any, sizes: Sequence[int], out_sharding: Any = None) -> Any:
     """Add leading axes of the given sizes."""
     ndim = np.ndim(operand)
-    if len(sizes) == 0:
+    if len(sizes) == 0 and out_sharding is None:
         return operand  # nothing to add: no equation (a Python scalar stays weak)
     dims = tuple(range(len(sizes), len(sizes) + ndim))
-    return broadcast_in_dim(operand, tuple(sizes) + _shape_of(operand), dims)
+    return broadcast_in_dim(operand, tuple(sizes) + _shape_of(operand), dims, out_sharding)
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
@@ -147,7 +148,8 @@ def _reshape_impl(x, *, new_sizes, dimensions, sharding) -> np.ndarray:
 reshape_p = standard_primitive(_reshape_shape_rule, first_dtype, "reshape", _reshape_impl)
 
 
-def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None,
+            out_sharding: Any = None):
     """Row-major reshape, after transposing by `dimensions` when given."""
     new_sizes = tuple(int(d) for d in new_sizes)
     same_dims = dimensions is None or tuple(dimensions) == tuple(range(np.ndim(operand)))
@@ -156,7 +158,7 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
             isinstance(operand, (core.Tracer, Array)):
         return operand
     dims = None if same_dims else tuple(int(d) for d in dimensions)
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=None)
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
 
 
 def _transpose_shape_rule(operand, *, permutation) -> tuple:

@@ -199,7 +199,9 @@ def unop(
 ) -> core.Primitive:
     """An elementwise one-operand primitive."""
     dtype_rule = partial(unop_dtype_rule, result_dtype, accepted, name)
-    return standard_primitive(same_shape, dtype_rule, name, numpy_impl)
+    prim = standard_primitive(same_shape, dtype_rule, name, numpy_impl)
+    elementwise_prims.add(prim)
+    return prim
 
 
 def naryop(
@@ -214,7 +216,13 @@ def naryop(
         naryop_dtype_rule, result_dtype, accepted, name, require_same=require_same_dtypes
     )
     shape_rule = partial(broadcasting_shape_rule, name)
-    return standard_primitive(shape_rule, dtype_rule, name, numpy_impl)
+    prim = standard_primitive(shape_rule, dtype_rule, name, numpy_impl)
+    elementwise_prims.add(prim)
+    return prim
+
+
+# unop's and naryop's primitives: later stages give every elementwise op one rule (stage 11)
+elementwise_prims: set[core.Primitive] = set()
 
 
 _SCALAR_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}

@@ -1,0 +1,333 @@
+"""Shardings in types: on a mesh with Explicit axes, how a value is split is part of its type.
+
+JAX: the `sharding_rule` beside each primitive in jax/_src/lax/lax.py
+(`broadcasting_sharding_rule`, `_dot_general_sharding_rule`, `_reduce_sum_sharding_rule`,
+`_reshape_sharding_rule`, ...), `call_sharding_rule` in lax/utils.py, `core.ShardingTypeError`,
+and `set_mesh` in sharding_impls.py. On an Auto mesh the compiler decides how every
+intermediate value is split (propagation). On an Explicit one the tracer decides: an array put
+on devices with `NamedSharding(mesh, P('x'))` has the type `f32[8@x,4]`, every primitive's
+sharding rule computes its result's type from its operands' (as its shape rule computes the
+shape), a combination the rule cannot type is an error at trace time, and the lowering pins each
+result to its type with a constraint (`lower_with_sharding_in_types`), so what the program
+prints is what the partitioner does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from stages.s02_tracing import core
+from stages.s02_tracing import lax as lx
+from stages.s02_tracing.lax.utils import elementwise_prims
+from stages.s02_tracing.vma import has_jaxpr
+from stages.s04_autodiff.ad_util import add_jaxvals_p, stop_gradient_p
+from stages.s08_lowering import sharding_in_types as s08_types
+
+from .mesh import AxisType, Mesh
+from .partition_spec import PartitionSpec
+from .sharding_impls import NamedSharding
+
+
+class ShardingTypeError(Exception):
+    """Operands whose shardings a rule cannot combine (JAX: core.ShardingTypeError)."""
+
+
+# ------------------------------------------------------------------ the mesh in context
+
+
+class _MeshState(threading.local):
+    mesh: Mesh | None = None
+
+
+_context = _MeshState()
+
+
+class set_mesh:
+    """Make `mesh` the one a bare PartitionSpec refers to (JAX: jax.set_mesh): called, for
+    good; as a context manager, until the block ends."""
+
+    def __init__(self, mesh: Mesh | None):
+        self.prev, _context.mesh = _context.mesh, mesh
+
+    def __enter__(self) -> Mesh | None:
+        return _context.mesh
+
+    def __exit__(self, *exc_info: Any) -> None:
+        _context.mesh = self.prev
+
+
+def get_mesh() -> Mesh | None:
+    return _context.mesh
+
+
+def canonicalize_sharding(sharding: Any, api_name: str) -> NamedSharding:
+    """A NamedSharding from a NamedSharding, or from a PartitionSpec and the mesh in context."""
+    if isinstance(sharding, PartitionSpec):
+        if _context.mesh is None:
+            raise ValueError(
+                "Using PartitionSpec when you are not under a mesh context is not allowed. "
+                "Please pass a NamedSharding instance or enter into a mesh context via "
+                f"`jax.set_mesh`. Got {sharding}")
+        return NamedSharding(_context.mesh, sharding)
+    if not isinstance(sharding, NamedSharding):
+        raise TypeError(f"{api_name} takes a NamedSharding or a PartitionSpec, got {sharding}")
+    return sharding
+
+
+# ------------------------------------------------------------------ types
+
+
+def typed_spec(sharding: NamedSharding, ndim: int) -> PartitionSpec:
+    """The spec a type holds: one entry per dimension, only the mesh's Explicit axes kept,
+    a one-axis tuple written as the name (JAX: `modify_spec_for_auto_manual`)."""
+    explicit = {n for n, t in zip(sharding.mesh.axis_names, sharding.mesh.axis_types,
+                                  strict=True) if t is AxisType.Explicit}
+    entries = []
+    for d in range(ndim):
+        axes = [a for a in sharding.spec.axes_of(d) if a in explicit]
+        entries.append(None if not axes else axes[0] if len(axes) == 1 else tuple(axes))
+    return PartitionSpec(*entries)
+
+
+def has_explicit_axes(mesh: Mesh) -> bool:
+    return AxisType.Explicit in mesh.axis_types
+
+
+def with_sharding_type(aval: core.ShapedArray, sharding: Any) -> core.ShapedArray:
+    """`aval` typed by `sharding` if its mesh has Explicit axes; else with no sharding in its
+    type (on an Auto mesh the type says nothing of the layout). JAX: update_aval_with_sharding."""
+    typed = None
+    if isinstance(sharding, NamedSharding) and has_explicit_axes(sharding.mesh):
+        typed = NamedSharding(sharding.mesh, typed_spec(sharding, aval.ndim))
+    if typed == aval.sharding:
+        return aval
+    return core.ShapedArray(aval.shape, aval.dtype, aval.weak_type, aval.vma, typed)
+
+
+def _spec(aval: Any) -> tuple:
+    s = getattr(aval, "sharding", None)
+    return tuple(s.spec) if s is not None else (None,) * len(aval.shape)
+
+
+def _mesh(avals: Sequence[Any]) -> Mesh:
+    meshes = {a.sharding.mesh for a in avals if getattr(a, "sharding", None) is not None}
+    if len(meshes) > 1:
+        one, other = list(meshes)[:2]
+        raise ValueError(f"Mesh for all inputs should be equal. Got one mesh: {one} and "
+                         f"another mesh: {other}")
+    return meshes.pop() if meshes else _context.mesh
+
+
+# ------------------------------------------------------------------ the rules
+
+# primitive -> rule(*avals, **params) -> the result's spec (a tuple, one entry per dimension),
+# a NamedSharding when the params name it, or None: untyped; a list for several results
+sharding_rules: dict[core.Primitive, Any] = {}
+
+
+def broadcasting_sharding_rule(name: str, *avals: Any, **params: Any) -> tuple:
+    """Elementwise: each dimension split as the operands split it (a rank-0 operand, or a
+    size-1 unsplit dimension, broadcasts); operands that disagree are an error."""
+    ranked = [a for a in avals if a.shape]
+    if not ranked:
+        return ()
+    specs = [_spec(a) for a in ranked]
+    out = []
+    for d in range(len(ranked[0].shape)):
+        split = {s[d] for s, a in zip(specs, ranked, strict=True)
+                 if not (a.shape[d] == 1 and s[d] is None)} - {None}
+        if len(split) > 1:
+            raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: "
+                                    f"{', '.join(map(str, specs))}.")
+        out.append(split.pop() if split else None)
+    return tuple(out)
+
+
+def _check_match(left: tuple, right: tuple, msg: str) -> None:
+    for a, b in zip(left, right, strict=True):
+        if a is not None and b is not None and a != b:
+            raise ShardingTypeError(msg)
+
+
+def _dot_general_rule(lhs: Any, rhs: Any, *, dimension_numbers: Any, out_sharding: Any,
+                      **_: Any) -> Any:
+    if out_sharding is not None:
+        return out_sharding
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs = _spec(lhs), _spec(rhs)
+    lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
+    lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    _check_match(lbs, rbs, "dot_general requires lhs batch dimensions and rhs batch dimensions "
+                 f"to have the consistent sharding, got {lbs} and {rbs}.")
+    _check_match(lcs, rcs, "dot_general requires contracting dimensions to have consistent "
+                 f"sharding, got {lcs} and {rcs}.")
+    if any(a is not None and b is not None for a, b in zip(lcs, rcs, strict=True)):
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be "
+            "sharded. Please specify the output sharding via the `out_sharding` parameter. "
+            f"Got lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}")
+    free_l = tuple(s for i, s in enumerate(ls) if i not in (*lc, *lb))
+    free_r = tuple(s for i, s in enumerate(rs) if i not in (*rc, *rb))
+    return lbs + free_l + free_r
+
+
+def _reduce_rule(x: Any, *, axes: Sequence[int], out_sharding: Any = None, **_: Any) -> Any:
+    """A reduction drops the reduced dimensions' entries: summing a split dimension leaves a
+    value every device holds whole (the partitioner adds the all-reduce)."""
+    if out_sharding is not None:
+        return out_sharding
+    return tuple(s for i, s in enumerate(_spec(x)) if i not in set(axes))
+
+
+def _broadcast_in_dim_rule(x: Any, *, shape: Sequence[int], broadcast_dimensions: Sequence[int],
+                           sharding: Any) -> Any:
+    if sharding is not None:
+        return sharding
+    out: list[Any] = [None] * len(shape)
+    for entry, d in zip(_spec(x), broadcast_dimensions, strict=True):
+        out[d] = entry
+    return tuple(out)
+
+
+def _reshape_error(x: Any, new_sizes: Sequence[int]) -> ShardingTypeError:
+    return ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via the "
+        f"`out_sharding` argument of jax.lax.reshape. Got operand type: {x}, new sizes: "
+        f"{tuple(new_sizes)}")
+
+
+def _groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Runs of operand dimensions and result dimensions whose sizes multiply to the same."""
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        gi, gj = [i] if i < len(old) else [], [j] if j < len(new) else []
+        a = old[i] if gi else 1
+        b = new[j] if gj else 1
+        i, j = i + bool(gi), j + bool(gj)
+        while a != b:
+            if a < b:
+                gi.append(i)
+                a, i = a * old[i], i + 1
+            else:
+                gj.append(j)
+                b, j = b * new[j], j + 1
+        groups.append((gi, gj))
+    return groups
+
+
+def _reshape_rule(x: Any, *, new_sizes: Sequence[int], dimensions: Any, sharding: Any) -> Any:
+    """Split one dimension (its mesh axes go to the new leading dimensions they divide) or
+    merge several (allowed when the split ones lead); anything else needs `out_sharding`."""
+    if sharding is not None:
+        return sharding
+    spec = _spec(x)
+    if all(s is None for s in spec):
+        return (None,) * len(new_sizes)
+    if 0 in x.shape:
+        raise _reshape_error(x, new_sizes)
+    mesh, out = x.sharding.mesh, []
+    for gi, gj in _groups(x.shape, new_sizes):
+        axes = [a for i in gi for a in PartitionSpec(*spec).axes_of(i)]
+        lead = [a for i in gi if x.shape[i] != 1 for a in [spec[i]]]
+        if not axes:
+            out += [None] * len(gj)
+            continue
+        if dimensions is not None or (len(gi) > 1 and len(gj) > 1) or \
+                None in _strip_trailing_none(lead):
+            raise _reshape_error(x, new_sizes)
+        pending = list(axes)
+        for j in gj:
+            size, mine = new_sizes[j], []
+            while size > 1 and pending:
+                size, rem = divmod(size, mesh.shape[pending[0]])
+                if rem:
+                    raise _reshape_error(x, new_sizes)
+                mine.append(pending.pop(0))
+            out.append(None if not mine else mine[0] if len(mine) == 1 else tuple(mine))
+        if pending:
+            raise _reshape_error(x, new_sizes)
+    return tuple(out)
+
+
+def _strip_trailing_none(entries: list[Any]) -> list[Any]:
+    while entries and entries[-1] is None:
+        entries.pop()
+    return entries
+
+
+def _transpose_rule(x: Any, *, permutation: Sequence[int]) -> tuple:
+    spec = _spec(x)
+    return tuple(spec[p] for p in permutation)
+
+
+def _squeeze_rule(x: Any, *, dimensions: Sequence[int]) -> tuple:
+    return tuple(s for i, s in enumerate(_spec(x)) if i not in set(dimensions))
+
+
+def _same_as_operand(x: Any, *args: Any, **params: Any) -> tuple:
+    return _spec(x)
+
+
+def _convert_element_type_rule(x: Any, *, sharding: Any, **_: Any) -> Any:
+    return sharding if sharding is not None else _spec(x)
+
+
+def _select_n_rule(which: Any, *cases: Any) -> tuple:
+    return broadcasting_sharding_rule("select_n", which, *cases)
+
+
+for _p in elementwise_prims | {lx.integer_pow_p, add_jaxvals_p}:
+    sharding_rules[_p] = (lambda name: lambda *avals, **params: broadcasting_sharding_rule(
+        name, *avals))(_p.name)
+for _p in (lx.reduce_max_p, lx.reduce_min_p, lx.reduce_prod_p, lx.argmax_p, lx.argmin_p,
+           lx.reduce_sum_p):
+    sharding_rules[_p] = _reduce_rule
+sharding_rules.update({
+    lx.dot_general_p: _dot_general_rule, lx.broadcast_in_dim_p: _broadcast_in_dim_rule,
+    lx.reshape_p: _reshape_rule, lx.transpose_p: _transpose_rule, lx.squeeze_p: _squeeze_rule,
+    lx.convert_element_type_p: _convert_element_type_rule, lx.select_n_p: _select_n_rule,
+    stop_gradient_p: _same_as_operand, lx.cumsum_p: _same_as_operand,
+})
+
+
+# --8<-- [start:out_sharding]
+def with_out_sharding(prim: core.Primitive, avals: Sequence[Any], out: Any, params: dict) -> Any:
+    """Stage 2's abstract eval calls this for every equation: when an operand's type holds a
+    sharding (or the params name one), the rule types the results (JAX: call_sharding_rule)."""
+    named = params.get("sharding", params.get("out_sharding"))
+    if not any(getattr(a, "sharding", None) is not None for a in avals) and not (
+            isinstance(named, NamedSharding) and has_explicit_axes(named.mesh)):
+        return out
+    if has_jaxpr(params):  # a call, a loop, a cond: its inner jaxpr typed the results
+        return out
+    rule = sharding_rules.get(prim)
+    if rule is None:
+        raise ShardingTypeError(
+            f"sharding rule for {prim.name} is not implemented. You can work around this "
+            "error by dropping that operation into full auto sharding mode via: "
+            "`jax.sharding.auto_axes(fun, out_shardings=...)`")
+    mesh = _mesh(avals)
+    outs = out if prim.multiple_results else [out]
+    got = rule(*avals, **params)
+    got = got if prim.multiple_results else [got]
+    typed = [o if s is None else o.update(sharding=NamedSharding(s.mesh, typed_spec(s, o.ndim))
+             if isinstance(s, NamedSharding) else NamedSharding(mesh, PartitionSpec(*s)))
+             for o, s in zip(outs, got, strict=True)]
+    return typed if prim.multiple_results else typed[0]
+# --8<-- [end:out_sharding]
+
+
+core.out_type_rules.append(with_out_sharding)
+
+
+def constrain_to_type(op: Any, aval: core.ShapedArray) -> Any:
+    """The lowering's half: a result whose type holds a sharding is pinned to it (JAX:
+    mlir.lower_with_sharding_in_types); stage 8 calls this through its hook."""
+    from .mlir import wrap_with_sharding_op
+
+    return wrap_with_sharding_op(op, aval.sharding, aval.ndim)
+
+
+s08_types.sharding_in_types_lowering.append(constrain_to_type)
