@@ -4,10 +4,10 @@
 device_put, np (a numpy module), value_and_grad, grad, tree_map, shard_map, collectives (a
 module with psum, pmax, axis_index, all_gather, psum_scatter, ppermute), use_shardy(flag) (a
 context manager), sharding_text(shape, sharding), and for Explicit axes explicit_mesh(shape,
-names) (make_mesh's default axis types), set_mesh, reshard, typeof. `make_mesh` gives Auto axes. `run_all(api, n)` runs every program on
-`n` devices and returns, per program, the lowered texts (Shardy and GSPMD) and the values
-as nested lists: the tests compare ours with what tests/s11_spmd/jax_oracle.py gets from JAX
-in a process of its own.
+names) (make_mesh's default axis types), set_mesh, reshard, typeof; `make_mesh` gives Auto
+axes. `run_all(api, n)` runs every program on `n` devices and returns, per program, the
+lowered texts (Shardy and GSPMD) and the values as nested lists: the tests compare ours with
+what tests/s11_spmd/jax_oracle.py gets from JAX in a process of its own.
 """
 
 from __future__ import annotations

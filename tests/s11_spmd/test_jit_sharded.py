@@ -75,17 +75,9 @@ def test_a_typed_data_parallel_step_gives_one_devices_numbers(run):
     """The gradient of replicated parameters through a batch typed as split: the dot's
     transpose asks for the parameters' layout (out_sharding), so no rule has to guess."""
     n, ours, _ = run
-    params = [{k: v.astype(np.float64) for k, v in layer.items()}
-              for layer in mlp.init_params(SIZES)]
-    x, y = mlp.batch(4 * n, SIZES)
-    losses = []
-    for _ in range(3):
-        loss, grads = _numpy_loss_and_grads(params, x.astype(np.float64), y)
-        losses.append(loss)
-        params = [{k: p[k] - 0.1 * g[k] for k in p} for p, g in zip(params, grads, strict=True)]
+    losses, w = _one_device_steps(n)
     np.testing.assert_allclose(ours["explicit_axes"]["values"][3], losses, rtol=1e-4)
-    np.testing.assert_allclose(ours["explicit_axes"]["values"][4], params[-1]["w"], rtol=1e-3,
-                               atol=1e-4)
+    np.testing.assert_allclose(ours["explicit_axes"]["values"][4], w, rtol=1e-3, atol=1e-4)
 
 
 def test_the_sharded_matmul_keeps_the_asked_output_sharding(run):
@@ -98,16 +90,22 @@ def test_the_sharded_matmul_keeps_the_asked_output_sharding(run):
 def test_training_gives_one_devices_numbers(run, name):
     """The same steps unsharded, in numpy float64: the losses agree to float32 precision."""
     n, ours, _ = run
+    losses, w = _one_device_steps(n)
+    np.testing.assert_allclose(ours[name]["values"][0], losses, rtol=1e-4)
+    np.testing.assert_allclose(ours[name]["values"][-2], w, rtol=1e-3, atol=1e-4)
+
+
+def _one_device_steps(n, steps=3):
+    """The programs' SGD steps on one device in numpy float64: each loss, the last weights."""
     params = [{k: v.astype(np.float64) for k, v in layer.items()}
               for layer in mlp.init_params(SIZES)]
     x, y = mlp.batch(4 * n, SIZES)
     losses = []
-    for _ in range(3):
+    for _ in range(steps):
         loss, grads = _numpy_loss_and_grads(params, x.astype(np.float64), y)
         losses.append(loss)
         params = [{k: p[k] - 0.1 * g[k] for k in p} for p, g in zip(params, grads, strict=True)]
-    np.testing.assert_allclose(ours[name]["values"][0], losses, rtol=1e-4)
-    np.testing.assert_allclose(ours[name]["values"][-2], params[-1]["w"], rtol=1e-3, atol=1e-4)
+    return losses, params[-1]["w"]
 
 
 def _numpy_loss_and_grads(params, x, y):
