@@ -14,7 +14,10 @@ prints is what the partitioner does.
 
 from __future__ import annotations
 
+import functools
+import math
 import threading
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,7 +30,7 @@ from stages.s08_lowering import sharding_in_types as s08_types
 
 from .mesh import AxisType, Mesh
 from .partition_spec import PartitionSpec
-from .sharding_impls import NamedSharding
+from .sharding_impls import DuplicateSpecError, NamedSharding
 
 
 class ShardingTypeError(Exception):
@@ -198,63 +201,108 @@ def _reshape_error(x: Any, new_sizes: Sequence[int]) -> ShardingTypeError:
         f"{tuple(new_sizes)}")
 
 
-def _groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-    """Runs of operand dimensions and result dimensions whose sizes multiply to the same."""
-    groups, i, j = [], 0, 0
-    while i < len(old) or j < len(new):
-        gi, gj = [i] if i < len(old) else [], [j] if j < len(new) else []
-        a = old[i] if gi else 1
-        b = new[j] if gj else 1
-        i, j = i + bool(gi), j + bool(gj)
-        while a != b:
-            if a < b:
-                gi.append(i)
-                a, i = a * old[i], i + 1
-            else:
-                gj.append(j)
-                b, j = b * new[j], j + 1
-        groups.append((gi, gj))
-    return groups
+class _Unmatched(Exception):
+    """More than one dimension changes: no rule types that reshape."""
+
+
+def split_on_one_axis(old: Sequence[int], new: Sequence[int]) -> list[Any] | None:
+    """If `new` is `old` with one dimension split into several (other dimensions in place,
+    trailing 1s aside): per old dimension, its size or the list of sizes it became; else None
+    (JAX: _split_on_one_axis, whose matching this follows step for step)."""
+    if len(new) <= len(old):
+        return None
+    trailing = 0
+    while old[-1] == 1 and new[-1] == 1:
+        old, new, trailing = old[:-1], new[:-1], trailing + 1
+    i, j, splits, out = 0, 0, 0, []
+    while j < len(new):
+        if old[i] == new[j]:
+            out.append(old[i])
+        else:
+            splits += 1
+            if splits > 1:
+                raise _Unmatched
+            part, nj = [new[j]], j + 1
+            while math.prod(part) != old[i] or (nj < len(new) and new[nj] == 1):
+                if math.prod(part) > old[i]:
+                    return None
+                if math.prod(part) == old[i] and i + 1 < len(old) and new[nj] == old[i + 1]:
+                    break
+                j += 1
+                if j >= len(new):
+                    return None
+                part.append(new[j])
+                nj += 1
+            out.append(part)
+        i, j = i + 1, j + 1
+    if i != len(old):  # old dimensions left over (JAX fails an assert here)
+        raise _Unmatched
+    return out + [1] * trailing
+
+
+def _split_partitions(x: Any, new_sizes: Sequence[int], axes: Sequence[str],
+                      sizes: Sequence[int]) -> list[tuple[str, ...]]:
+    """`axes` (major first) handed to the new dimensions `sizes` in order, each taking axes
+    while it still divides; a dimension an axis does not divide cannot be typed."""
+    pending, out = list(axes), []
+    for size in sizes:
+        mine: list[str] = []
+        while size > 1 and pending:
+            size, rem = divmod(size, x.sharding.mesh.shape[pending[0]])
+            if rem:
+                raise _reshape_error(x, new_sizes)
+            mine.append(pending.pop(0))
+        out.append(tuple(mine))
+    if pending:
+        raise _reshape_error(x, new_sizes)
+    return out
 
 
 def _reshape_rule(x: Any, *, new_sizes: Sequence[int], dimensions: Any, sharding: Any) -> Any:
-    """Split one dimension (its mesh axes go to the new leading dimensions they divide) or
-    merge several (allowed when the split ones lead); anything else needs `out_sharding`."""
+    """Three reshapes keep a typed layout, as in JAX: adding or dropping 1s; splitting one
+    dimension (its mesh axes go to the leading new dimensions they divide); merging several
+    into one (allowed when the split ones lead). Any other needs `out_sharding`."""
     if sharding is not None:
         return sharding
-    spec = _spec(x)
+    spec, shape, new_sizes = _spec(x), tuple(x.shape), tuple(new_sizes)
     if all(s is None for s in spec):
         return (None,) * len(new_sizes)
-    if 0 in x.shape:
+    if [d for d in shape if d != 1] == [d for d in new_sizes if d != 1]:
+        kept = iter(s for d, s in zip(shape, spec, strict=True) if d != 1)
+        return tuple(None if n == 1 else next(kept) for n in new_sizes)
+    try:
+        split = split_on_one_axis(shape, new_sizes)
+        merge = None if split is not None or len(new_sizes) >= len(shape) else \
+            split_on_one_axis(new_sizes, shape)
+    except _Unmatched:
+        raise _reshape_error(x, new_sizes) from None
+    if split is None and merge is None:
         raise _reshape_error(x, new_sizes)
-    mesh, out = x.sharding.mesh, []
-    for gi, gj in _groups(x.shape, new_sizes):
-        axes = [a for i in gi for a in PartitionSpec(*spec).axes_of(i)]
-        lead = [a for i in gi if x.shape[i] != 1 for a in [spec[i]]]
-        if not axes:
-            out += [None] * len(gj)
-            continue
-        if dimensions is not None or (len(gi) > 1 and len(gj) > 1) or \
-                None in _strip_trailing_none(lead):
-            raise _reshape_error(x, new_sizes)
-        pending = list(axes)
-        for j in gj:
-            size, mine = new_sizes[j], []
-            while size > 1 and pending:
-                size, rem = divmod(size, mesh.shape[pending[0]])
-                if rem:
+    out: list[Any] = []
+    if split is not None:
+        for part, entry in zip(split, spec, strict=True):
+            if not isinstance(part, list):
+                out.append(entry)
+            else:
+                axes = PartitionSpec(entry).axes_of(0)
+                if axes and dimensions is not None:
                     raise _reshape_error(x, new_sizes)
-                mine.append(pending.pop(0))
-            out.append(None if not mine else mine[0] if len(mine) == 1 else tuple(mine))
-        if pending:
+                out += _split_partitions(x, new_sizes, axes, part) if axes else \
+                    [None] * len(part)
+        return tuple(out)
+    entries = iter(spec)
+    for size, part in zip(new_sizes, merge, strict=True):
+        if not isinstance(part, list):
+            out.append(next(entries))
+            continue
+        axes = [a for e in [next(entries) for _ in part] for a in
+                (e if isinstance(e, tuple) else (e,))]
+        while axes and axes[-1] is None:
+            axes.pop()
+        if None in axes or (axes and dimensions is not None):
             raise _reshape_error(x, new_sizes)
+        out += _split_partitions(x, new_sizes, axes, [size]) if axes else [None]
     return tuple(out)
-
-
-def _strip_trailing_none(entries: list[Any]) -> list[Any]:
-    while entries and entries[-1] is None:
-        entries.pop()
-    return entries
 
 
 def _transpose_rule(x: Any, *, permutation: Sequence[int]) -> tuple:
@@ -266,7 +314,11 @@ def _squeeze_rule(x: Any, *, dimensions: Sequence[int]) -> tuple:
     return tuple(s for i, s in enumerate(_spec(x)) if i not in set(dimensions))
 
 
-def _same_as_operand(x: Any, *args: Any, **params: Any) -> tuple:
+def _cumulative_rule(x: Any, *, axis: int, reverse: bool) -> tuple:
+    """A running sum along a split dimension would need the other devices' partial sums."""
+    if _spec(x)[axis] is not None:
+        raise ShardingTypeError("Input should be unsharded over the axis being reduced. Got "
+                                f"input type={x} and axis={axis}")
     return _spec(x)
 
 
@@ -279,16 +331,17 @@ def _select_n_rule(which: Any, *cases: Any) -> tuple:
 
 
 for _p in elementwise_prims | {lx.integer_pow_p, add_jaxvals_p}:
-    sharding_rules[_p] = (lambda name: lambda *avals, **params: broadcasting_sharding_rule(
-        name, *avals))(_p.name)
+    sharding_rules[_p] = functools.partial(broadcasting_sharding_rule, _p.name)
 for _p in (lx.reduce_max_p, lx.reduce_min_p, lx.reduce_prod_p, lx.argmax_p, lx.argmin_p,
            lx.reduce_sum_p):
     sharding_rules[_p] = _reduce_rule
+for _p in (lx.cumsum_p, lx.cumprod_p, lx.cummax_p, lx.cummin_p, lx.cumlogsumexp_p):
+    sharding_rules[_p] = _cumulative_rule
 sharding_rules.update({
     lx.dot_general_p: _dot_general_rule, lx.broadcast_in_dim_p: _broadcast_in_dim_rule,
     lx.reshape_p: _reshape_rule, lx.transpose_p: _transpose_rule, lx.squeeze_p: _squeeze_rule,
     lx.convert_element_type_p: _convert_element_type_rule, lx.select_n_p: _select_n_rule,
-    stop_gradient_p: _same_as_operand, lx.cumsum_p: _same_as_operand,
+    stop_gradient_p: _spec,
 })
 
 
@@ -312,11 +365,23 @@ def with_out_sharding(prim: core.Primitive, avals: Sequence[Any], out: Any, para
     outs = out if prim.multiple_results else [out]
     got = rule(*avals, **params)
     got = got if prim.multiple_results else [got]
-    typed = [o if s is None else o.update(sharding=NamedSharding(s.mesh, typed_spec(s, o.ndim))
-             if isinstance(s, NamedSharding) else NamedSharding(mesh, PartitionSpec(*s)))
+    named = [s if s is None or isinstance(s, NamedSharding) else _named(prim, avals, o, mesh, s)
              for o, s in zip(outs, got, strict=True)]
+    typed = [o if s is None else o.update(sharding=NamedSharding(s.mesh, typed_spec(s, o.ndim)))
+             for o, s in zip(outs, named, strict=True)]
     return typed if prim.multiple_results else typed[0]
 # --8<-- [end:out_sharding]
+
+
+def _named(prim: core.Primitive, avals: Sequence[Any], out: Any, mesh: Mesh, spec: tuple
+           ) -> NamedSharding:
+    try:
+        return NamedSharding(mesh, PartitionSpec(*spec))
+    except DuplicateSpecError as e:  # a rule's result uses one mesh axis twice
+        bad = out.update(sharding=types.SimpleNamespace(spec=spec)).str_short(True)
+        raise ShardingTypeError(
+            f"{prim} operation with inputs: {', '.join(a.str_short(True) for a in avals)} "
+            f"produces an illegally sharded result: {bad}") from e
 
 
 core.out_type_rules.append(with_out_sharding)
