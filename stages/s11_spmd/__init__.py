@@ -18,7 +18,8 @@ Beside it:
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
-  sharding_in_types.py    Explicit mesh axes: shardings in types, each primitive's rule
+  sharding_in_types.py    Explicit mesh axes: shardings in types, set_mesh, the lowering's pins
+  sharding_rules.py       each primitive's sharding rule, JAX's messages where none applies
   sharding_constraint.py  with_sharding_constraint and reshard, primitives with their rules
   visualize.py            which device holds which block, drawn in the terminal
   distributed.py          more than one process: coordination service, clients, gloo
@@ -44,6 +45,7 @@ from . import (
     sharding_constraint,
     sharding_impls,
     sharding_in_types,
+    sharding_rules,
     visualize,
     xla_sharding,
     xla_sharding_util,
@@ -62,7 +64,8 @@ from .sharding_constraint import (
     with_sharding_constraint,
 )
 from .sharding_impls import NamedSharding, Sharding, SingleDeviceSharding
-from .sharding_in_types import ShardingTypeError, get_mesh, set_mesh
+from .sharding_in_types import get_mesh, set_mesh
+from .sharding_rules import ShardingTypeError
 from .visualize import visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -103,6 +106,7 @@ __all__ = [
     "sharding_constraint_p",
     "sharding_impls",
     "sharding_in_types",
+    "sharding_rules",
     "set_mesh",
     "visualize",
     "visualize_array_sharding",

@@ -27,7 +27,8 @@ from stages.s08_lowering.mlir import register_lowering
 from . import mlir
 from .partition_spec import PartitionSpec
 from .sharding_impls import NamedSharding, Sharding
-from .sharding_in_types import canonicalize_sharding, sharding_rules, with_sharding_type
+from .sharding_in_types import canonicalize_sharding, with_sharding_type
+from .sharding_rules import sharding_rules
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
 

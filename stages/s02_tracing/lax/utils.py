@@ -170,6 +170,7 @@ def standard_primitive(
     )
     prim.def_abstract_eval(abstract_eval)
     prim.def_impl(partial(_standard_impl, abstract_eval, numpy_impl))
+    prim.shape_rule = shape_rule  # read by rules that need the result's shape (stage 11)
     return prim
 # --8<-- [end:standard_primitive]
 
