@@ -2,7 +2,7 @@
 
 torch_xla: torch_xla/csrc/ir.cpp, tensor.cpp, aten_xla_type.cpp, xla_graph_executor.cpp,
 torch_xla/torch_xla.py, torch_xla/_dynamo/dynamo_bridge.py; PyTorch: torch/csrc/lazy/core.
-A tensor on `torch.device("lazy")` holds a promise: each aten op appends a node whose hash
+A tensor on `torch.device("ltc")` holds a promise: each aten op appends a node whose hash
 is fixed when it is built; `sync()` folds every live tensor's pending IR into one graph hash,
 compiles that graph once through stage 9's client, and replays it by hash ever after.
 
@@ -16,6 +16,8 @@ Reading path (the lesson, in order):
 
 Beside it:
   torch_xla.py            device(), sync(), mark_step(), eager mode, graph dumps
+  dynamo_backend.py       the torch.compile backend `openxla`: AOTAutograd, then the bridge
+  register_xla.py         our kernels and the fallback under the device's dispatch key
   shape_inference.py      an op's output shapes and dtypes, from its meta kernel
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
   device_data.py          host tensors to buffers and back; numbers as cached device data
@@ -31,6 +33,7 @@ from . import (
     aten_xla_type,
     debug_util,
     device_data,
+    dynamo_backend,
     dynamo_bridge,
     graph_executor,
     hash,
@@ -39,6 +42,7 @@ from . import (
     lowering_context,
     metrics,
     nn_lowering,
+    register_xla,
     shape_inference,
     tensor,
     torch_xla,
@@ -63,6 +67,7 @@ __all__ = [
     "aten_xla_type",
     "debug_util",
     "device_data",
+    "dynamo_backend",
     "dynamo_bridge",
     "device",
     "eager_mode",
@@ -78,6 +83,7 @@ __all__ = [
     "metrics",
     "metrics_report",
     "nn_lowering",
+    "register_xla",
     "shape_inference",
     "sync",
     "tensor",

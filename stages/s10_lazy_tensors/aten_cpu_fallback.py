@@ -14,7 +14,7 @@ import torch
 from stages.s02_tracing.core import ShapedArray
 
 from . import device_data, graph_executor, metrics
-from .tensor import LazyTensor, make_tensor_from_data, to_numpy_dtype
+from .tensor import DEVICE_TYPE, get_xla_tensor, is_lazy, make_tensor_from_data, to_numpy_dtype
 
 
 def is_inplace(func: Any) -> bool:
@@ -23,23 +23,29 @@ def is_inplace(func: Any) -> bool:
         and func._schema.name.endswith("_")
 
 
+def _on_cpu(x: Any) -> Any:
+    """A factory's `device=` argument: the CPU instead of ours."""
+    is_ours = isinstance(x, torch.device) and x.type == DEVICE_TYPE
+    return torch.device("cpu") if is_ours else x
+
+
 def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
     (C++: xla_cpu_fallback, counted as `aten::<op>`)."""
     metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)
     flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
-    lazy = [x for x in flat if isinstance(x, LazyTensor)]
+    lazy = [x for x in flat if is_lazy(x)]
     hosts = iter(graph_executor.get_tensors(lazy))
-    cpu_flat = [next(hosts) if isinstance(x, LazyTensor) else x for x in flat]
+    cpu_flat = [next(hosts) if is_lazy(x) else _on_cpu(x) for x in flat]
     cpu_args, cpu_kwargs = torch.utils._pytree.tree_unflatten(cpu_flat, spec)
     result = func(*cpu_args, **cpu_kwargs)
 
     def upload(x: Any) -> Any:
-        if not isinstance(x, torch.Tensor) or isinstance(x, LazyTensor):
+        if not isinstance(x, torch.Tensor) or is_lazy(x):
             return x
         aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
         return make_tensor_from_data(device_data.tensor_to_data(x, aval), aval, x.dtype)
     if is_inplace(func):  # write the CPU result back into the lazy tensor
-        args[0].set_data_handle(upload(result)._xla.handle)
+        get_xla_tensor(args[0]).set_data_handle(get_xla_tensor(upload(result)).handle)
         return args[0]
     return torch.utils._pytree.tree_map(upload, result)

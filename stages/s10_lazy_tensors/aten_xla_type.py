@@ -28,11 +28,20 @@ from .ir import DeviceData, LeafNode, Node, Scalar, Value
 from .lowering import LOWERINGS
 from .nn_lowering import GUARDS
 from .shape_inference import infer_outputs
-from .tensor import LazyTensor, make_tensor, make_tensor_from_data, to_numpy_dtype
+from .tensor import (
+    DEVICE_TYPE,
+    LazyTensor,
+    get_xla_tensor,
+    is_lazy,
+    make_tensor,
+    make_tensor_from_data,
+    to_numpy_dtype,
+)
 
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
 _plans: dict[Any, list[tuple[str, str, Any]]] = {}
+_decomposing: set[Any] = set()
 
 
 # ------------------------------------------------------------------ scalars
@@ -56,7 +65,7 @@ def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
     if not tensors:
         return np.dtype(np.float32 if isinstance(value, float) else
                         bool if isinstance(value, bool) else np.int64)
-    dtype = tensors[0]._xla.aval.dtype
+    dtype = get_xla_tensor(tensors[0]).aval.dtype
     if isinstance(value, float) and dtype.kind not in "fc":
         return np.dtype(np.float32)  # torch's default dtype for an int tensor and a float
     return dtype
@@ -84,8 +93,8 @@ def _plan(func: Any) -> list[tuple[str, str, Any]]:
 def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
     if x is None:
         return None
-    if isinstance(x, LazyTensor):
-        return x.get_ir_value()
+    if is_lazy(x):
+        return get_xla_tensor(x).get_ir_value()
     if isinstance(x, torch.Tensor):  # a CPU tensor: a wrapped number, or data to upload
         if x.dim() == 0:
             return scalar_value(x.item(), to_numpy_dtype(x.dtype))
@@ -98,7 +107,7 @@ def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
 def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     """One aten op as one IR node; returns lazy tensors standing for its outputs."""
     # EXERCISE 10.6 (lower-op): tensors and numbers become operands, the rest parameters
-    tensors = [a for a in args if isinstance(a, LazyTensor)]
+    tensors = [a for a in args if is_lazy(a)]
     operands: list[Value | None] = []
     layout: list[tuple[str, int]] = []  # operand name and count (-1: one, not a list)
     params: list[tuple[str, Any]] = []
@@ -123,7 +132,7 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     node.func, node.layout, node.present = func, layout, [o is not None for o in outs]
     index, results = 0, []
     for out in outs:
-        results.append(None if out is None else make_tensor(Value(node, index), out[2], out[1]))
+        results.append(None if out is None else make_tensor(Value(node, index), out[2]))
         index += out is not None
     returns = func._schema.returns
     if len(returns) == 1 and str(returns[0].type) == "Tensor":
@@ -135,36 +144,41 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
 # ------------------------------------------------------------------ ops with their own path
 
 
-def _alias(x: LazyTensor, contiguous: bool = False) -> LazyTensor:
-    """detach, alias, clone: a new tensor on the same buffer or IR value. A clone, too, is the
-    same IR value in torch_xla: values never change under a tensor, only tensors do."""
-    data = x._xla
+def _clone(x: LazyTensor, **_: Any) -> LazyTensor:
+    """A new tensor on the same buffer or IR value: values never change under a tensor, only
+    tensors do (detach and alias share the XLATensorData itself: register_xla.py)."""
+    data = get_xla_tensor(x)
     if data.handle is not None:
         return make_tensor_from_data(data.handle, data.aval, x.dtype)
-    return make_tensor(x.get_ir_value(), x.dtype, None if contiguous else tuple(x.stride()))
+    return make_tensor(data.get_ir_value(), x.dtype)
 
 
-def _copy_(dst: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
-    if not isinstance(dst, LazyTensor):  # lazy to CPU: a graph cut of `src` alone
+def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
+    if not is_lazy(dst):  # lazy to CPU: a graph cut of `src` alone
         dst.copy_(graph_executor.get_tensors([src])[0])
         return dst
-    if not isinstance(src, LazyTensor):  # CPU to lazy: an upload (C++: TensorToXlaData)
+    data = get_xla_tensor(dst)
+    if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
-        dst.set_data_handle(device_data.tensor_to_data(host, dst._xla.aval))
+        data.set_data_handle(device_data.tensor_to_data(host, data.aval))
         return dst
     if src.dtype != dst.dtype:
         src = aten._to_copy.default(src, dtype=dst.dtype)
     if src.shape != dst.shape:
         src = aten.expand.default(src, list(dst.shape))
-    dst.set_ir_value(src.get_ir_value())
+    data.set_ir_value(get_xla_tensor(src).get_ir_value())
     return dst
 
 
 def _to_copy(x: Any, **kwargs: Any) -> Any:
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "lazy":  # .cpu(), .to("cpu")
+    if device is not None and torch.device(device).type != DEVICE_TYPE:  # .cpu(), .to("cpu")
         out = graph_executor.get_tensors([x])[0]
         return out.to(kwargs["dtype"]) if kwargs.get("dtype") is not None else out
+    if not is_lazy(x):  # .to(device) of a CPU tensor: an upload (C++: TensorToXlaData)
+        host = x.to(kwargs.get("dtype") or x.dtype)
+        aval = ShapedArray(tuple(host.shape), to_numpy_dtype(host.dtype))
+        return make_tensor_from_data(device_data.tensor_to_data(host, aval), aval, host.dtype)
     kwargs.pop("device", None)
     return lower_op(aten._to_copy.default, (x,), kwargs)
 
@@ -177,8 +191,8 @@ def _local_scalar_dense(x: LazyTensor) -> Any:
 
 def empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
           pin_memory: Any = None, memory_format: Any = None, **_: Any) -> LazyTensor:
-    """A new tensor on the lazy device (the Lazy dispatch key's factory, below): zeros, as
-    torch_xla's `empty` is a `full(size, 0)`."""
+    """A new tensor on the lazy device (a factory: registered for the device's key in
+    register_xla.py): zeros, as torch_xla's `empty` is a `full(size, 0)`."""
     dtype = dtype or torch.get_default_dtype()
     aval = ShapedArray(tuple(size), to_numpy_dtype(dtype))
     node = LeafNode("aten::full", aval, mhash(0), (("fill_value", 0),))
@@ -189,23 +203,20 @@ def empty_strided(size: Any, stride: Any, dtype: Any = None, **kwargs: Any) -> L
     return empty(size, dtype)
 
 
-_SPECIAL: dict[Any, Callable[..., Any]] = {
-    aten.detach.default: _alias,
-    aten.alias.default: _alias,
-    aten.clone.default: lambda x, **_: _alias(x, contiguous=True),
-    aten.lift_fresh.default: _alias,
+SPECIAL: dict[Any, Callable[..., Any]] = {
+    aten.clone.default: _clone,
     aten.copy_.default: _copy_,
     aten._to_copy.default: _to_copy,
     aten._local_scalar_dense.default: _local_scalar_dense,
+    aten.scalar_tensor.default:  # a wrapped number, `where(c, x, 0)`'s 0 (C++: full({}, s))
+        lambda s, dtype=None, **_: make_tensor(scalar_value(s, to_numpy_dtype(dtype)), dtype),
+    aten.empty.memory_format: empty,
+    aten.empty_strided.default: empty_strided,
     aten.empty_like.default: lambda x, **kw: empty(x.shape, kw.get("dtype") or x.dtype),
     aten.new_empty.default: lambda x, size, **kw: empty(size, kw.get("dtype") or x.dtype),
     aten.new_empty_strided.default:
         lambda x, size, stride, **kw: empty(size, kw.get("dtype") or x.dtype),
 }
-# factory functions have no tensor argument to dispatch on: they reach the Lazy key
-_lazy_key = torch.library.Library("aten", "IMPL")
-_lazy_key.impl("empty.memory_format", empty, "Lazy")
-_lazy_key.impl("empty_strided", empty_strided, "Lazy")
 
 
 # ------------------------------------------------------------------ in place, and the CPU
@@ -219,8 +230,8 @@ def _functional(func: Any) -> Any:
 
 def eager_sync(out: Any) -> Any:
     """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
-    flat = [t for t in (out if isinstance(out, (list, tuple)) else [out])
-            if isinstance(t, LazyTensor)]
+    flat = [get_xla_tensor(t) for t in (out if isinstance(out, (list, tuple)) else [out])
+            if is_lazy(t)]
     graph_executor.sync_tensors_graph(flat, graph_executor.SyncTensorsConfig(
         sync_ltc_data=False))
     return out
@@ -228,8 +239,8 @@ def eager_sync(out: Any) -> Any:
 
 # --8<-- [start:dispatch]
 def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
-    """`LazyTensor.__torch_dispatch__`: the op's own path, its rule, its decomposition, CPU."""
-    special = _SPECIAL.get(func)
+    """Every op on the lazy device lands here: its own path, its rule, its decomposition, CPU."""
+    special = SPECIAL.get(func)
     if special is not None:
         return special(*args, **kwargs)
     if func in LOWERINGS:
@@ -239,12 +250,13 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     if is_inplace(func) and _functional(func) is not None:
         out = dispatch(_functional(func), args, kwargs)
         return _copy_(args[0], out)
-    out = func.decompose(*args, **kwargs)  # below autograd, a composite op reaches us too
-    if out is not NotImplemented:
-        return out
     decomposition = _CORE.get(func) or decomposition_table.get(func)
-    if decomposition is not None:
-        out = decomposition(*args, **kwargs)
+    if decomposition is not None and func not in _decomposing:  # a prim may call func back
+        _decomposing.add(func)
+        try:
+            out = decomposition(*args, **kwargs)
+        finally:
+            _decomposing.discard(func)
         if out is not NotImplemented:
             return out
     return cpu_fallback(func, args, kwargs)

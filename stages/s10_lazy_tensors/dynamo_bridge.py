@@ -24,7 +24,7 @@ from torch.fx.passes.utils.fuser_utils import topo_sort
 from . import graph_executor, metrics, torch_xla
 from .graph_executor import SyncTensorsConfig, run_post_order
 from .ir import DeviceData
-from .tensor import DeviceContextArena, LazyTensor, make_tensor_from_data
+from .tensor import DeviceContextArena, LazyTensor, get_xla_tensor, is_lazy, make_tensor_from_data
 
 
 class NoneRemover:
@@ -57,26 +57,27 @@ class GraphInputMatcher:
 
 def _buffer(t: LazyTensor) -> Any:
     """A materialized tensor's buffer: its handle, or the data of its device data node."""
-    return t._xla.handle if t._xla.handle is not None else t._xla.ir_value.node.data
+    data = get_xla_tensor(t)
+    return data.handle if data.handle is not None else data.ir_value.node.data
 
 
 def _needs_materialization(tensors: Sequence[LazyTensor]) -> list[bool]:
     """Which tensors hold pending IR (C++: _check_tensor_need_materialization)."""
-    return [t._xla.ir_value is not None and not isinstance(t._xla.ir_value.node, DeviceData)
-            for t in tensors]
+    data = [get_xla_tensor(t) if is_lazy(t) else None for t in tensors]
+    return [d is not None and d.ir_value is not None and not isinstance(d.ir_value.node, DeviceData)
+            for d in data]
 
 
 def clear_pending_irs() -> None:
     """Drop every live tensor's pending IR (C++: ClearPendingIrs): a tensor over a device
     data node gets its buffer back; any other is left a placeholder without data."""
     for t in DeviceContextArena.get_live_tensors():
-        value = t._xla.ir_value
-        if value is None or t._xla.handle is not None:
+        if t.ir_value is None or t.handle is not None:
             continue
-        if isinstance(value.node, DeviceData):
-            t.set_data_handle(value.node.data)
+        if isinstance(t.ir_value.node, DeviceData):
+            t.set_data_handle(t.ir_value.node.data)
         else:
-            t._xla.ir_value = None
+            t.ir_value = None
 
 
 # --8<-- [start:extract_graph_helper]
@@ -84,8 +85,8 @@ def extract_graph_helper(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
                          ) -> dict[str, Any]:
     """Trace once on the real tensors, hash, compile without running, undo the trace."""
     torch_xla.sync()  # the arguments become device data: graph inputs, not graph code
-    arg_index_of = {a._xla.unique_id: i for i, a in enumerate(args)}
-    clones = [torch.clone(a) for a in args]  # to restore what the trace mutates
+    arg_index_of = {get_xla_tensor(a).unique_id: i for i, a in enumerate(args) if is_lazy(a)}
+    clones = [torch.clone(a) if is_lazy(a) else a for a in args]  # to undo the trace's updates
     outs = model(*args)
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     none_remover = NoneRemover()
@@ -95,11 +96,22 @@ def extract_graph_helper(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
     returned = {id(o) for o in outs}
     updates = [i for i, m in enumerate(mutated) if m and id(args[i]) not in returned]
     args_and_out = [args[i] for i in updates] + outs
-    # outputs that are untouched inputs are not computed: the call hands the input back
-    passthrough = {k: arg_index_of[o._xla.unique_id] for k, o in enumerate(args_and_out)
-                   if not _needs_materialization([o])[0] and o._xla.unique_id in arg_index_of}
-    computed = [o for k, o in enumerate(args_and_out) if k not in passthrough]
-    po = run_post_order([o._xla.ir_value for o in computed])
+    # an output is an untouched input handed back, a buffer made during the trace (the same
+    # each call), or a value the graph computes: each distinct one once
+    where: list[tuple[str, Any]] = []
+    computed: list[Any] = []
+    for o, pending in zip(args_and_out, _needs_materialization(args_and_out), strict=True):
+        d = get_xla_tensor(o) if is_lazy(o) else None
+        if d is None:  # a number (a size the backward graph needs)
+            where.append(("value", o))
+        elif not pending:
+            where.append(("arg", arg_index_of[d.unique_id]) if d.unique_id in arg_index_of
+                         else ("data", (_buffer(o), d.aval, d.dtype)))
+            continue
+        if d not in computed:
+            computed.append(d)
+        where.append(("out", computed.index(d)))
+    po = run_post_order([d.ir_value for d in computed])
     matcher = GraphInputMatcher(arg_index_of,
                                 [getattr(d, "tensor_id", None) for d in po.parameters_data],
                                 po.parameters_data)
@@ -109,9 +121,8 @@ def extract_graph_helper(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
     for i in updates:  # undo the trace's in-place updates
         args[i].copy_(clones[i])
     clear_pending_irs()
-    return dict(graph_hash=graph_hash, matcher=matcher, updates=updates,
-                passthrough=passthrough, n_out=len(args_and_out), none_remover=none_remover,
-                out_meta=[(o._xla.aval, o.dtype) for o in computed])
+    return dict(graph_hash=graph_hash, matcher=matcher, updates=updates, where=where,
+                none_remover=none_remover, out_meta=[(d.aval, d.dtype) for d in computed])
 # --8<-- [end:extract_graph_helper]
 
 
@@ -125,15 +136,17 @@ def extract_internal(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
         pending = [a for a, m in zip(args, _needs_materialization(args), strict=True) if m]
         if pending:  # inputs must be device data (C++: _xla_sync_multi)
             metrics.DynamoSyncInputExecuteTime.add_value(1)
-            graph_executor.sync_tensors_graph(pending, SyncTensorsConfig(sync_ltc_data=False))
+            graph_executor.sync_tensors_graph([get_xla_tensor(a) for a in pending],
+                                              SyncTensorsConfig(sync_ltc_data=False))
         cached = graph_executor.computation_cache.get(traced["graph_hash"])
         if cached is None:
             raise RuntimeError("the compiled graph was evicted from the compile cache")
-        results = iter(graph_executor.execute(cached, traced["matcher"](args), False))
-        computed = iter([make_tensor_from_data(next(results), aval, dtype)
-                         for aval, dtype in traced["out_meta"]])
-        res = [args[traced["passthrough"][k]] if k in traced["passthrough"] else next(computed)
-               for k in range(traced["n_out"])]
+        results = graph_executor.execute(cached, traced["matcher"](args), False)
+        computed = [make_tensor_from_data(h, aval, dtype)
+                    for h, (aval, dtype) in zip(results, traced["out_meta"], strict=True)]
+        res = [args[i] if kind == "arg" else computed[i] if kind == "out"
+               else make_tensor_from_data(*i) if kind == "data" else i
+               for kind, i in traced["where"]]
         for k, i in enumerate(traced["updates"]):  # mutated inputs take their new values
             args[i].copy_(res[k])
         result = traced["none_remover"].add_nones(res[len(traced["updates"]):])
@@ -164,7 +177,7 @@ def _lazy_or_plain(x: Any) -> bool:
     structure (the named tuple an op returns) handed from node to node."""
     if isinstance(x, (list, tuple)) and not hasattr(x, "n_fields"):  # not a return type
         return all(map(_lazy_or_plain, x))
-    return isinstance(x, LazyTensor) or not isinstance(x, (torch.Tensor, tuple, list, dict))
+    return is_lazy(x) or not isinstance(x, (torch.Tensor, tuple, list, dict))
 
 
 class _Supported(OperatorSupport):
@@ -182,7 +195,7 @@ def partition_fx_graph_for_cpu_fallback(model: torch.fx.GraphModule,
                                         args: Sequence[LazyTensor]) -> torch.fx.GraphModule:
     """Unsupported nodes stay in the outer graph (run eagerly, on the CPU); each run of
     supported nodes becomes a `fused_N` part, compiled on its own."""
-    clones = [torch.clone(a) for a in args]
+    clones = [torch.clone(a) if is_lazy(a) else a for a in args]
     collector = UnsupportedNodesCollector(model)
     collector.run(*args)
     for a, c, m in zip(args, clones, _needs_materialization(args), strict=True):
@@ -227,16 +240,3 @@ def extract_compiled_graph(model: torch.fx.GraphModule, args: Sequence[LazyTenso
     with torch_xla.eager_mode_context(False):
         torch_xla.sync()
         return partition_fx_graph_for_cpu_fallback(model, args)
-
-
-def openxla_eval(model: torch.fx.GraphModule, example_inputs: Sequence[Any]
-                 ) -> Callable[..., Any]:
-    """A torch.compile backend: the bridge is built on the first real call, with the real
-    lazy tensors (PyTorch: torch/_dynamo/backends/torchxla.py, `xla_backend_helper`)."""
-    compiled: list[Callable[..., Any]] = []
-
-    def fwd(*args: Any) -> Any:
-        if not compiled:
-            compiled.append(extract_compiled_graph(model, args))
-        return compiled[0](*args)
-    return fwd

@@ -25,7 +25,7 @@ from .device_data import client, device_string, from_device
 from .hash import hash_value, merge_hash, mhash, string_hash
 from .ir import DeviceData, Node, Value, compute_post_order
 from .lowering_context import lower_graph
-from .tensor import DeviceContextArena, LazyTensor, is_lazy
+from .tensor import DeviceContextArena, XLATensorData, get_xla_tensor, is_lazy
 
 COURSE_GITREV = "under-the-api stage 10"  # stands for torch_xla's XLA_GITREV
 
@@ -105,7 +105,7 @@ def hash_compilation_env() -> int:
 
 
 # --8<-- [start:collect_sync_tensors]
-def collect_sync_tensors(tensors: Sequence[LazyTensor], config: SyncTensorsConfig
+def collect_sync_tensors(tensors: Sequence[XLATensorData], config: SyncTensorsConfig
                          ) -> SyncTensorCollection:
     """Which tensors need computing, and the graph hash so far (C++: CollectSyncTensors)."""
     coll = SyncTensorCollection(config)
@@ -116,15 +116,14 @@ def collect_sync_tensors(tensors: Sequence[LazyTensor], config: SyncTensorsConfi
                string_hash(torch.version.git_version), string_hash(COURSE_GITREV))
     seen: set[int] = set()
     for i, t in enumerate(tensors):
-        data = t._xla
-        if data.unique_id in seen or data.handle is not None or data.ir_value is None:
+        if t.unique_id in seen or t.handle is not None or t.ir_value is None:
             continue
-        seen.add(data.unique_id)
-        node = data.ir_value.node
+        seen.add(t.unique_id)
+        node = t.ir_value.node
         if isinstance(node, DeviceData):  # already data: take the buffer, nothing to run
             t.set_data_handle(node.data)
             continue
-        coll.merge(f"tensor {i} IR", data.ir_value.hash())
+        coll.merge(f"tensor {i} IR", t.ir_value.hash())
         coll.indices.append(i)
     # END EXERCISE
     return coll
@@ -154,7 +153,7 @@ def run_post_order(ir_values: Sequence[Value]) -> PostOrderData:
 
 
 # --8<-- [start:buffer_donors]
-def get_buffer_donors(tensors: Sequence[LazyTensor], coll: SyncTensorCollection,
+def get_buffer_donors(tensors: Sequence[XLATensorData], coll: SyncTensorCollection,
                       parameters: Sequence[Any]) -> dict[int, int]:
     """Parameter index -> output index, for each buffer the graph may overwrite (C++:
     GetBufferDonors). Only at a step barrier: a read must leave every buffer as it was."""
@@ -163,16 +162,16 @@ def get_buffer_donors(tensors: Sequence[LazyTensor], coll: SyncTensorCollection,
         return {}
     if not (coll.config.sync_ltc_data and coll.config.force_ltc_data):
         return {}
-    output_of = {tensors[i]._xla.unique_id: k for k, i in enumerate(coll.indices)}
-    holders = collections.Counter(id(t._xla.handle) for t in DeviceContextArena.get_live_tensors()
-                                  if t._xla.handle is not None)
+    output_of = {tensors[i].unique_id: k for k, i in enumerate(coll.indices)}
+    holders = collections.Counter(id(t.handle) for t in DeviceContextArena.get_live_tensors()
+                                  if t.handle is not None)
     donors = {}
     for p, data in enumerate(parameters):
         k = output_of.get(getattr(data, "tensor_id", None))
         # the updated tensor holds IR now: any holder of the buffer is another live tensor
         if k is None or getattr(data, "read_only", False) or holders[id(data)] > 0:
             continue
-        if tensors[coll.indices[k]]._xla.aval == data.aval:
+        if tensors[coll.indices[k]].aval == data.aval:
             donors[p] = k
     return donors
     # END EXERCISE
@@ -207,14 +206,14 @@ def execute(cached: CachedComputation, parameters: Sequence[Any], eager: bool) -
 
 
 # --8<-- [start:sync_tensors_graph]
-def sync_tensors_graph(tensors: Sequence[LazyTensor], config: SyncTensorsConfig,
+def sync_tensors_graph(tensors: Sequence[XLATensorData], config: SyncTensorsConfig,
                        warm_up_cache_only: bool = False) -> tuple[SyncTensorCollection, list]:
     """Compute the pending IR of `tensors` (C++: SyncTensorsGraphInternal). Returns the
     collection and the output buffers, one per `coll.indices` entry ([] if nothing ran)."""
     coll = collect_sync_tensors(tensors, config)
     if not coll.indices:
         return coll, []
-    ir_values = [tensors[i]._xla.ir_value for i in coll.indices]
+    ir_values = [tensors[i].ir_value for i in coll.indices]
     po = run_post_order(ir_values)
     coll.merge("parameter sequence", hash_value(po.parameter_sequence))
     donors = get_buffer_donors(tensors, coll, po.parameters_data)
@@ -257,17 +256,17 @@ def mark_step() -> None:
 def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """The values of `tensors` on the host: a graph of those alone, its results fetched and
     not kept (C++: GetTensors, with force_ltc_data off)."""
-    lazy = [t for t in tensors if is_lazy(t)]
+    lazy = [get_xla_tensor(t) for t in tensors if is_lazy(t)]
     coll, outputs = sync_tensors_graph(lazy, SyncTensorsConfig(force_ltc_data=False))
     computed = dict(zip(coll.indices, outputs, strict=True))
-    handles = [computed.get(i, t._xla.handle) for i, t in enumerate(lazy)]
+    handles = [computed.get(i, t.handle) for i, t in enumerate(lazy)]
     arrays = iter(device_data.transfer_from_device([h for h in handles if h is not None]))
     results, k = [], 0
     for t in tensors:
         if not is_lazy(t):
             results.append(t)
             continue
-        data = lazy[k]._xla
+        data = lazy[k]
         if handles[k] is None:  # host data not uploaded yet
             results.append(data.tensor_data)
         else:

@@ -1,12 +1,14 @@
 """The lazy tensor: a PyTorch tensor that holds a promise, and the arena of live ones.
 
-torch_xla: torch_xla/csrc/tensor.{h,cpp} (`XLATensor` and its `Data`: a device buffer handle,
-or a pending IR value, or host data not yet uploaded), aten_xla_bridge.cpp, and
-xla_graph_executor.cpp's `DeviceContextArena` (every live tensor, so that a sync can find
-them). Ours is a `__torch_dispatch__` wrapper subclass on torch's own `lazy` device: a tensor
-with a shape, strides and a dtype but no storage, below autograd, so PyTorch's autograd and
-optimizers run unchanged on top and every aten op they call lands in aten_xla_type.py.
-"""
+torch_xla: torch_xla/csrc/tensor.{h,cpp} (`XLATensor` and its `Data`: a device buffer, or a
+pending IR value, or host data not yet uploaded), tensor_impl.cpp (`XLATensorImpl`, the
+torch.Tensor carrying an XLATensorPtr), aten_xla_bridge.cpp (`GetXlaTensor`) and
+xla_graph_executor.cpp's `DeviceContextArena` (every live tensor, for a sync to find). Ours is a
+real PyTorch backend: the PrivateUse1 dispatch key, renamed `ltc` (PyTorch keeps `xla` and
+`lazy` for torch_xla and its own lazy core), driven from Python. A tensor on it is a plain
+torch.Tensor with an empty storage, and its XLATensorData hangs on that storage: every alias
+PyTorch makes in C++ (`detach`, `.data`, a tensor saved for backward, an `nn.Parameter`) shares
+it, as XLATensorImpl's shallow copies share one XLATensorPtr."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.dtypes import canonicalize_dtype
@@ -23,7 +26,11 @@ from stages.s02_tracing.dtypes import canonicalize_dtype
 from . import metrics
 from .ir import DeviceData, Value
 
-DEVICE = torch.device("lazy", 0)  # torch_xla's is torch.device("xla", 0)
+DEVICE_TYPE = "ltc"  # torch_xla's is "xla"
+if torch._C._get_privateuse1_backend_name() != DEVICE_TYPE:  # once per process
+    _setup_privateuseone_for_python_backend(DEVICE_TYPE)
+DEVICE = torch.device(DEVICE_TYPE, 0)
+LazyTensor = torch.Tensor  # a tensor whose device is DEVICE_TYPE (C++: an XLATensorImpl)
 _ids = itertools.count(1)
 _TO_NUMPY = {torch.bool: np.bool_, torch.int32: np.int32, torch.int64: np.int64,
              torch.uint8: np.uint8, torch.int8: np.int8, torch.float16: np.float16,
@@ -38,98 +45,80 @@ def to_numpy_dtype(dtype: torch.dtype) -> np.dtype:
 
 # --8<-- [start:tensor_data]
 class XLATensorData:
-    """What a lazy tensor holds (C++: XLATensor::Data): exactly one of a device buffer
+    """What a lazy tensor holds (C++: XLATensor and its Data): exactly one of a device buffer
     (`handle`), a pending IR value (`ir_value`), or host data waiting to be uploaded."""
 
-    __slots__ = ("handle", "ir_value", "tensor_data", "unique_id", "aval", "dtype")
+    __slots__ = ("handle", "ir_value", "tensor_data", "unique_id", "aval", "dtype",
+                 "__weakref__")
 
     def __init__(self, aval: ShapedArray, dtype: torch.dtype, handle: Any = None,
                  ir_value: Value | None = None, tensor_data: torch.Tensor | None = None):
         self.aval, self.dtype = aval, dtype  # the device's aval, and the dtype torch sees
         self.handle, self.ir_value, self.tensor_data = handle, ir_value, tensor_data
         self.unique_id = next(_ids)  # C++: GetNextTensorId(); orders the live tensors
-# --8<-- [end:tensor_data]
-
-
-class LazyTensor(torch.Tensor):
-    """A tensor on the lazy device. Its `_xla` is the XLATensorData behind it."""
-
-    _xla: XLATensorData
-
-    @staticmethod
-    def __new__(cls, data: XLATensorData, strides: tuple[int, ...] | None = None):
-        aval = data.aval
-        r = torch.Tensor._make_wrapper_subclass(
-            cls, aval.shape, strides=strides, dtype=data.dtype, device=DEVICE)
-        r._xla = data
-        DeviceContextArena.register(r)
-        return r
-
-    @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-        from .aten_xla_type import dispatch  # the op table lives there
-
-        return dispatch(func, args, kwargs or {})
-
-    # ------------------------------------------------------------------ C++ XLATensor's API
-    def current_ir_value(self) -> Value | None:
-        return self._xla.ir_value
-
-    def current_data_handle(self) -> Any:
-        return self._xla.handle
 
     def get_ir_value(self) -> Value:
         """The tensor as an IR value: its pending IR, or a DeviceData node over its buffer
         (made and kept, C++: CreateTensorNode), uploading host data first."""
-        data = self._xla
-        if data.ir_value is not None:
-            return data.ir_value
-        if data.handle is None:  # host data only: upload it now (C++: TensorToXlaData)
+        if self.ir_value is not None:
+            return self.ir_value
+        if self.handle is None:  # host data only: upload it now (C++: TensorToXlaData)
             from .device_data import tensor_to_data
-            self.set_data_handle(tensor_to_data(data.tensor_data, data.aval))
-        handle = data.handle
-        handle.tensor_id = data.unique_id  # the buffer's owner, for donation (C++: SetInfo)
-        data.ir_value = Value(DeviceData(handle, data.aval))
-        return data.ir_value
+            self.set_data_handle(tensor_to_data(self.tensor_data, self.aval))
+        self.handle.tensor_id = self.unique_id  # the buffer's owner, for donation (SetInfo)
+        self.ir_value = Value(DeviceData(self.handle, self.aval))
+        return self.ir_value
 
     def set_ir_value(self, value: Value) -> None:
         """An in-place op or a sync: the tensor now stands for `value` (C++: SetIrValue)."""
-        data = self._xla
-        data.ir_value, data.handle, data.tensor_data = value, None, None
+        self.ir_value, self.handle, self.tensor_data = value, None, None
 
     def set_data_handle(self, handle: Any) -> None:
         """The tensor now is `handle` (C++: SetXlaData)."""
-        data = self._xla
-        data.handle, data.ir_value, data.tensor_data = handle, None, None
+        self.handle, self.ir_value, self.tensor_data = handle, None, None
+# --8<-- [end:tensor_data]
 
 
-def make_tensor(value: Value, dtype: torch.dtype, strides: tuple[int, ...] | None = None
-                ) -> LazyTensor:
-    """A new lazy tensor standing for output `value.index` of a node (C++: XLATensor::Create)."""
-    return LazyTensor(XLATensorData(value.aval, dtype, ir_value=value), strides)
+def get_xla_tensor(t: torch.Tensor) -> XLATensorData:
+    """The XLATensorData behind a lazy tensor (C++: bridge::GetXlaTensor)."""
+    data = getattr(t.untyped_storage(), "_xla", None)
+    if data is None:
+        raise RuntimeError(f"not a tensor on the {DEVICE_TYPE} device: one on {t.device}")
+    return data
 
 
-def make_tensor_from_data(handle: Any, aval: ShapedArray, dtype: torch.dtype) -> LazyTensor:
-    t = LazyTensor(XLATensorData(aval, dtype))
-    t.set_data_handle(handle)
+def is_lazy(x: Any) -> bool:
+    return isinstance(x, torch.Tensor) and x.device.type == DEVICE_TYPE
+
+
+def _new_tensor(data: XLATensorData) -> torch.Tensor:
+    """A torch.Tensor on the lazy device carrying `data` (C++: AtenFromXlaTensor)."""
+    t = torch._C._acc.create_empty_tensor(data.aval.shape, data.dtype)
+    t.untyped_storage()._xla = data
+    DeviceContextArena.register(data)
     return t
+
+
+def make_tensor(value: Value, dtype: torch.dtype) -> torch.Tensor:
+    """A new lazy tensor standing for output `value.index` of a node (C++: XLATensor::Create)."""
+    return _new_tensor(XLATensorData(value.aval, dtype, ir_value=value))
+
+
+def make_tensor_from_data(handle: Any, aval: ShapedArray, dtype: torch.dtype) -> torch.Tensor:
+    return _new_tensor(XLATensorData(aval, dtype, handle=handle))
 
 
 class DeviceContextArena:
     """Every live lazy tensor, by id (C++: DeviceContextArena's `tensors_data` map, a
     weak_ptr per XLATensor). A sync sweeps them all up, in id order."""
 
-    _live: weakref.WeakValueDictionary[int, LazyTensor] = weakref.WeakValueDictionary()
+    _live: weakref.WeakValueDictionary[int, XLATensorData] = weakref.WeakValueDictionary()
 
     @classmethod
-    def register(cls, tensor: LazyTensor) -> None:
-        cls._live[tensor._xla.unique_id] = tensor
+    def register(cls, data: XLATensorData) -> None:
+        cls._live[data.unique_id] = data
         metrics.CreateXlaTensor.add_value(1)
 
     @classmethod
-    def get_live_tensors(cls) -> list[LazyTensor]:
+    def get_live_tensors(cls) -> list[XLATensorData]:
         return [t for _, t in sorted(cls._live.items())]
-
-
-def is_lazy(x: Any) -> bool:
-    return isinstance(x, LazyTensor)

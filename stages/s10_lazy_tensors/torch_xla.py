@@ -18,12 +18,12 @@ from . import device_data, graph_executor
 from .graph_executor import SyncTensorsConfig, collect_sync_tensors, run_post_order
 from .hash import hash_value, mhash, string_hash
 from .ir import dump_text
-from .tensor import DEVICE, LazyTensor
+from .tensor import DEVICE, DEVICE_TYPE, LazyTensor, get_xla_tensor, is_lazy
 
 
 def device(index: int = 0) -> torch.device:
     """The lazy device (torch_xla: `torch_xla.device()`, an `xla:N` device)."""
-    return torch.device("lazy", index)
+    return torch.device(DEVICE_TYPE, index)
 
 
 xla_device = device  # torch_xla.core.xla_model's older name
@@ -68,14 +68,16 @@ def eager_mode_context(enable: bool) -> Iterator[None]:
 
 def get_tensors_text(tensors: Sequence[LazyTensor]) -> str:
     """The pending IR of `tensors`, one node a line (torch_xla: `_get_xla_tensors_text`)."""
-    return dump_text([t.get_ir_value() for t in tensors])
+    return dump_text([get_xla_tensor(t).get_ir_value() for t in tensors])
 
 
 def get_graph_hash(tensors: Sequence[LazyTensor]) -> int:
     """The hash a graph computing `tensors` would be cached under, without running anything
-    (torch_xla: `_get_graph_hash`, which dynamo uses: force_ltc_data off)."""
-    coll = collect_sync_tensors(tensors, SyncTensorsConfig(force_ltc_data=False))
-    po = run_post_order([tensors[i]._xla.ir_value for i in coll.indices])
+    (torch_xla: `_get_graph_hash`, which dynamo uses: force_ltc_data off). Takes tensors,
+    or the XLATensorData behind them."""
+    data = [get_xla_tensor(t) if is_lazy(t) else t for t in tensors]
+    coll = collect_sync_tensors(data, SyncTensorsConfig(force_ltc_data=False))
+    po = run_post_order([data[i].ir_value for i in coll.indices])
     coll.merge("parameter sequence", hash_value(po.parameter_sequence))
     coll.merge("sharding config", mhash(False), string_hash(""))
     return coll.hash

@@ -2,7 +2,7 @@
 
 torch_xla: torch_xla/runtime.py (`use_spmd`, `is_spmd`, `global_runtime_device_count`) and
 csrc/device.cpp (`GetVirtualDevice`, `UseVirtualDevice`). The user still writes
-`torch.device("lazy")`; underneath, each tensor's data is one shard per device behind one
+`torch.device("ltc")`; underneath, each tensor's data is one shard per device behind one
 handle, and each graph is compiled once for all the devices (xla_sharding_util.py).
 """
 

@@ -21,7 +21,7 @@ import torch
 from stages.s09_pjrt import runtime as s09_runtime
 from stages.s10_lazy_tensors import device_data, graph_executor, metrics
 from stages.s10_lazy_tensors.ir import DeviceData
-from stages.s10_lazy_tensors.tensor import LazyTensor
+from stages.s10_lazy_tensors.tensor import LazyTensor, get_xla_tensor, is_lazy
 
 from . import mesh as mesh_lib
 from .partition_spec import PartitionSpec
@@ -148,12 +148,12 @@ def xla_mark_sharding(t: LazyTensor, sharding: OpSharding) -> None:
 
     if not is_spmd():
         raise RuntimeError("Please enable SPMD via `torch_xla.runtime.use_spmd()`")
-    if not isinstance(t, LazyTensor):
+    if not is_lazy(t):
         raise TypeError(f"mark_sharding needs a tensor on the lazy device, got {t.device}")
     metrics.counter("XlaMarkSharding").add_value(1)
-    data = t._xla
+    data = get_xla_tensor(t)
     if data.ir_value is not None and not isinstance(data.ir_value.node, DeviceData):
-        t.set_ir_value(custom_sharding(data.ir_value, sharding))  # C++: custom_sharding_
+        data.set_ir_value(custom_sharding(data.ir_value, sharding))  # C++: custom_sharding_
         return
     if data.tensor_data is not None and data.handle is None and data.ir_value is None:
         host = data.tensor_data.detach().cpu().numpy()
@@ -165,13 +165,13 @@ def xla_mark_sharding(t: LazyTensor, sharding: OpSharding) -> None:
             raise RuntimeError(f"Existing annotation must be cleared first: {current}")
         host = graph_executor.get_tensors([t])[0].numpy()
     array = np.ascontiguousarray(host.astype(data.aval.dtype, copy=False))
-    t.set_data_handle(device_data.virtual_device().create_sharded_data(array, sharding))
+    data.set_data_handle(device_data.virtual_device().create_sharded_data(array, sharding))
 # --8<-- [end:mark_sharding]
 
 
 def current_data(t: LazyTensor) -> Any:
     """The tensor's device data: its handle, or the buffer under its device data node."""
-    data = t._xla
+    data = get_xla_tensor(t)
     if data.handle is not None:
         return data.handle
     if data.ir_value is not None and isinstance(data.ir_value.node, DeviceData):
@@ -182,15 +182,16 @@ def current_data(t: LazyTensor) -> Any:
 def clear_sharding(t: LazyTensor) -> LazyTensor:
     """Forget `t`'s annotation: its value is replicated again (torch_xla: xs.clear_sharding)."""
     value = graph_executor.get_tensors([t])[0]
-    array = np.ascontiguousarray(value.numpy().astype(t._xla.aval.dtype, copy=False))
-    t.set_data_handle(device_data.transfer_to_device(array))
+    data = get_xla_tensor(t)
+    array = np.ascontiguousarray(value.numpy().astype(data.aval.dtype, copy=False))
+    data.set_data_handle(device_data.transfer_to_device(array))
     return t
 
 
 def get_xla_sharding_spec(t: LazyTensor) -> str:
     """`{devices=[2,2]0,1,2,3}`, or "" for a tensor without one (torch_xla:
     `torch_xla._XLAC._get_xla_sharding_spec`)."""
-    value = t._xla.ir_value
+    value = get_xla_tensor(t).ir_value
     sharding = get_sharding(value.node, value.index) if value is not None else None
     if sharding is None:
         sharding = getattr(current_data(t), "sharding", None)
@@ -200,7 +201,7 @@ def get_xla_sharding_spec(t: LazyTensor) -> str:
 def get_xla_tensor_debug_info(t: LazyTensor) -> str:
     """What torch_xla's `_get_xla_tensor_debug_info` prints: the tensor's device is the
     virtual one, and its data is sharded over the real ones."""
-    data = t._xla
+    data = get_xla_tensor(t)
     handle = current_data(t) if data.handle is not None else None
     lines = ["XLATensor {", f"TensorID: {data.unique_id}", f"Device: {device_data.device_string()}",
              f"XLA Shape: {data.aval.str_short()}",

@@ -120,8 +120,18 @@ def _private_uses(path: Path) -> list[str]:
     return found
 
 
+# PyTorch's hooks for a backend written in Python are private API: the two modules that plug
+# stage 10's device into PyTorch may use these, and no other module may
+TORCH_BACKEND_HOOKS = {
+    "stages/s10_lazy_tensors/tensor.py": ("torch._C", "_setup_privateuseone_for_python_backend"),
+    "stages/s10_lazy_tensors/register_xla.py": ("torch._C", "torch._tensor_str"),
+}
+
+
 @pytest.mark.parametrize("stage", STAGES, ids=STAGE_IDS)
 def test_no_module_reaches_into_another_modules_private_names(stage):
     found = {str(p.relative_to(ROOT)): _private_uses(p) for p in stage.rglob("*.py")}
+    found = {path: [u for u in uses if not u.endswith(TORCH_BACKEND_HOOKS.get(path, ()))]
+             for path, uses in found.items()}
     found = {path: uses for path, uses in found.items() if uses}
     assert found == {}, "make the helper public in the module that owns it"

@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 import torch
 
-from stages.s10_lazy_tensors import dynamo_bridge, graph_executor, metrics, torch_xla
+from stages.s10_lazy_tensors import (
+    dynamo_backend,
+    graph_executor,
+    metrics,
+    torch_xla,
+)
 from stages.s10_lazy_tensors.graph_executor import ComputationCache, SyncTensorsConfig
+from stages.s10_lazy_tensors.tensor import get_xla_tensor
 
 
 @pytest.fixture
@@ -25,7 +31,8 @@ def test_ops_build_ir_and_run_nothing_until_a_sync(dev):
     assert metrics.counter_value("ExecuteComputation") is None
     torch_xla.sync()
     assert metrics.counter_value("ExecuteComputation") == 1
-    assert y._xla.handle is not None and y._xla.ir_value is None  # now device data
+    data = get_xla_tensor(y)
+    assert data.handle is not None and data.ir_value is None  # now device data
     np.testing.assert_allclose(y.cpu().numpy(), [9.0, 27.0])
 
 
@@ -57,7 +64,8 @@ def test_a_read_cuts_a_graph_of_that_tensor_and_leaves_the_rest_pending(dev, rea
     assert value == pytest.approx(float((x.cpu() * 3).sum()), abs=1e-3)
     assert metrics.counter_value("UncachedCompile") == 1
     assert metrics.counter_value("aten::_local_scalar_dense") == (1 if read == "item" else None)
-    assert y._xla.ir_value is not None and other._xla.ir_value is not None  # still pending
+    pending = [get_xla_tensor(t).ir_value for t in (y, other)]
+    assert None not in pending  # still pending
     torch_xla.sync()  # the barrier computes both: a different graph, a different hash
     assert metrics.counter_value("UncachedCompile") == 2
 
@@ -78,9 +86,10 @@ def test_the_compile_cache_is_an_lru_of_its_size(dev, monkeypatch):
 def test_buffers_are_donated_at_a_step_barrier_only(dev):
     w = torch.randn(8).to(dev)
     w.mul_(0.5)
-    read, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig(force_ltc_data=False))
+    data = [get_xla_tensor(w)]
+    read, _ = graph_executor.sync_tensors_graph(data, SyncTensorsConfig(force_ltc_data=False))
     assert "tf.aliasing_output" not in graph_executor.computation_cache.get(read.hash).text
-    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
     assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
     assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0, 1.0]
 
@@ -88,23 +97,36 @@ def test_buffers_are_donated_at_a_step_barrier_only(dev):
 
 def test_a_buffer_another_live_tensor_holds_is_not_donated(dev):
     w = torch.arange(4.0).to(dev)
-    kept = w.detach()  # a second tensor on the same buffer
+    kept = w.clone()  # a second tensor on the same buffer (values never change under one)
     w.mul_(2)
-    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
     assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
     np.testing.assert_array_equal(kept.cpu().numpy(), [0.0, 1.0, 2.0, 3.0])  # still readable
     del kept
     w.mul_(2)  # now w alone holds its buffer: donated
-    coll, _ = graph_executor.sync_tensors_graph([w], SyncTensorsConfig())
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
     assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
     np.testing.assert_array_equal(w.cpu().numpy(), [0.0, 4.0, 8.0, 12.0])
+
+
+def test_an_alias_shares_the_tensor_as_in_pytorch(dev):
+    """detach, .data and nn.Parameter share the storage, so the XLATensorData: an in-place op
+    through one is seen through the others, as on any PyTorch device."""
+    w = torch.arange(4.0).to(dev)
+    alias, param = w.detach(), torch.nn.Parameter(w)
+    w.mul_(2)
+    assert get_xla_tensor(alias) is get_xla_tensor(w) is get_xla_tensor(param)
+    np.testing.assert_array_equal(alias.cpu().numpy(), [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(param.detach().cpu().numpy(), [0.0, 2.0, 4.0, 6.0])
+    with pytest.raises(RuntimeError, match="^not a tensor on the ltc device: one on cpu$"):
+        get_xla_tensor(torch.zeros(2))
 
 
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
     xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]
     total = xs[0] + xs[1] + xs[2] + xs[3]
-    coll, _ = graph_executor.sync_tensors_graph([total], SyncTensorsConfig())
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(total)], SyncTensorsConfig())
     hlo = graph_executor.computation_cache.get(coll.hash).computation.hlo_text()
     assert "entry_computation_layout={((f32[2]{0}, f32[2]{0}, f32[2]{0}, f32[2]{0}))" in hlo
     np.testing.assert_allclose(total.cpu().numpy(), [6.0, 6.0])
@@ -133,7 +155,7 @@ def test_a_fallback_node_splits_a_compiled_graph(dev):
         return torch.sort(x * 2).values.exp()
     graph = torch.fx.symbolic_trace(f)
     x = torch.tensor([0.3, -0.1, 0.2])
-    compiled = dynamo_bridge.openxla_eval(graph, None)
+    compiled = dynamo_backend.openxla_eval(graph, None)
     lazy_x = x.to(dev)
     metrics.clear_all()
     out = compiled(lazy_x)

@@ -11,7 +11,7 @@ import torch
 
 from stages.s02_tracing.core import ShapedArray
 from stages.s10_lazy_tensors import graph_executor, hash, ir, metrics, torch_xla
-from stages.s10_lazy_tensors.tensor import DeviceContextArena
+from stages.s10_lazy_tensors.tensor import DeviceContextArena, get_xla_tensor
 
 MASK = 2**128 - 1
 
@@ -49,11 +49,11 @@ def test_node_hashes_of_a_fixed_graph_equal_the_formula():
     w = torch.ones(3).to(torch_xla.device())
     leaf_w = combine(combine(s("xla::device_data"), hash.hash_value("f32[3]")), 101)
     sub = combine(s("aten::sub.Tensor"), hash.mhash(1))  # alpha=1: a parameter, not an operand
-    assert (x - w).get_ir_value().node.hash() == combine(combine(sub, value(leaf, 0)),
+    assert get_xla_tensor(x - w).get_ir_value().node.hash() == combine(combine(sub, value(leaf, 0)),
                                                          value(leaf_w, 0))
-    assert x.get_ir_value().node.hash() == leaf
-    assert y.get_ir_value().node.node_hash == sum_node
-    assert y.get_ir_value().node.hash() == combine(sum_node, value(mul_dag, 0))
+    assert get_xla_tensor(x).get_ir_value().node.hash() == leaf
+    assert get_xla_tensor(y).get_ir_value().node.node_hash == sum_node
+    assert get_xla_tensor(y).get_ir_value().node.hash() == combine(sum_node, value(mul_dag, 0))
 
 
 def test_an_output_shape_is_hashed_only_at_the_leaves():
@@ -92,15 +92,16 @@ def test_an_unrelated_pending_tensor_does_not_change_an_item_cut():
     unrelated = torch.randn(7).to(dev).exp()  # pending, live, not read
     (x * 2).sum().item()
     assert metrics.counter_value("CachedCompile") == 1  # the same graph, found by hash
-    assert unrelated.get_ir_value().node.op == "aten::exp"  # still pending
+    assert get_xla_tensor(unrelated).get_ir_value().node.op == "aten::exp"  # still pending
 
 
 def test_a_sync_and_a_read_of_the_same_ir_hash_differently():
     dev = torch_xla.device()
     x = torch.randn(5).to(dev)
     y = x * 2
-    read = graph_executor.collect_sync_tensors([y], graph_executor.SyncTensorsConfig(False))
-    barrier = graph_executor.collect_sync_tensors([y], graph_executor.SyncTensorsConfig(True))
+    data = [get_xla_tensor(y)]
+    read = graph_executor.collect_sync_tensors(data, graph_executor.SyncTensorsConfig(False))
+    barrier = graph_executor.collect_sync_tensors(data, graph_executor.SyncTensorsConfig(True))
     assert read.ingredients[0][1] == hash.mhash(False) != barrier.ingredients[0][1]
 
 
@@ -120,7 +121,7 @@ def test_post_order_visits_the_last_operand_first_as_torch_does():
     dev = torch_xla.device()
     a, b = torch.ones(2).to(dev), torch.zeros(3).to(dev)
     out = torch.cat([a.exp(), b.neg()])
-    order = [n.op for n in ir.compute_post_order([out.get_ir_value().node])]
+    order = [n.op for n in ir.compute_post_order([get_xla_tensor(out).get_ir_value().node])]
     assert order.index("aten::neg") < order.index("aten::exp")
 
 
@@ -129,5 +130,5 @@ def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     half, quarter, one = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 1.0))
     assert half == quarter  # 0.5 and 0.25 are device data: hashed by shape
     assert one != half  # 1 is a special scalar: a constant in the program
-    node = (x * 0.5).get_ir_value().node
+    node = get_xla_tensor(x * 0.5).get_ir_value().node
     assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]

@@ -11,6 +11,7 @@ import torch
 
 from stages.s10_lazy_tensors import device_data, dynamo_bridge, graph_executor, metrics
 from stages.s10_lazy_tensors import torch_xla as txla
+from stages.s10_lazy_tensors.tensor import get_xla_tensor
 from stages.s11_spmd import NamedSharding, P, make_mesh
 from stages.s11_spmd import xla_sharding as xs
 from stages.s11_spmd.runtime import is_spmd, use_spmd
@@ -84,7 +85,7 @@ def test_every_tensor_lives_on_the_virtual_device(spmd):
     info = xs.get_xla_tensor_debug_info(t)
     assert "Device: SPMD:0\n" in info
     assert "  Data Device: SPMD:0\n" in info and "  NumShards: 4\n" in info
-    handle = t._xla.handle
+    handle = get_xla_tensor(t).handle
     assert isinstance(handle, ShardedData) and [s.aval.shape for s in handle.shards] == \
         [(2, 2)] * 4
     np.testing.assert_array_equal(t.cpu().numpy(), np.arange(8.0).reshape(4, 2))
@@ -171,9 +172,9 @@ def test_the_sharding_joins_the_node_hash(spmd):
     xs.mark_sharding(marked, spmd, ("data", None))
     again = lazy(torch.ones(8, 4))
     xs.mark_sharding(again, spmd, ("data", None))
-    h = [t.get_ir_value().hash() for t in (plain, marked, again)]
+    h = [get_xla_tensor(t).get_ir_value().hash() for t in (plain, marked, again)]
     assert h[0] != h[1] and h[1] == h[2]
-    node = marked.get_ir_value().node
+    node = get_xla_tensor(marked).get_ir_value().node
     assert node.hash() != node.dag_hash and node.sharding_hash != 0
 
 

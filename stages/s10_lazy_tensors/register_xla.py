@@ -1,0 +1,114 @@
+"""The lazy device in PyTorch's dispatcher: a kernel for each op we take, then the fallback.
+
+torch_xla: the generated RegisterXLA.cpp (a kernel under the XLA dispatch key for each op that
+xla_native_functions.yaml lists) and aten_fallback.cpp's `TORCH_LIBRARY_IMPL(_, XLA, m)`, the
+boxed fallback every other op reaches. Ours registers Python kernels under PrivateUse1 (the
+`ltc` device) with torch.library. The dispatcher prefers an op's CompositeExplicitAutograd
+kernel to a backend's fallback, and those kernels work on storage (a transpose is an
+`as_strided` of its input), so each such op gets our kernel too. Three keep PyTorch's: `detach`,
+`alias` and `lift_fresh` return a tensor on the same storage, which shares the XLATensorData, as
+torch_xla's shallow copies share one XLATensor. Autograd sits above all of this: it runs its own
+kernel, then calls ours, so `backward()` and optimizers need nothing from us. An op with a
+CompositeImplicitAutograd kernel is never registered: autograd decomposes it before it reaches a
+backend, and a backend kernel for it would take that decomposition (and its gradient) away.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .aten_xla_type import SPECIAL, dispatch
+from .lowering import LOWERINGS
+
+KEY = "PrivateUse1"
+KEEP_PYTORCHS = ("aten::detach", "aten::alias", "aten::lift_fresh")
+_COMPOSITE = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+_IMPLICIT = "CompositeImplicitAutograd"  # decomposed above us, by autograd: never ours
+_libraries: list[torch.library.Library] = []
+
+
+def _kernel(op: Any) -> Any:
+    if op._schema.name.startswith("aten::_foreach_"):
+        return lambda *args, **kwargs: _foreach(op, args, kwargs)
+    return lambda *args, **kwargs: dispatch(op, args, kwargs)
+
+
+def _fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
+    return _kernel(op)(*args, **kwargs)
+
+
+def _foreach(op: Any, args: tuple, kwargs: dict) -> Any:
+    """An optimizer's `_foreach_add_(params, grads)` as one op per tensor: PyTorch's slow path
+    for a device without foreach kernels (torch_xla's optimizers loop instead: `xla` is not
+    on the list of devices they run foreach on, and PrivateUse1 is)."""
+    each = getattr(torch.ops.aten, op._schema.name.removeprefix("aten::_foreach_"))
+    schema = min((getattr(each, name)._schema for name in each.overloads()),
+                 key=lambda s: sum(not a.kwarg_only for a in s.arguments))
+    n_positional = sum(not a.kwarg_only for a in schema.arguments)
+    keyword = [a.name for a in schema.arguments if a.kwarg_only]  # addcdiv's `value`
+    n = len(args[0])
+
+    def nth(x: Any, i: int) -> Any:
+        return x[i] if isinstance(x, (list, tuple)) and len(x) == n else x
+    out = [each(*(nth(a, i) for a in args[:n_positional]), **kwargs,
+                **{k: nth(a, i) for k, a in zip(keyword, args[n_positional:], strict=False)})
+           for i in range(n)]
+    return None if op._schema.name.endswith("_") else out
+
+
+def _overload(name: str) -> Any:
+    """'aten::add.Tensor' -> torch.ops.aten.add.Tensor, or None where Python has no handle."""
+    packet, _, overload = name.removeprefix("aten::").partition(".")
+    try:
+        return getattr(getattr(torch.ops.aten, packet), overload or "default")
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def ops_to_register() -> dict[str, Any]:
+    """Every aten op with a rule or a path of its own, and every op whose composite kernel
+    would otherwise run first, by name."""
+    ops = {op.name(): op for op in [*LOWERINGS, *SPECIAL]}
+    for name in torch._C._dispatch_get_all_op_names():
+        if name.startswith("aten::") and name not in ops and any(
+                torch._C._dispatch_has_kernel_for_dispatch_key(name, k) for k in _COMPOSITE):
+            op = _overload(name)
+            if op is not None:
+                ops[name] = op
+    return {n: op for n, op in ops.items() if n.split(".")[0] not in KEEP_PYTORCHS
+            and not torch._C._dispatch_has_kernel_for_dispatch_key(n, _IMPLICIT)}
+
+
+def register() -> int:
+    """Register our kernels and the fallback, once per process; returns how many kernels."""
+    if _libraries:
+        return len(_libraries[0]._op_impls)
+    kernels, fallback = torch.library.Library("aten", "IMPL"), torch.library.Library("_", "IMPL")
+    for name, op in ops_to_register().items():
+        kernels.impl(name.removeprefix("aten::"), _kernel(op), KEY)
+    fallback.fallback(_fallback, KEY)
+    _libraries.extend([kernels, fallback])
+    return len(kernels._op_impls)
+
+
+_torch_str = torch._tensor_str._str
+
+
+def _str(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
+    """Print a lazy tensor as PyTorch prints `xla` and `lazy` ones: fetched once (one graph),
+    formatted on the host. torch/_tensor_str.py names those device types in a list that a
+    PrivateUse1 device is not on; without this, printing runs its formatting ops on the device
+    and reads every element on its own."""
+    from .tensor import is_lazy
+
+    real = is_lazy(self) and hasattr(self.untyped_storage(), "_xla")  # not a fake tensor
+    if tensor_contents is None and real and self.numel() and not self.is_sparse:
+        host = self.detach().to("cpu")
+        tensor_contents = torch._tensor_str._tensor_str(host, len("tensor("))
+    return _torch_str(self, tensor_contents=tensor_contents)
+
+
+torch._tensor_str._str = _str
+register()
