@@ -15,13 +15,13 @@ backend, and a backend kernel for it would take that decomposition (and its grad
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import torch
+from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
-from .aten_xla_type import SPECIAL, dispatch
-from .lowering import LOWERINGS
-
+DEVICE_TYPE = "ltc"  # torch_xla's is "xla"
 KEY = "PrivateUse1"
 KEEP_PYTORCHS = ("aten::detach", "aten::alias", "aten::lift_fresh")
 _COMPOSITE = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
@@ -29,7 +29,22 @@ _IMPLICIT = "CompositeImplicitAutograd"  # decomposed above us, by autograd: nev
 _libraries: list[torch.library.Library] = []
 
 
+def _device_module() -> types.ModuleType:
+    """`torch.ltc`, what PyTorch asks a device about (torch.cuda is CUDA's): one device."""
+    module = types.ModuleType(f"torch.{DEVICE_TYPE}")
+    module.is_available = module.is_initialized = lambda: True
+    module.current_device, module.device_count = lambda: 0, lambda: 1
+    module._is_in_bad_fork, module.manual_seed_all = lambda: False, lambda seed: None
+    return module
+
+
+if torch._C._get_privateuse1_backend_name() != DEVICE_TYPE:  # once per process
+    _setup_privateuseone_for_python_backend(DEVICE_TYPE, backend_module=_device_module())
+
+
 def _kernel(op: Any) -> Any:
+    from .aten_xla_type import dispatch
+
     if op._schema.name.startswith("aten::_foreach_"):
         return lambda *args, **kwargs: _foreach(op, args, kwargs)
     return lambda *args, **kwargs: dispatch(op, args, kwargs)
@@ -70,6 +85,9 @@ def _overload(name: str) -> Any:
 def ops_to_register() -> dict[str, Any]:
     """Every aten op with a rule or a path of its own, and every op whose composite kernel
     would otherwise run first, by name."""
+    from .aten_xla_type import SPECIAL
+    from .lowering import LOWERINGS
+
     ops = {op.name(): op for op in [*LOWERINGS, *SPECIAL]}
     for name in torch._C._dispatch_get_all_op_names():
         if name.startswith("aten::") and name not in ops and any(
@@ -111,4 +129,3 @@ def _str(self: torch.Tensor, *, tensor_contents: Any = None) -> str:
 
 
 torch._tensor_str._str = _str
-register()

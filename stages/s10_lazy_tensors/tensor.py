@@ -18,17 +18,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.dtypes import canonicalize_dtype
 
 from . import metrics
 from .ir import DeviceData, Value
+from .register_xla import DEVICE_TYPE  # made a device on import
 
-DEVICE_TYPE = "ltc"  # torch_xla's is "xla"
-if torch._C._get_privateuse1_backend_name() != DEVICE_TYPE:  # once per process
-    _setup_privateuseone_for_python_backend(DEVICE_TYPE)
 DEVICE = torch.device(DEVICE_TYPE, 0)
 LazyTensor = torch.Tensor  # a tensor whose device is DEVICE_TYPE (C++: an XLATensorImpl)
 _ids = itertools.count(1)

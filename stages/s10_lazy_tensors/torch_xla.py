@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import torch
 
-from . import device_data, graph_executor
+from . import device_data, graph_executor, register_xla
 from .graph_executor import SyncTensorsConfig, collect_sync_tensors, run_post_order
 from .hash import hash_value, mhash, string_hash
 from .ir import dump_text
@@ -86,3 +86,5 @@ def get_graph_hash(tensors: Sequence[LazyTensor]) -> int:
 __all__ = ["DEVICE", "device", "eager_mode", "eager_mode_context", "get_graph_hash",
            "get_tensors_text", "is_eager_mode", "mark_step", "sync", "wait_device_ops",
            "xla_device"]
+
+register_xla.register()  # the kernels, once the op table is complete

@@ -123,8 +123,9 @@ def _private_uses(path: Path) -> list[str]:
 # PyTorch's hooks for a backend written in Python are private API: the two modules that plug
 # stage 10's device into PyTorch may use these, and no other module may
 TORCH_BACKEND_HOOKS = {
-    "stages/s10_lazy_tensors/tensor.py": ("torch._C", "_setup_privateuseone_for_python_backend"),
-    "stages/s10_lazy_tensors/register_xla.py": ("torch._C", "torch._tensor_str"),
+    "stages/s10_lazy_tensors/tensor.py": ("torch._C",),
+    "stages/s10_lazy_tensors/register_xla.py": ("torch._C", "torch._tensor_str",
+                                                "_setup_privateuseone_for_python_backend"),
 }
 
 
