@@ -9,6 +9,7 @@ go through `data_hash` of their bytes, as C++'s overloads do.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable
 from typing import Any
@@ -54,8 +55,14 @@ def data_hash(data: bytes) -> int:
     return hash_block(data, DATA_HASH_SEED)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; op names, shapes and small ints recur every step
 def string_hash(s: str) -> int:
     return data_hash(s.encode())
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_hash(value: int) -> int:
+    return data_hash(struct.pack("<q", value) if value < 2**63 else struct.pack("<Q", value))
 
 
 def hash_value(value: Any) -> int:
@@ -66,7 +73,7 @@ def hash_value(value: Any) -> int:
     if isinstance(value, bool):
         return data_hash(struct.pack("<?", value))
     if isinstance(value, int):
-        return data_hash(struct.pack("<q", value) if value < 2**63 else struct.pack("<Q", value))
+        return _int_hash(int(value))
     if isinstance(value, float):
         return data_hash(struct.pack("<d", value))
     if isinstance(value, str):

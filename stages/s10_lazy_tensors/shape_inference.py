@@ -2,7 +2,7 @@
 
 PyTorch: torch/csrc/lazy/core/shape_inference.cpp (a shape function per op) and torch_xla's
 ShapeCache in ir.cpp (XLA_IR_SHAPE_CACHE_SIZE shapes, by node hash). Ours asks PyTorch's own
-meta kernels, once per op and signature of argument shapes, strides, dtypes and parameters.
+meta kernels, once per op and signature of argument shapes, dtypes and parameters.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ _shape_cache: dict[Any, Any] = {}
 
 
 def _key(x: Any) -> Any:
-    if isinstance(x, torch.Tensor):
-        return (tuple(x.shape), tuple(x.stride()), x.dtype, x.device.type)
+    if isinstance(x, torch.Tensor):  # shapes and dtypes decide the outputs' (not strides)
+        return (x.shape, x.dtype)
     if isinstance(x, (list, tuple)):
         return tuple(_key(v) for v in x)
     return x
@@ -29,7 +29,7 @@ def _key(x: Any) -> Any:
 
 def _to_meta(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
-        return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=_META)
+        return torch.empty(x.shape, dtype=x.dtype, device=_META)
     if isinstance(x, (list, tuple)):
         return type(x)(_to_meta(v) for v in x)
     return x
