@@ -84,11 +84,11 @@ def _overload(name: str) -> Any:
 
 def ops_to_register() -> dict[str, Any]:
     """Every aten op with a rule or a path of its own, and every op whose composite kernel
-    would otherwise run first, by name."""
+    would otherwise run first, by name (rules keyed by a name are the IR's own: SPMD's)."""
     from .aten_xla_type import SPECIAL
     from .lowering import LOWERINGS
 
-    ops = {op.name(): op for op in [*LOWERINGS, *SPECIAL]}
+    ops = {op.name(): op for op in [*LOWERINGS, *SPECIAL] if not isinstance(op, str)}
     for name in torch._C._dispatch_get_all_op_names():
         if name.startswith("aten::") and name not in ops and any(
                 torch._C._dispatch_has_kernel_for_dispatch_key(name, k) for k in _COMPOSITE):

@@ -166,3 +166,19 @@ def test_a_fallback_node_splits_a_compiled_graph(dev):
     assert metrics.counter_value("UncachedCompile") == 2
     np.testing.assert_allclose(compiled(lazy_x).cpu().numpy(), f(x).numpy(), rtol=1e-6)
     assert metrics.counter_value("UncachedCompile") == 2
+
+
+def test_torch_compile_splits_around_a_fallback_too(dev):
+    """The same through Dynamo and AOTAutograd: one forward graph, split around the sort."""
+    def f(x, w):
+        values, indices = torch.sort(torch.relu(x @ w), dim=1)  # no rule: the CPU
+        return (values * 2).sum(1) + indices.float().mean()
+    x, w = torch.randn(4, 5), torch.randn(5, 3)
+    compiled = torch.compile(f, backend=dynamo_backend.openxla)
+    metrics.clear_all()
+    for _ in range(3):
+        out = compiled(x.to(dev), w.to(dev))
+        np.testing.assert_allclose(out.cpu().numpy(), f(x, w).numpy(), rtol=1e-5)
+    assert metrics.executed_fallback_ops() == ["aten::sort"]
+    assert metrics.counter_value("DynamoExtractCompiledGraph") == 1
+    assert metrics.counter_value("UncachedCompile") == 2  # the parts before and after the sort
