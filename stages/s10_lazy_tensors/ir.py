@@ -161,7 +161,7 @@ def dump_text(roots: Sequence[Value]) -> str:
     lines = ["IR {"]
     for i, node in enumerate(order):
         operands = ", ".join(f"%{ids[id(v.node)]}" + (f".{v.index}" if v.node.num_outputs > 1
-                                                       else "") for v in node.operands)
+                                                       else "") for v in node.operands if v)
         shapes = ", ".join(shape_string(a) for a in node.avals)
         extra = "".join(f", {k}={_param_text(v)}" for k, v in node.params)
         if id(node) in root_of:

@@ -54,6 +54,31 @@ def _log_softmax(self, dim, half_to_float=False, *, out, **_):
     return [lax.sub(shifted, bcast(lax.log(total), get_aval(shifted).shape))]
 
 
+@register(aten._log_softmax_backward_data.default)
+def _log_softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
+    """torch_xla: ops/log_softmax_backward.cpp. grad - exp(output) * sum(grad) along dim."""
+    shape, d = get_aval(output).shape, dim % len(get_aval(output).shape)
+    total = bcast(lax.reshape(lax.reduce_sum(grad_output, [d]), _keep(shape, d)), shape)
+    return [cast(lax.sub(grad_output, lax.mul(lax.exp(output), total)), out[0].dtype)]
+
+
+@register(aten._softmax_backward_data.default)
+def _softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
+    """torch_xla: ops/softmax_backward.cpp. output * (grad - sum(grad * output)) along dim."""
+    shape, d = get_aval(output).shape, dim % len(get_aval(output).shape)
+    dot = lax.reduce_sum(lax.mul(grad_output, output), [d])
+    total = bcast(lax.reshape(dot, _keep(shape, d)), shape)
+    return [cast(lax.mul(output, lax.sub(grad_output, total)), out[0].dtype)]
+
+
+@register(aten.threshold_backward.default)
+def _threshold_backward(grad_output, self, threshold, *, out, **_):
+    """torch_xla: ops/threshold_backward.cpp. The gradient where self > threshold, else 0."""
+    shape = out[0].shape
+    above = lax.gt(self, bcast(cast(threshold, get_aval(self).dtype), shape))
+    return [lax.select_n(above, lax.full(shape, 0, out[0].dtype), grad_output)]
+
+
 @register(aten.native_layer_norm.default)
 def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, out, **_):
     shape = get_aval(input).shape
@@ -168,6 +193,57 @@ def _embedding_backward(grad_output, indices, num_weights, padding_idx=-1,
     rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (count, num_weights))
     grads = lax.reshape(grad_output, (get_aval(rows).shape[0], out[0].shape[1]))
     return [lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))]
+
+
+# ------------------------------------------------------------------ the negative log likelihood
+
+
+def _target_weights(target: Any, weight: Any, n: int, ignore_index: int, dtype: Any
+                    ) -> tuple[Any, Any, Any]:
+    """The one-hot of each target over the n classes, whether it counts (not ignore_index),
+    and its weight: weight[t] (1 without weights), 0 where it does not count."""
+    hits = one_hot(target, n)
+    t = get_aval(target)
+    keep = lax.ne(target, lax.full(t.shape, ignore_index, t.dtype))
+    if weight is None:
+        w = lax.full(t.shape, 1, dtype)
+    else:
+        zeros = lax.full(get_aval(hits).shape, 0, dtype)
+        w = lax.reduce_sum(lax.select_n(hits, zeros, bcast(weight, get_aval(hits).shape)),
+                           [len(get_aval(hits).shape) - 1])
+    return hits, keep, lax.select_n(keep, lax.full(t.shape, 0, dtype), w)
+
+
+@register(aten.nll_loss_forward.default)
+def _nll_loss(self, target, weight=None, reduction=1, ignore_index=-100, *, out, **_):
+    """torch_xla: ops/nll_loss.cpp. -self[n, target[n]] * weight[target[n]] over the targets
+    that are not ignore_index, kept (reduction 0), summed (2) or averaged by weight (1)."""
+    dtype, shape = out[0].dtype, get_aval(self).shape
+    hits, _, w = _target_weights(target, weight, shape[-1], ignore_index, dtype)
+    picked = lax.reduce_sum(lax.select_n(hits, lax.full(shape, 0, dtype), self), [len(shape) - 1])
+    loss = lax.neg(lax.mul(picked, w))
+    if reduction == 0 and len(shape) > 1:
+        return [loss, lax.full((), 0, dtype)]
+    every = list(range(len(get_aval(w).shape)))
+    total = lax.reduce_sum(w, every)
+    summed = lax.reduce_sum(loss, list(range(len(get_aval(loss).shape))))
+    return [lax.div(summed, total) if reduction == 1 else summed, total]
+
+
+@register(aten.nll_loss_backward.default)
+def _nll_loss_backward(grad_output, self, target, weight=None, reduction=1, ignore_index=-100,
+                       total_weight=None, *, out, **_):
+    """torch_xla: ops/nll_loss_backward.cpp. -grad (over the total weight for a mean) times
+    the target's weight, at each target's class; 0 elsewhere."""
+    dtype, shape = out[0].dtype, get_aval(self).shape
+    if len(shape) == 1 and get_aval(target).shape:  # no batch: torch reads target[0]
+        target = lax.reshape(lax.slice(target, [0], [1]), ())
+    hits, keep, w = _target_weights(target, weight, shape[-1], ignore_index, dtype)
+    g = lax.div(grad_output, total_weight) if reduction == 1 else grad_output
+    per = lax.neg(lax.mul(bcast(g, get_aval(w).shape), w))  # 0/0 where nothing counts:
+    per = lax.select_n(keep, lax.full(get_aval(w).shape, 0, dtype), per)  # masked after
+    spread = lax.broadcast_in_dim(per, shape, list(range(len(get_aval(per).shape))))
+    return [lax.select_n(hits, lax.full(shape, 0, dtype), spread)]
 
 
 # ------------------------------------------------------------------ max pooling

@@ -1,14 +1,12 @@
 """The lazy tensor: a PyTorch tensor that holds a promise, and the arena of live ones.
 
 torch_xla: torch_xla/csrc/tensor.{h,cpp} (`XLATensor` and its `Data`: a device buffer, or a
-pending IR value, or host data not yet uploaded), tensor_impl.cpp (`XLATensorImpl`, the
-torch.Tensor carrying an XLATensorPtr), aten_xla_bridge.cpp (`GetXlaTensor`) and
-xla_graph_executor.cpp's `DeviceContextArena` (every live tensor, for a sync to find). Ours is a
-real PyTorch backend: the PrivateUse1 dispatch key, renamed `ltc` (PyTorch keeps `xla` and
-`lazy` for torch_xla and its own lazy core), driven from Python. A tensor on it is a plain
-torch.Tensor with an empty storage, and its XLATensorData hangs on that storage: every alias
-PyTorch makes in C++ (`detach`, `.data`, a tensor saved for backward, an `nn.Parameter`) shares
-it, as XLATensorImpl's shallow copies share one XLATensorPtr."""
+pending IR value, or host data not yet uploaded), tensor_impl.cpp (`XLATensorImpl`),
+aten_xla_bridge.cpp (`GetXlaTensor`) and xla_graph_executor.cpp's `DeviceContextArena` (every
+live tensor, for a sync to find). A tensor on our device (PyTorch's PrivateUse1, named `ltc`:
+register_xla.py) is a plain torch.Tensor with an empty storage, and its XLATensorData hangs on
+that storage: every alias PyTorch makes in C++ (`detach`, `.data`, a tensor saved for backward,
+an `nn.Parameter`) shares it, as XLATensorImpl's shallow copies share one XLATensorPtr."""
 
 from __future__ import annotations
 

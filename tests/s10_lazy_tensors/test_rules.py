@@ -53,3 +53,48 @@ def test_the_backward_of_a_gathered_loss_stays_on_the_device(dev):
     np.testing.assert_allclose(got.numpy(), grad_of(logits, targets).numpy(), rtol=1e-5,
                                atol=1e-7)
     assert metrics.executed_fallback_ops() == []
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+@pytest.mark.parametrize("batched", [True, False])
+def test_nll_loss_is_one_node_each_way_and_matches_eager_torch(dev, reduction, weighted,
+                                                               ignore_index, batched):
+    """nll_loss_forward and nll_loss_backward are lowered natively, as torch_xla's are: values
+    and gradients equal eager torch's, ignored targets and 0/0 means included."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*((6, 5) if batched else (5,)), generator=g, requires_grad=True)
+    t = torch.tensor([0, 2, 4, 2, 1, 3]) if batched else torch.tensor(2)
+    w = torch.rand(5, generator=g) if weighted else None
+    want = torch.nn.functional.nll_loss(x, t, w, reduction=reduction, ignore_index=ignore_index)
+    want_grad, = torch.autograd.grad(want.sum(), x)
+    xl = x.detach().to(dev).requires_grad_()
+    got = torch.nn.functional.nll_loss(xl, t.to(dev), None if w is None else w.to(dev),
+                                       reduction=reduction, ignore_index=ignore_index)
+    text = torch_xla.get_tensors_text([got])
+    assert text.count("aten::nll_loss_forward") == 1 and "aten::gather" not in text
+    got_grad, = torch.autograd.grad(got.sum(), xl)
+    assert "aten::nll_loss_backward" in torch_xla.get_tensors_text([got_grad])
+    for a, b in [(got.detach().cpu(), want.detach()), (got_grad.cpu(), want_grad)]:
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7, equal_nan=True)
+    assert metrics.executed_fallback_ops() == []
+
+
+@pytest.mark.parametrize("op", ["log_softmax", "softmax", "relu"])
+def test_activation_backwards_are_one_node_and_match_eager_torch(dev, op):
+    """The backward of log-softmax, softmax and ReLU (threshold_backward) have rules of their
+    own, as in torch_xla, instead of PyTorch's decompositions."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 6, generator=g, requires_grad=True)
+    seed = torch.randn(4, 6, generator=g)
+    f = {"log_softmax": lambda t: torch.log_softmax(t, dim=1),
+         "softmax": lambda t: torch.softmax(t, dim=-1), "relu": torch.relu}[op]
+    want, = torch.autograd.grad(f(x), x, seed)
+    xl = x.detach().to(dev).requires_grad_()
+    got, = torch.autograd.grad(f(xl), xl, seed.to(dev))
+    name = {"log_softmax": "aten::_log_softmax_backward_data",
+            "softmax": "aten::_softmax_backward_data", "relu": "aten::threshold_backward"}[op]
+    assert name in torch_xla.get_tensors_text([got])
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+    assert metrics.executed_fallback_ops() == []
