@@ -82,6 +82,7 @@ def _overload(name: str) -> Any:
         return None
 
 
+# --8<-- [start:ops_to_register]
 def ops_to_register() -> dict[str, Any]:
     """Every aten op with a rule or a path of its own, and every op whose composite kernel
     would otherwise run first, by name (rules keyed by a name are the IR's own: SPMD's)."""
@@ -97,6 +98,7 @@ def ops_to_register() -> dict[str, Any]:
                 ops[name] = op
     return {n: op for n, op in ops.items() if n.split(".")[0] not in KEEP_PYTORCHS
             and not torch._C._dispatch_has_kernel_for_dispatch_key(n, _IMPLICIT)}
+# --8<-- [end:ops_to_register]
 
 
 def register() -> int:

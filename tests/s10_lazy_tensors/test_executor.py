@@ -12,6 +12,7 @@ from stages.s10_lazy_tensors import (
     dynamo_backend,
     graph_executor,
     metrics,
+    register_xla,
     torch_xla,
 )
 from stages.s10_lazy_tensors.graph_executor import ComputationCache, SyncTensorsConfig
@@ -182,3 +183,18 @@ def test_torch_compile_splits_around_a_fallback_too(dev):
     assert metrics.executed_fallback_ops() == ["aten::sort"]
     assert metrics.counter_value("DynamoExtractCompiledGraph") == 1
     assert metrics.counter_value("UncachedCompile") == 2  # the parts before and after the sort
+
+
+def test_our_kernels_cover_rules_and_composites_but_not_aliases_nor_what_autograd_decomposes():
+    """What register_xla.py puts under the device's key: every op with a rule, every op whose
+    CompositeExplicitAutograd kernel would run first (a transpose would be an as_strided of our
+    empty storage), never detach or alias (PyTorch's share the storage, so the tensor), and
+    never an op autograd decomposes (a kernel there would take its gradient away)."""
+    ops = register_xla.ops_to_register()
+    assert {"aten::mm", "aten::addmm", "aten::nll_loss_forward"} <= set(ops)  # rules
+    assert {"aten::transpose.int", "aten::expand", "aten::zeros"} <= set(ops)  # composites
+    assert not {"aten::detach", "aten::alias", "aten::lift_fresh"} & set(ops)
+    assert not {"aten::linear", "aten::reshape", "aten::cross_entropy_loss"} & set(ops)
+    assert not [n for n in ops if torch._C._dispatch_has_kernel_for_dispatch_key(
+        n, "CompositeImplicitAutograd")]
+    assert register_xla.register() == len(ops)  # once per process, whatever calls it again
