@@ -199,10 +199,6 @@ def empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
     return make_tensor(Value(node), dtype)
 
 
-def empty_strided(size: Any, stride: Any, dtype: Any = None, **kwargs: Any) -> LazyTensor:
-    return empty(size, dtype)
-
-
 SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.clone.default: _clone,
     aten.copy_.default: _copy_,
@@ -211,7 +207,7 @@ SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.scalar_tensor.default:  # a wrapped number, `where(c, x, 0)`'s 0 (C++: full({}, s))
         lambda s, dtype=None, **_: make_tensor(scalar_value(s, to_numpy_dtype(dtype)), dtype),
     aten.empty.memory_format: empty,
-    aten.empty_strided.default: empty_strided,
+    aten.empty_strided.default: lambda size, stride, dtype=None, **_: empty(size, dtype),
     aten.empty_like.default: lambda x, **kw: empty(x.shape, kw.get("dtype") or x.dtype),
     aten.new_empty.default: lambda x, size, **kw: empty(size, kw.get("dtype") or x.dtype),
     aten.new_empty_strided.default:

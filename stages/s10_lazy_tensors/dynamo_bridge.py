@@ -2,12 +2,10 @@
 
 torch_xla: torch_xla/_dynamo/dynamo_bridge.py (`extract_compiled_graph`, `extract_graph_helper`,
 `extract_internal`, `GraphInputMatcher`, `NoneRemover`, `UnsupportedNodesCollector`,
-`partition_fx_graph_for_cpu_fallback`), registered in PyTorch as the "openxla" backend. The
-bridge does not lower FX nodes itself: it runs the graph once through the same lazy runtime an
-uncompiled program uses, takes the graph hash of what it recorded, compiles under that hash
-without executing, undoes the run (mutated inputs restored, pending IR dropped), and returns
-a closure that, on every call, matches the arguments to the graph's parameters and runs the
-cached executable by hash. Nodes that fall back to the CPU split the graph into parts.
+`partition_fx_graph_for_cpu_fallback`), behind the "openxla" backend (dynamo_backend.py). It
+runs the graph once through the lazy runtime, hashes what it recorded, compiles without
+running, undoes the run, and returns a closure that replays the executable by hash on each
+call. Nodes that fall back to the CPU split the graph into parts.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The graph executor: from the pending IR of live tensors to device buffers.
 
-torch_xla: torch_xla/csrc/xla_graph_executor.cpp (and PyTorch's lazy_graph_executor.cpp it
-extends). `sync` collects the tensors to compute, folds the graph hash from torch_xla's
-ingredients in torch_xla's order, looks the hash up in an LRU compile cache, compiles on a
-miss through stage 9's client, executes, and puts the results back into the tensors as device
-data. Reads (`.item()`, `.cpu()`, print) go through `get_tensors`: a graph of the read tensors
-alone, never donating, whose results are fetched and not kept.
+torch_xla: torch_xla/csrc/xla_graph_executor.cpp (and PyTorch's lazy_graph_executor.cpp). `sync`
+collects the tensors to compute, folds the graph hash from torch_xla's ingredients in its order,
+looks it up in an LRU compile cache, compiles a miss through stage 9's client, executes, and
+makes the results the tensors' device data. Reads (`.item()`, `.cpu()`, print) go through
+`get_tensors`: a graph of the read tensors alone, never donating, its results fetched.
 """
 
 from __future__ import annotations

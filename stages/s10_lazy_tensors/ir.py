@@ -10,6 +10,7 @@ in order, make `dag_hash`, the hash of the whole graph below it. Only leaves has
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -94,10 +95,14 @@ class LeafNode(Node):
 
     def __init__(self, op: str, aval: ShapedArray, seed: int, params=()):
         self.op, self.operands, self.avals, self.params = op, [], [aval], tuple(params)
-        # C++: GetOpHash = HashCombine(HashCombine(op.hash(), Hash(shape.ToString())), seed)
-        self.node_hash = hash_combine(hash_combine(string_hash(op), hash_value(
-            shape_string(aval))), seed)
-        self.dag_hash = self.node_hash
+        self.node_hash = self.dag_hash = _leaf_hash(op, aval.shape, aval.dtype, seed)
+
+
+@functools.lru_cache(maxsize=4096)  # pure, and the same leaves come back every step
+def _leaf_hash(op: str, shape: tuple, dtype: Any, seed: int) -> int:
+    """C++: GetOpHash = HashCombine(HashCombine(op.hash(), Hash(shape.ToString())), seed)."""
+    text = shape_string(ShapedArray(shape, dtype))
+    return hash_combine(hash_combine(string_hash(op), hash_value(text)), seed)
 
 
 class DeviceData(LeafNode):
