@@ -41,7 +41,10 @@ def test_the_mlp_compiles_once_and_replays_19_times(mlp_data, cpu_loss):
     assert metrics.counter_value("MarkStep") == 20
     assert metrics.counter_value("ExecuteComputation") == 20
     assert metrics.metric_data("InputOutputAliasCount")[1] == 4  # the 4 parameters, donated
-    assert metrics.metric_data("TransferToDeviceTime")[0] == 41  # torch_xla 2.9: 41
+    # torch_xla 2.9, in a fresh process: 41 uploads, 40 batches and the learning rate, which
+    # the device data cache keeps from then on (here, perhaps from an earlier test)
+    uploads = metrics.metric_data("TransferToDeviceTime")[0]
+    assert uploads == 40 + (metrics.counter_value("DeviceDataCacheMiss") or 0)
     assert metrics.executed_fallback_ops() == []
 
 
