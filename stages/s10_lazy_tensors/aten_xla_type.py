@@ -145,8 +145,7 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
 
 
 def _clone(x: LazyTensor, **_: Any) -> LazyTensor:
-    """A new tensor on the same buffer or IR value: values never change under a tensor, only
-    tensors do (detach and alias share the XLATensorData itself: register_xla.py)."""
+    """The same buffer or IR value under a new tensor: values never change, only tensors do."""
     data = get_xla_tensor(x)
     if data.handle is not None:
         return make_tensor_from_data(data.handle, data.aval, x.dtype)
@@ -158,6 +157,9 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
         dst.copy_(graph_executor.get_tensors([src])[0])
         return dst
     data = get_xla_tensor(dst)
+    if dst._base is not None and get_xla_tensor(dst._base) is not data:  # no functionalization
+        raise NotImplementedError(f"in place on a view {tuple(dst.shape)} of a lazy tensor "
+                                  f"{tuple(dst._base.shape)}: it would not reach the base")
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
         data.set_data_handle(device_data.tensor_to_data(host, data.aval))

@@ -123,6 +123,18 @@ def test_an_alias_shares_the_tensor_as_in_pytorch(dev):
         get_xla_tensor(torch.zeros(2))
 
 
+def test_an_in_place_update_of_a_view_is_refused_not_lost(dev):
+    """Without functionalization a view has its own IR value, so writing into it could not
+    reach the base: that is refused with a message, never silently dropped."""
+    x = torch.arange(6.0).reshape(2, 3).to(dev)
+    with pytest.raises(NotImplementedError, match=r"^in place on a view \(\) of a lazy tensor "
+                       r"\(2, 3\): it would not reach the base$"):
+        x[0, 0] = 5.0
+    with pytest.raises(NotImplementedError, match=r"view \(3, 2\) of a lazy tensor \(2, 3\)"):
+        x.t().mul_(2)
+    np.testing.assert_array_equal(x.cpu().numpy(), np.arange(6.0).reshape(2, 3))  # untouched
+
+
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
     xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]
