@@ -132,7 +132,7 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     node.func, node.layout, node.present = func, layout, [o is not None for o in outs]
     index, results = 0, []
     for out in outs:
-        results.append(None if out is None else make_tensor(Value(node, index), out[2]))
+        results.append(None if out is None else make_tensor(Value(node, index), out[1]))
         index += out is not None
     returns = func._schema.returns
     if len(returns) == 1 and str(returns[0].type) == "Tensor":

@@ -27,6 +27,7 @@ KEEP_PYTORCHS = ("aten::detach", "aten::alias", "aten::lift_fresh")
 _COMPOSITE = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 _IMPLICIT = "CompositeImplicitAutograd"  # decomposed above us, by autograd: never ours
 _libraries: list[torch.library.Library] = []
+_registered = [0]  # how many kernels
 
 
 def _device_module() -> types.ModuleType:
@@ -104,13 +105,15 @@ def ops_to_register() -> dict[str, Any]:
 def register() -> int:
     """Register our kernels and the fallback, once per process; returns how many kernels."""
     if _libraries:
-        return len(_libraries[0]._op_impls)
+        return _registered[0]
     kernels, fallback = torch.library.Library("aten", "IMPL"), torch.library.Library("_", "IMPL")
-    for name, op in ops_to_register().items():
+    ops = ops_to_register()
+    for name, op in ops.items():
         kernels.impl(name.removeprefix("aten::"), _kernel(op), KEY)
     fallback.fallback(_fallback, KEY)
-    _libraries.extend([kernels, fallback])
-    return len(kernels._op_impls)
+    _libraries.extend([kernels, fallback])  # kept: a Library's registrations die with it
+    _registered[0] = len(ops)
+    return len(ops)
 
 
 _torch_str = torch._tensor_str._str

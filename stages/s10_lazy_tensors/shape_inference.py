@@ -1,4 +1,4 @@
-"""The shapes, strides and dtypes of an op's outputs, from running it once on meta tensors.
+"""The shapes and dtypes of an op's outputs, from running it once on meta tensors.
 
 PyTorch: torch/csrc/lazy/core/shape_inference.cpp (a shape function per op) and torch_xla's
 ShapeCache in ir.cpp (XLA_IR_SHAPE_CACHE_SIZE shapes, by node hash). Ours asks PyTorch's own
@@ -36,14 +36,14 @@ def _to_meta(x: Any) -> Any:
 
 
 def infer_outputs(func: Any, args: tuple, kwargs: dict) -> list[Any]:
-    """Each output's (device aval, strides, torch dtype), or None for an output the op does not
-    produce: the op is run once on meta tensors per signature (C++: the ShapeCache)."""
+    """Each output's (device aval, torch dtype), or None for an output the op does not produce:
+    the op is run once on meta tensors per signature (C++: the ShapeCache)."""
     key = (func, _key(args), _key(tuple(sorted(kwargs.items()))))
     outs = _shape_cache.get(key)
     if outs is None:
         result = func(*_to_meta(args), **{k: _to_meta(v) for k, v in kwargs.items()})
         flat = list(result) if isinstance(result, (tuple, list)) else [result]
         outs = [None if r is None else (ShapedArray(tuple(r.shape), to_numpy_dtype(r.dtype)),
-                                         tuple(r.stride()), r.dtype) for r in flat]
+                                         r.dtype) for r in flat]
         _shape_cache[key] = outs
     return outs
