@@ -105,10 +105,10 @@ def extract_graph_helper(model: torch.fx.GraphModule, args: Sequence[LazyTensor]
         elif not pending:
             where.append(("arg", arg_index_of[d.unique_id]) if d.unique_id in arg_index_of
                          else ("data", (_buffer(o), d.aval, d.dtype)))
-            continue
-        if d not in computed:
-            computed.append(d)
-        where.append(("out", computed.index(d)))
+        else:
+            if d not in computed:
+                computed.append(d)
+            where.append(("out", computed.index(d)))
     po = run_post_order([d.ir_value for d in computed])
     matcher = GraphInputMatcher(arg_index_of,
                                 [getattr(d, "tensor_id", None) for d in po.parameters_data],

@@ -181,6 +181,21 @@ def test_a_fallback_node_splits_a_compiled_graph(dev):
     assert metrics.counter_value("UncachedCompile") == 2
 
 
+def test_a_graph_may_return_numbers_inputs_and_one_value_twice(dev):
+    """What a compiled graph hands back besides computed values: a number (a size a backward
+    graph needs), an untouched input, and the same computed value under two outputs."""
+    def f(x, w):
+        y = x * 2
+        return y, x.size(0), w, y
+    compiled = dynamo_backend.openxla_eval(torch.fx.symbolic_trace(f), None)
+    x, w = torch.arange(3.0).to(dev), torch.ones(2).to(dev)
+    for _ in range(2):
+        y, n, w_out, y_again = compiled(x, w)
+        assert n == 3 and w_out is w
+        np.testing.assert_array_equal(y.cpu().numpy(), [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(y_again.cpu().numpy(), [0.0, 2.0, 4.0])
+
+
 def test_torch_compile_splits_around_a_fallback_too(dev):
     """The same through Dynamo and AOTAutograd: one forward graph, split around the sort."""
     def f(x, w):
