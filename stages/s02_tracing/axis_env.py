@@ -9,6 +9,7 @@ bound fails with JAX's NameError. Stage 2 only keeps the record; the collectives
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +37,11 @@ class AxisEnv:
         return tuple(self.axis_sizes)
 
     def key(self) -> tuple:
-        """A hashable snapshot, for caches whose traces depend on it (jit's)."""
+        """A hashable snapshot, for caches whose traces depend on it (jit's: every call)."""
+        return self._key
+
+    @functools.cached_property
+    def _key(self) -> tuple:
         return tuple(self.axis_sizes.items()), self.spmd_axis_names, self.vma_axes
 
 

@@ -15,7 +15,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from .axis_env import get_axis_env
+
 _UNSET = object()
+
+
+class _Override(threading.local):
+    value: Any = _UNSET  # a flag's per-thread override; none at first (a class default)
 
 
 class State:
@@ -28,12 +34,12 @@ class State:
         self._parser = parser
         env = os.environ.get(name.upper())
         self._global = default if env is None else parser(env)
-        self._local = threading.local()
+        self._local = _Override()
         self.include_in_trace_context = include_in_trace_context
 
     @property
     def value(self) -> Any:
-        local = getattr(self._local, "value", _UNSET)
+        local = self._local.value
         return self._global if local is _UNSET else local
 
     def set_global(self, value: Any) -> None:
@@ -41,15 +47,12 @@ class State:
 
     def swap_local(self, value: Any) -> Any:
         """Set this thread's override; return the previous one (possibly unset)."""
-        prev = getattr(self._local, "value", _UNSET)
+        prev = self._local.value
         self._local.value = value
         return prev
 
     def set_local(self, prev: Any) -> None:
-        if prev is _UNSET:
-            self._local.__dict__.pop("value", None)
-        else:
-            self._local.value = prev
+        self._local.value = prev  # _UNSET: no override
 
     def __call__(self, new_value: Any = True) -> _StateContextManager:
         """A context manager: `with disable_jit(True): ...` (this thread only)."""
@@ -75,12 +78,20 @@ class Config:
 
     def __init__(self) -> None:
         self._states: dict[str, State] = {}
+        self.trace_states: tuple[State, ...] = ()  # those in trace_context(), in order
 
     def add(self, state: State) -> State:
         if state.name in self._states:
             raise ValueError(f"flag {state.name} is already defined")
         self._states[state.name] = state
+        if state.include_in_trace_context:
+            self.trace_states += (state,)
         return state
+
+    def remove(self, name: str) -> None:
+        """Forget a flag (one a test defined)."""
+        state = self._states.pop(name)
+        self.trace_states = tuple(s for s in self.trace_states if s is not state)
 
     def update(self, name: str, value: Any) -> None:
         if name not in self._states:
@@ -131,15 +142,13 @@ def trace_context() -> tuple[Any, ...]:
     # JAX: config.trace_context(), also holding the mesh and other context managers' state;
     # the named axes in scope are one of those (JAX: axis_env_state): a trace under
     # vmap(axis_name='i') of size 2 folds axis_size('i') to 2 and must not serve size 3
-    from .axis_env import get_axis_env
-
-    flags = tuple(s.value for s in config.states() if s.include_in_trace_context)
-    return (*flags, get_axis_env().key())
+    # jit asks on every call, so the flags are listed once, as they are defined
+    return (*[s.value for s in config.trace_states], get_axis_env().key())
 
 
 def trace_context_names() -> tuple[str, ...]:
     """The names of the flags in `trace_context()`, in the same order."""
-    return (*(s.name for s in config.states() if s.include_in_trace_context), "axis_env")
+    return (*(s.name for s in config.trace_states), "axis_env")
 
 
 # ------------------------------------------------------------------ the flags jit reads

@@ -38,11 +38,17 @@ class Stats:
 
     def record(self, layer: str, hit: bool) -> None:
         with self._lock:
-            hits_misses = self.counts.setdefault(layer, [0, 0])
+            hits_misses = self.counts.get(layer)
+            if hits_misses is None:
+                hits_misses = self.counts[layer] = [0, 0]
             hits_misses[0 if hit else 1] += 1
 
 
-_attribution = threading.local()
+class _Attribution(threading.local):
+    stats: Stats | None = None  # the jitted function whose call this thread is in
+
+
+_attribution = _Attribution()
 
 
 class attribute_to:
@@ -52,7 +58,7 @@ class attribute_to:
         self.stats = stats
 
     def __enter__(self) -> None:
-        self.prev = getattr(_attribution, "stats", None)
+        self.prev = _attribution.stats
         _attribution.stats = self.stats
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -80,7 +86,7 @@ class Counter:
             self.hits += 1
         else:
             self.misses += 1
-        stats = getattr(_attribution, "stats", None)
+        stats = _attribution.stats
         if stats is not None:
             stats.record(self.name, hit)
 
@@ -97,6 +103,9 @@ class Counter:
 
 registry: dict[str, Counter] = {}  # name -> layer, in creation order
 _all_caches: weakref.WeakSet = weakref.WeakSet()  # every Cache, layer or memo (JAX: _caches)
+
+
+_MISSING = object()  # what a lookup finds for a key not stored
 
 
 class _Flight:
@@ -129,16 +138,17 @@ class Cache(Counter):
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """The cached value of `key`, or `compute()` stored under it (once, across threads)."""
-        return self._get(lambda: self._table, key, compute)
+        return self._get(self._table, key, compute)
 
     def _lookup(self, table: _Table, key: Hashable) -> tuple[str, Any]:
         """With the lock held: ("hit", value), ("wait", another thread's flight) or
         ("fill", a new flight this thread must complete)."""
         # EXERCISE 7.1 (cache-lookup): a hit counts and refreshes; a miss starts or joins a flight
-        if key in table.entries:
+        value = table.entries.get(key, _MISSING)
+        if value is not _MISSING:
             self._count(hit=True)
             table.entries.move_to_end(key)
-            return "hit", table.entries[key]
+            return "hit", value
         flight = table.flights.get(key)
         if flight is not None and flight.owner != threading.get_ident():
             self._count(hit=True)  # answered by the thread computing it
@@ -148,10 +158,9 @@ class Cache(Counter):
         return "fill", table.flights[key]
         # END EXERCISE
 
-    def _get(self, table_of: Callable[[], _Table | None], key: Hashable,
-             compute: Callable[[], Any], on_miss: Callable[[list], None] | None = None) -> Any:
+    def _get(self, table: _Table | None, key: Hashable, compute: Callable[[], Any],
+             on_miss: Callable[[list], None] | None = None) -> Any:
         with self._lock:
-            table = table_of()
             if table is None:  # a key that cannot be stored: computed every time
                 self._count(hit=False)
             else:
@@ -220,17 +229,18 @@ class WeakrefCache(Cache):
                        explain: bool = False) -> Any:
         """Like Cache.get_or_compute, the entries kept per referent; on a miss, with `explain`,
         first ask the explain hook why (it sees the keys this referent was seen with)."""
-        def table_of() -> _Table | None:
-            try:
-                return self._per_referent.setdefault(referent, _Table())
-            except TypeError:  # not weakly referenceable, or unhashable
-                return None
-
+        try:
+            table = self._per_referent.get(referent)
+            if table is None:
+                with self._lock:
+                    table = self._per_referent.setdefault(referent, _Table())
+        except TypeError:  # not weakly referenceable, or unhashable
+            table = None
         on_miss = None
         if explain and self._explain is not None:
             def on_miss(seen: list) -> None:
                 self._explain(referent, key, seen)
-        return self._get(table_of, key, compute, on_miss)
+        return self._get(table, key, compute, on_miss)
 
     def _table_of(self, referent: Any) -> _Table:
         try:

@@ -43,7 +43,7 @@ class ArrayImpl(Array):
         return not self._data.has_value()
 
     def _check_if_deleted(self) -> None:
-        if self.is_deleted():  # deleted, or donated to a computation: JAX's words
+        if not self._data.has_value():  # deleted, or donated to a computation: JAX's words
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()}.")
 
     def delete(self) -> None:

@@ -36,26 +36,24 @@ class Metric:
     def clear(self) -> None:
         with self._lock:
             self.count, self.accumulator = 0, 0.0
-            self._ring: list[Sample] = []
+            self._ring: list[tuple[int, float]] = []  # (timestamp_ns, value)
 
     def add_sample(self, value: float, timestamp_ns: int | None = None) -> None:
-        now = time.time_ns() if timestamp_ns is None else timestamp_ns
+        value = float(value)
+        sample = (time.time_ns() if timestamp_ns is None else timestamp_ns, value)
         with self._lock:
-            sample = Sample(now, float(value))
-            if len(self._ring) < self.max_samples:
+            if self.count < self.max_samples:
                 self._ring.append(sample)
             else:  # a ring: the oldest sample goes
                 self._ring[self.count % self.max_samples] = sample
             self.count += 1
-            self.accumulator += float(value)
+            self.accumulator += value
 
     def samples(self) -> list[Sample]:
         """The kept samples, oldest first."""
         with self._lock:
-            if self.count <= self.max_samples:
-                return list(self._ring)
-            at = self.count % self.max_samples
-            return self._ring[at:] + self._ring[:at]
+            at = self.count % self.max_samples if self.count > self.max_samples else 0
+            return [Sample(*s) for s in self._ring[at:] + self._ring[:at]]
 
 
 class Counter:

@@ -145,6 +145,22 @@ class PjRtComputation(Computation):
                  device_list: Any):
         super().__init__(name, program, devices)
         self.executable, self.device_list = executable, device_list
+        self._result_handlers: list[Any] | None = None
+
+    def execute(self, buffers: Sequence[Any]) -> list[Any]:
+        """Run on one device: one output buffer per result (C++: ExecuteSharded).
+
+        The first run learns each output's shape from its buffer; later runs hand the outputs
+        to jaxlib's result handlers made from those, in C++ (JAX: ExecuteReplicated's
+        `consume_with_handlers`), a microsecond cheaper than splitting them in Python."""
+        results = self.executable.execute_sharded(buffers)
+        if self._result_handlers is not None:
+            return results.consume_with_handlers(self._result_handlers)
+        outs = [bufs[0] for bufs in results.disassemble_into_single_device_arrays()]
+        self._result_handlers = [xc.array_result_handler(_jax_aval(b), b.sharding,
+                                                         committed=True, _skip_checks=True)
+                                 for b in outs]
+        return outs
 
     def hlo_text(self) -> str:
         """XLA's optimized HLO, after its passes (what `Compiled.as_text()` shows)."""
@@ -313,9 +329,8 @@ class PjRtComputationClient(ComputationClient):
                                  f"{device}")
         timer = EagerOpExecuteTime if options.eager_mode else ExecuteTime
         with metrics.timed(timer):  # returns once PJRT has the work, not when it is done
-            results = computation.executable.execute_sharded([a.buffer for a in arguments])
-            outputs = [PjRtData(device, bufs[0])
-                       for bufs in results.disassemble_into_single_device_arrays()]
+            outputs = [PjRtData(device, buffer)
+                       for buffer in computation.execute([a.buffer for a in arguments])]
         CreateDataHandles.add_value(len(outputs))
         return outputs
         # END EXERCISE

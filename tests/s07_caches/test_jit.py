@@ -189,7 +189,7 @@ def trace_flag():
     try:
         yield ours, theirs
     finally:
-        del config.config._states[_FLAG]
+        config.config.remove(_FLAG)
 
 
 def test_a_flag_in_the_trace_context_is_part_of_the_signature_key(trace_flag):
