@@ -24,13 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from stages.s01_pytrees import (
-    PyTreeDef,
-    default_registry,
-    tree_flatten,
-    tree_structure,
-    tree_unflatten,
-)
+from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
 from stages.s02_tracing import config, core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
@@ -140,7 +134,7 @@ class JitWrapped:
             static_names = sorted(set(kwargs) - set(dyn_kwargs))
             check_static_args_hashable(kwargs, static_names)
             statics.extend((k, Static(kwargs[k])) for k in static_names)
-        leaves, treedef = _flatten_args(dyn_args, dyn_kwargs)
+        leaves, treedef = api_util.flatten_args(dyn_args, dyn_kwargs)
         sig = []
         for x in leaves:
             t = type(x)
@@ -197,25 +191,6 @@ class JitWrapped:
 
     def _cache_size(self) -> int:
         return _signature_cache.size_of(self._fun)
-
-
-def _flatten_args(args: tuple, kwargs: dict) -> tuple[list[Any], PyTreeDef]:
-    """Stage 1's `tree_flatten((args, kwargs))`. A call without keywords whose every argument
-    is a leaf has one treedef per argument count, taken from a table: flattening in Python is
-    the largest part of a cache hit (JAX flattens in C++)."""
-    if not kwargs:
-        lookup = default_registry.lookup
-        for a in args:
-            if lookup(a) is not None:
-                break
-        else:
-            return list(args), _leaf_args_treedef(len(args))
-    return tree_flatten((args, kwargs))
-
-
-@functools.lru_cache(maxsize=64)
-def _leaf_args_treedef(n: int) -> PyTreeDef:
-    return tree_structure((tuple(range(n)), {}))
 
 
 def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
