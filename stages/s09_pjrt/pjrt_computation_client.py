@@ -148,11 +148,9 @@ class PjRtComputation(Computation):
         self._result_handlers: list[Any] | None = None
 
     def execute(self, buffers: Sequence[Any]) -> list[Any]:
-        """Run on one device: one output buffer per result (C++: ExecuteSharded).
-
-        The first run learns each output's shape from its buffer; later runs hand the outputs
-        to jaxlib's result handlers made from those, in C++ (JAX: ExecuteReplicated's
-        `consume_with_handlers`), a microsecond cheaper than splitting them in Python."""
+        """Run on one device: one output buffer per result (C++: ExecuteSharded). The first run
+        learns the outputs' shapes; later runs hand the outputs to jaxlib result handlers made
+        from them (JAX: ExecuteReplicated), a microsecond cheaper than splitting in Python."""
         results = self.executable.execute_sharded(buffers)
         if self._result_handlers is not None:
             return results.consume_with_handlers(self._result_handlers)

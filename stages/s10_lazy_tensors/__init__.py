@@ -18,6 +18,7 @@ Beside it:
   torch_xla.py            device(), sync(), mark_step(), eager mode, graph dumps
   dynamo_backend.py       the torch.compile backend `openxla`: AOTAutograd, then the bridge
   register_xla.py         our kernels and the fallback under the device's dispatch key
+  op_schema.py            an op's schema read once: its operands, parameters and returns
   shape_inference.py      an op's output shapes and dtypes, from its meta kernel
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
   device_data.py          host tensors to buffers and back; numbers as cached device data
@@ -42,6 +43,7 @@ from . import (
     lowering_context,
     metrics,
     nn_lowering,
+    op_schema,
     register_xla,
     shape_inference,
     tensor,
@@ -83,6 +85,7 @@ __all__ = [
     "metrics",
     "metrics_report",
     "nn_lowering",
+    "op_schema",
     "register_xla",
     "shape_inference",
     "sync",

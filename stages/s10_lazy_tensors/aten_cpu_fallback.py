@@ -14,13 +14,8 @@ import torch
 from stages.s02_tracing.core import ShapedArray
 
 from . import device_data, graph_executor, metrics
+from .op_schema import is_inplace
 from .tensor import DEVICE_TYPE, get_xla_tensor, is_lazy, make_tensor_from_data, to_numpy_dtype
-
-
-def is_inplace(func: Any) -> bool:
-    args = func._schema.arguments
-    return bool(args) and args[0].alias_info is not None and args[0].alias_info.is_write \
-        and func._schema.name.endswith("_")
 
 
 def _on_cpu(x: Any) -> Any:

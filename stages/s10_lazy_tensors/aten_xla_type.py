@@ -22,11 +22,12 @@ from torch._decomp import core_aten_decompositions, decomposition_table
 from stages.s02_tracing.core import ShapedArray
 
 from . import device_data, graph_executor, metrics
-from .aten_cpu_fallback import cpu_fallback, is_inplace
+from .aten_cpu_fallback import cpu_fallback
 from .hash import mhash
 from .ir import DeviceData, LeafNode, Node, Scalar, Value
 from .lowering import LOWERINGS
 from .nn_lowering import GUARDS
+from .op_schema import op_schema
 from .shape_inference import infer_outputs
 from .tensor import (
     DEVICE_TYPE,
@@ -40,7 +41,6 @@ from .tensor import (
 
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
-_plans: dict[Any, list[tuple[str, str, Any]]] = {}
 _decomposing: set[Any] = set()
 
 
@@ -74,52 +74,36 @@ def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
 # ------------------------------------------------------------------ building a node
 
 
-def _plan(func: Any) -> list[tuple[str, str, Any]]:
-    """Each schema argument: (name, kind, default), kind one of tensor, tensors, scalar, param."""
-    plan = _plans.get(func)
-    if plan is None:
-        plan = []
-        for arg in func._schema.arguments:
-            t = str(arg.type)
-            kind = ("tensors" if t.startswith(("Tensor[]", "List[Tensor]", "Tensor?[]"))
-                    else "tensor" if t.startswith("Tensor") or t == "Optional[Tensor]"
-                    else "scalar" if t in ("number", "Scalar") else "param")
-            default = arg.default_value if arg.has_default_value() else None
-            plan.append((arg.name, kind, default))
-        _plans[func] = plan
-    return plan
-
-
-def _operand(x: Any, tensors: list[LazyTensor]) -> Value | None:
+def _operand(x: Any, args: tuple) -> Value | None:
     if x is None:
         return None
-    if is_lazy(x):
-        return get_xla_tensor(x).get_ir_value()
-    if isinstance(x, torch.Tensor):  # a CPU tensor: a wrapped number, or data to upload
-        if x.dim() == 0:
+    if isinstance(x, torch.Tensor):
+        if not x.is_cpu:  # ours (get_xla_tensor refuses any other device)
+            return get_xla_tensor(x).get_ir_value()
+        if x.dim() == 0:  # a CPU tensor: a wrapped number, or data to upload
             return scalar_value(x.item(), to_numpy_dtype(x.dtype))
         aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
         return Value(DeviceData(device_data.tensor_to_data(x, aval), aval))
-    return scalar_value(x, _scalar_dtype(x, tensors))
+    return scalar_value(x, _scalar_dtype(x, [a for a in args if is_lazy(a)]))
 
 
 # --8<-- [start:lower_op]
 def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     """One aten op as one IR node; returns lazy tensors standing for its outputs."""
     # EXERCISE 10.6 (lower-op): tensors and numbers become operands, the rest parameters
-    tensors = [a for a in args if is_lazy(a)]
+    schema = op_schema(func)  # each argument's (name, kind, default), read once per op
     operands: list[Value | None] = []
     layout: list[tuple[str, int]] = []  # operand name and count (-1: one, not a list)
     params: list[tuple[str, Any]] = []
-    for i, (name, kind, default) in enumerate(_plan(func)):
+    for i, (name, kind, default) in enumerate(schema.arguments):
         value = args[i] if i < len(args) else kwargs.get(name, default)
         if kind == "scalar" and (value is None or value == default):
             params.append((name, value))  # alpha=1: no operand, as C++ skips special scalars
         elif kind == "tensor" or kind == "scalar":
-            operands.append(_operand(value, tensors))
+            operands.append(_operand(value, args))
             layout.append((name, -1))
         elif kind == "tensors":
-            operands.extend(_operand(v, tensors) for v in value)
+            operands.extend(_operand(v, args) for v in value)
             layout.append((name, len(value)))
         else:
             params.append((name, tuple(value) if isinstance(value, list) else value))
@@ -128,16 +112,15 @@ def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     if guard is not None and not guard(**dict(params)):
         return NotImplemented  # a case our rule does not cover: decompose or fall back
     outs = infer_outputs(func, args, kwargs)
-    node = Node(func.name(), operands, [o[0] for o in outs if o is not None], params)
+    node = Node(schema.name, operands, [o[0] for o in outs if o is not None], params)
     node.func, node.layout, node.present = func, layout, [o is not None for o in outs]
     index, results = 0, []
     for out in outs:
         results.append(None if out is None else make_tensor(Value(node, index), out[1]))
         index += out is not None
-    returns = func._schema.returns
-    if len(returns) == 1 and str(returns[0].type) == "Tensor":
+    if schema.returns == "tensor":
         return results[0]
-    return results if len(returns) == 1 else tuple(results)
+    return results if schema.returns == "list" else tuple(results)
 # --8<-- [end:lower_op]
 
 
@@ -220,12 +203,6 @@ SPECIAL: dict[Any, Callable[..., Any]] = {
 # ------------------------------------------------------------------ in place, and the CPU
 
 
-def _functional(func: Any) -> Any:
-    """`add_.Tensor` -> `add.Tensor`: an in-place op is its functional op, then an update."""
-    base = func._schema.name.split("::")[1].rstrip("_")
-    return getattr(getattr(aten, base), func._overloadname, None)
-
-
 def eager_sync(out: Any) -> Any:
     """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
     flat = [get_xla_tensor(t) for t in (out if isinstance(out, (list, tuple)) else [out])
@@ -245,9 +222,9 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
-    if is_inplace(func) and _functional(func) is not None:
-        out = dispatch(_functional(func), args, kwargs)
-        return _copy_(args[0], out)
+    functional = op_schema(func).functional
+    if functional is not None:  # add_: add, then the result written into the first argument
+        return _copy_(args[0], dispatch(functional, args, kwargs))
     decomposition = _CORE.get(func) or decomposition_table.get(func)
     if decomposition is not None and func not in _decomposing:  # a prim may call func back
         _decomposing.add(func)

@@ -23,8 +23,8 @@ def _key(x: Any) -> Any:
     if isinstance(x, torch.Tensor):  # shapes and dtypes decide the outputs' (not strides)
         return (x.shape, x.dtype)
     if isinstance(x, (list, tuple)):
-        return tuple(_key(v) for v in x)
-    return x
+        return tuple([_key(v) for v in x])
+    return type(x), x  # 1 and 1.0 are equal keys, but int + 1.0 is a float tensor
 
 
 def _to_meta(x: Any) -> Any:
@@ -38,7 +38,7 @@ def _to_meta(x: Any) -> Any:
 def infer_outputs(func: Any, args: tuple, kwargs: dict) -> list[Any]:
     """Each output's (device aval, torch dtype), or None for an output the op does not produce:
     the op is run once on meta tensors per signature (C++: the ShapeCache)."""
-    key = (func, _key(args), _key(tuple(sorted(kwargs.items()))))
+    key = (func, _key(args), _key(tuple(sorted(kwargs.items()))) if kwargs else ())
     outs = _shape_cache.get(key)
     if outs is None:
         result = func(*_to_meta(args), **{k: _to_meta(v) for k, v in kwargs.items()})

@@ -107,13 +107,13 @@ class DeviceContextArena:
     """Every live lazy tensor, by id (C++: DeviceContextArena's `tensors_data` map, a
     weak_ptr per XLATensor). A sync sweeps them all up, in id order."""
 
-    _live: weakref.WeakValueDictionary[int, XLATensorData] = weakref.WeakValueDictionary()
+    _live: weakref.WeakSet[XLATensorData] = weakref.WeakSet()
 
     @classmethod
     def register(cls, data: XLATensorData) -> None:
-        cls._live[data.unique_id] = data
+        cls._live.add(data)
         metrics.CreateXlaTensor.add_value(1)
 
     @classmethod
     def get_live_tensors(cls) -> list[XLATensorData]:
-        return [t for _, t in sorted(cls._live.items())]
+        return sorted(cls._live, key=lambda t: t.unique_id)

@@ -98,3 +98,15 @@ def test_activation_backwards_are_one_node_and_match_eager_torch(dev, op):
     assert name in torch_xla.get_tensors_text([got])
     np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
     assert metrics.executed_fallback_ops() == []
+
+
+def test_a_number_types_the_result_by_its_python_type_not_its_value(dev):
+    """`1` and `1.0` are equal (and hash equal) in Python, but an int tensor plus 1.0 is a float
+    tensor: the shape cache must tell them apart. Each pair runs int first, so a cache keyed on
+    the value alone would hand the float op the int op's int64 output."""
+    x = torch.arange(3)
+    cases = [(op, n) for op in (torch.add, torch.mul, torch.sub) for n in (1, 1.0, 2, 2.0)]
+    for op, number in [*cases, (torch.mul, True), (torch.mul, 1.0)]:
+        got, want = op(x.to(dev), number), op(x, number)
+        assert got.dtype == want.dtype, (op.__name__, number)
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
