@@ -268,3 +268,34 @@ def cache_stack_svg(layers: Sequence[tuple[str, str, str, str]], title: str, *,
                      role="residual", dash=True)
         ay += h + 40 + 15 * len(lines)
     return canvas.to_svg()
+
+
+def cost_bars_svg(rows: Sequence[tuple[str, Sequence[tuple[str, float, str]]]], title: str, *,
+                  unit: str = "us", px_per_unit: float = 40) -> str:
+    """Horizontal bars, each a stack of measured parts: (row label, [(part, amount, role)]).
+
+    A part's label is written inside it when it fits, else under the bar; each bar ends with
+    its total. The amounts are what the page measured while it was built.
+    """
+    canvas = Canvas(title)
+    label_w = max(text_width(label, 12, mono=False) for label, _ in rows) + 16
+    y = 0.0
+    for label, parts in rows:
+        canvas.text(label_w - 10, y + 13, label, size=12, anchor="end", mono=False)
+        x, below = label_w, []
+        for part, amount, role in parts:
+            w = max(amount * px_per_unit, 1.0)
+            canvas.rect(x, y, w, 26, role=role, rx=2)
+            text = f"{part} {amount:.1f}"
+            if text_width(text, 10.5, mono=False) + 8 < w:
+                canvas.text(x + w / 2, y + 13, text, size=10.5, mono=False)
+            elif amount > 0:
+                below.append((x + w / 2, text))
+            x += w
+        total = sum(amount for _, amount, _ in parts)
+        canvas.text(x + 8, y + 13, f"{total:.1f} {unit}", size=12, anchor="start", mono=False,
+                    weight="bold")
+        for k, (cx, text) in enumerate(below):
+            canvas.text(cx, y + 38 + 13 * k, text, size=10, mono=False, color="#4b5563")
+        y += 46 + 13 * len(below)
+    return canvas.to_svg()
