@@ -20,6 +20,7 @@ from shared.diagrams.layout import layered
 from shared.diagrams.pictures import (
     batch_axis_svg,
     cache_stack_svg,
+    cost_bars_svg,
     scan_residuals_svg,
     stage_map_svg,
     trace_stack_svg,
@@ -167,6 +168,18 @@ def test_the_cache_stack_is_drawn_from_the_layers_with_the_key_each_compares():
     for name in cache_util.LAYERS:  # each key's words are there, wrapped over lines
         words = cache_util.registry[name].key_doc.split()
         assert all(w in drawn for w in words), name
+
+
+def test_cost_bars_stack_the_parts_in_order_with_their_total_and_width_by_amount():
+    parts = [("execute", 3.0, "neutral"), ("client", 0.2, "input"), ("stage 7", 5.0, "unknown")]
+    root = check_svg(cost_bars_svg([("jax", [("all", 3.5, "output")]), ("ours", parts)], "cost"))
+    labels = texts(root)
+    assert "3.5 us" in labels and "8.2 us" in labels  # each bar's total
+    assert "execute 3.0" in labels and "stage 7 5.0" in labels  # wide parts: labelled inside
+    assert "client 0.2" in labels  # a narrow part: labelled under its bar
+    widths = [float(r.get("width")) for r in root.iter(SVG + "rect")
+              if r.get("height") == "26"]
+    assert widths == [3.5 * 40, 3.0 * 40, 0.2 * 40, 5.0 * 40]  # in order, 40 px per unit
 
 
 def test_a_figure_wraps_the_svg_with_a_caption_in_which_backticks_mark_code():
