@@ -155,6 +155,17 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     return dst
 
 
+def _write_back(dst: LazyTensor, result: Any) -> Any:
+    """An in-place op's result into its first argument, refused as torch refuses it when the
+    result's dtype cannot be cast to the argument's (an int tensor `add_(1.5)`)."""
+    if isinstance(result, torch.Tensor) and not torch.can_cast(result.dtype, dst.dtype):
+        name = {t: torch.empty(0, dtype=t).type().removeprefix("torch.").removesuffix("Tensor")
+                for t in (result.dtype, dst.dtype)}  # torch.float32: Float, as torch says it
+        raise RuntimeError(f"result type {name[result.dtype]} can't be cast to the desired "
+                           f"output type {name[dst.dtype]}")
+    return _copy_(dst, result)
+
+
 def _to_copy(x: Any, **kwargs: Any) -> Any:
     device = kwargs.get("device")
     if device is not None and torch.device(device).type != DEVICE_TYPE:  # .cpu(), .to("cpu")
@@ -224,7 +235,7 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
-        return _copy_(args[0], dispatch(functional, args, kwargs))
+        return _write_back(args[0], dispatch(functional, args, kwargs))
     decomposition = _CORE.get(func) or decomposition_table.get(func)
     if decomposition is not None and func not in _decomposing:  # a prim may call func back
         _decomposing.add(func)

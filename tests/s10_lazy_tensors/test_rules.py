@@ -110,3 +110,24 @@ def test_a_number_types_the_result_by_its_python_type_not_its_value(dev):
         got, want = op(x.to(dev), number), op(x, number)
         assert got.dtype == want.dtype, (op.__name__, number)
         np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dst_dtype, op, other", [
+    (torch.int64, "add_", 1.5), (torch.int64, "mul_", torch.tensor([0.5, 1.0, 2.0])),
+    (torch.bool, "mul_", 2), (torch.int32, "div_", 2)])
+def test_an_in_place_op_refuses_a_result_it_cannot_cast_as_torch_does(dev, dst_dtype, op, other):
+    x = torch.arange(3).to(dst_dtype)
+    with pytest.raises(RuntimeError) as eager:
+        getattr(x.clone(), op)(other)
+    lazy_other = other.to(dev) if isinstance(other, torch.Tensor) else other
+    with pytest.raises(RuntimeError, match="can't be cast") as lazy:
+        getattr(x.to(dev), op)(lazy_other)
+    assert str(lazy.value) == str(eager.value)
+
+
+def test_an_in_place_op_whose_result_casts_writes_it(dev):
+    x, i = torch.ones(3), torch.arange(3)
+    got = x.to(dev)
+    got.add_(i.to(dev)).mul_(2)  # float += int: the int result casts to float
+    np.testing.assert_array_equal(got.cpu().numpy(), ((x + i) * 2).numpy())
+    assert got.dtype == torch.float32
