@@ -80,7 +80,8 @@ def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
 
 def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
-    array = np.ascontiguousarray(host.detach().cpu().numpy().astype(aval.dtype, copy=False))
+    # order='C', not ascontiguousarray: that one makes a 0-d array 1-d
+    array = np.asarray(host.detach().cpu().numpy().astype(aval.dtype, copy=False), order="C")
     return transfer_to_device(array)
 
 

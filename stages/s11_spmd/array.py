@@ -154,7 +154,8 @@ def put_shards(x: np.ndarray, sharding: Sharding, client: ComputationClient) -> 
     names = device_names(client)
     devices = addressable(client, sharding._device_assignment)
     index_map = sharding.devices_indices_map(x.shape)
-    return client.transfer_to_device([np.ascontiguousarray(x[index_map[d]]) for d in devices],
+    # order='C', not np.ascontiguousarray, which makes a scalar's block 1-d
+    return client.transfer_to_device([np.asarray(x[index_map[d]], order="C") for d in devices],
                                      [names[d] for d in devices])
 
 

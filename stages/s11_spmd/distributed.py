@@ -112,7 +112,7 @@ def make_array_from_process_local_data(sharding: Sharding, local_data: Any,
     for d in devices:
         rows = index_map[d][0]
         shift = slice((rows.start or 0) - first, (rows.stop or global_shape[0]) - first)
-        blocks.append(np.ascontiguousarray(local[(shift, *index_map[d][1:])]))
+        blocks.append(np.asarray(local[(shift, *index_map[d][1:])], order="C"))
     shards = client.transfer_to_device(blocks, [names[d] for d in devices])
     return ArrayImpl(core.ShapedArray(tuple(global_shape), local.dtype), sharding, shards,
                      client)

@@ -164,7 +164,7 @@ def xla_mark_sharding(t: LazyTensor, sharding: OpSharding) -> None:
         if current is not None and current.type != 0:
             raise RuntimeError(f"Existing annotation must be cleared first: {current}")
         host = graph_executor.get_tensors([t])[0].numpy()
-    array = np.ascontiguousarray(host.astype(data.aval.dtype, copy=False))
+    array = np.asarray(host.astype(data.aval.dtype, copy=False), order="C")  # 0-d stays 0-d
     data.set_data_handle(device_data.virtual_device().create_sharded_data(array, sharding))
 # --8<-- [end:mark_sharding]
 
@@ -183,7 +183,7 @@ def clear_sharding(t: LazyTensor) -> LazyTensor:
     """Forget `t`'s annotation: its value is replicated again (torch_xla: xs.clear_sharding)."""
     value = graph_executor.get_tensors([t])[0]
     data = get_xla_tensor(t)
-    array = np.ascontiguousarray(value.numpy().astype(data.aval.dtype, copy=False))
+    array = np.asarray(value.numpy().astype(data.aval.dtype, copy=False), order="C")
     data.set_data_handle(device_data.transfer_to_device(array))
     return t
 

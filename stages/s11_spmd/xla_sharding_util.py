@@ -145,8 +145,8 @@ def shard_tensor(array: np.ndarray, sharding: OpSharding, devices: Sequence[str]
     for device in devices:
         shard = array[indices[client.device_id(device)]]
         pad = [(0, b - s) for b, s in zip(block, shard.shape, strict=True)]
-        out.append(np.ascontiguousarray(np.pad(shard, pad) if any(p for _, p in pad)
-                                        else shard))
+        out.append(np.asarray(np.pad(shard, pad) if any(p for _, p in pad) else shard,
+                              order="C"))  # np.ascontiguousarray would make a 0-d block 1-d
     return out
 
 

@@ -131,3 +131,10 @@ def test_an_in_place_op_whose_result_casts_writes_it(dev):
     got.add_(i.to(dev)).mul_(2)  # float += int: the int result casts to float
     np.testing.assert_array_equal(got.cpu().numpy(), ((x + i) * 2).numpy())
     assert got.dtype == torch.float32
+
+
+def test_a_zero_dimensional_tensor_goes_up_and_comes_back_zero_dimensional(dev):
+    for x in (torch.tensor(3.0), torch.tensor(7), torch.tensor(True)):
+        lazy = x.to(dev)
+        assert lazy.shape == lazy.cpu().shape == x.shape == ()
+        assert lazy.cpu().item() == x.item() and (lazy * 2).cpu().shape == ()

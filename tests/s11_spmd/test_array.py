@@ -35,6 +35,19 @@ def test_device_put_puts_one_block_per_device(four):
         np.asarray(a)
 
 
+def test_a_scalar_put_on_a_mesh_stays_a_scalar_in_every_shard_as_in_jax(four):
+    import jax  # the oracle, on the devices this process's JAX has
+
+    n = len(jax.devices())
+    theirs = jax.device_put(np.float32(3.0), jax.sharding.NamedSharding(
+        jax.make_mesh((n,), ("x",)), jax.sharding.PartitionSpec()))
+    a = s11.device_put(np.float32(3.0), s11.NamedSharding(s11.make_mesh((4,), ("x",)), P()))
+    assert np.asarray(a).shape == np.asarray(theirs).shape == ()
+    assert [np.asarray(s.data).shape for s in a.addressable_shards] == [()] * 4
+    assert {np.asarray(s.data).shape for s in theirs.addressable_shards} == {()}
+    assert float(a * 2.0) == 6.0
+
+
 def test_device_put_of_a_pytree_and_an_uneven_split(four):
     mesh = s11.make_mesh((4,), ("x",))
     tree = {"a": np.ones((8, 2), np.float32), "b": np.zeros(4, np.float32)}
