@@ -11,6 +11,7 @@ that have one; an op with neither runs on the CPU and is counted `aten::<op>`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,7 @@ from . import device_data, graph_executor, metrics
 from .aten_cpu_fallback import cpu_fallback
 from .hash import mhash
 from .ir import DeviceData, LeafNode, Node, Scalar, Value
-from .lowering import LOWERINGS
+from .lowering import CHECKS, LOWERINGS
 from .nn_lowering import GUARDS
 from .op_schema import op_schema
 from .shape_inference import infer_outputs
@@ -62,13 +63,17 @@ def scalar_value(value: Any, dtype: np.dtype) -> Value:
 
 
 def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
-    if not tensors:
-        return np.dtype(np.float32 if isinstance(value, float) else
-                        bool if isinstance(value, bool) else np.int64)
-    dtype = get_xla_tensor(tensors[0]).aval.dtype
-    if isinstance(value, float) and dtype.kind not in "fc":
-        return np.dtype(np.float32)  # torch's default dtype for an int tensor and a float
-    return dtype
+    """A number's dtype on the device: torch's result type of it and the op's first tensor, so
+    bool + 2 computes in int64 and int + 2.5 in float32 (C++: the promoted type DoBinaryOp
+    gives GetIrValueForScalar)."""
+    if not tensors:  # a number alone: torch's dtype for it
+        return to_numpy_dtype(torch.tensor(value).dtype)
+    return _promoted(tensors[0].dtype, type(value))
+
+
+@functools.cache  # it depends on the dtype and the number's type only
+def _promoted(dtype: torch.dtype, number: type) -> np.dtype:
+    return to_numpy_dtype(torch.result_type(torch.empty(1, dtype=dtype), number(1)))
 
 
 # ------------------------------------------------------------------ building a node
@@ -230,6 +235,8 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     if special is not None:
         return special(*args, **kwargs)
     if func in LOWERINGS:
+        if func in CHECKS:  # what torch's kernel checks and its meta kernel does not
+            CHECKS[func](*args, **kwargs)
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out

