@@ -11,12 +11,10 @@ that have one; an op with neither runs on the CPU and is counted `aten::<op>`.
 
 from __future__ import annotations
 
-import functools
-import math
+import weakref
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 from torch._decomp import core_aten_decompositions, decomposition_table
 
@@ -24,8 +22,9 @@ from stages.s02_tracing.core import ShapedArray
 
 from . import device_data, graph_executor, metrics
 from .aten_cpu_fallback import cpu_fallback
+from .device_data import scalar_dtype, scalar_value
 from .hash import mhash
-from .ir import DeviceData, LeafNode, Node, Scalar, Value
+from .ir import DeviceData, LeafNode, Node, Value
 from .lowering import CHECKS, LOWERINGS
 from .nn_lowering import GUARDS
 from .op_schema import op_schema
@@ -43,37 +42,7 @@ from .tensor import (
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
 _decomposing: set[Any] = set()
-
-
-# ------------------------------------------------------------------ scalars
-
-
-def is_special_scalar(value: Any) -> bool:
-    """0 and 1 are baked in as constants; any other number is a graph input (C++:
-    IsSpecialScalar), so that a new learning rate does not make a new graph."""
-    return (value == 0 and math.copysign(1.0, float(value)) > 0) or value == 1
-
-
-def scalar_value(value: Any, dtype: np.dtype) -> Value:
-    """A number as an IR value (C++: XLAGraphExecutor::GetIrValueForScalar)."""
-    aval = ShapedArray((), np.dtype(dtype))
-    if is_special_scalar(value):
-        return Value(Scalar(value, aval))
-    return Value(DeviceData(device_data.get_device_data(value, aval.dtype), aval))
-
-
-def _scalar_dtype(value: Any, tensors: list[LazyTensor]) -> np.dtype:
-    """A number's dtype on the device: torch's result type of it and the op's first tensor, so
-    bool + 2 computes in int64 and int + 2.5 in float32 (C++: the promoted type DoBinaryOp
-    gives GetIrValueForScalar)."""
-    if not tensors:  # a number alone: torch's dtype for it
-        return to_numpy_dtype(torch.tensor(value).dtype)
-    return _promoted(tensors[0].dtype, type(value))
-
-
-@functools.cache  # it depends on the dtype and the number's type only
-def _promoted(dtype: torch.dtype, number: type) -> np.dtype:
-    return to_numpy_dtype(torch.result_type(torch.empty(1, dtype=dtype), number(1)))
+_views_made: weakref.WeakSet = weakref.WeakSet()  # by view ops inside a decomposition
 
 
 # ------------------------------------------------------------------ building a node
@@ -89,7 +58,7 @@ def _operand(x: Any, args: tuple) -> Value | None:
             return scalar_value(x.item(), to_numpy_dtype(x.dtype))
         aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
         return Value(DeviceData(device_data.tensor_to_data(x, aval), aval))
-    return scalar_value(x, _scalar_dtype(x, [a for a in args if is_lazy(a)]))
+    return scalar_value(x, scalar_dtype(x, [a for a in args if is_lazy(a)]))
 
 
 # --8<-- [start:lower_op]
@@ -148,6 +117,9 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     if dst._base is not None and get_xla_tensor(dst._base) is not data:  # no functionalization
         raise NotImplementedError(f"in place on a view {tuple(dst.shape)} of a lazy tensor "
                                   f"{tuple(dst._base.shape)}: it would not reach the base")
+    if data in _views_made:  # a view a decomposition made (below autograd: no `_base`)
+        raise NotImplementedError(f"in place on a view {tuple(dst.shape)} inside a "
+                                  f"decomposition: it would not reach the base")
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
         data.set_data_handle(device_data.tensor_to_data(host, data.aval))
@@ -239,6 +211,7 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
             CHECKS[func](*args, **kwargs)
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
+            _note_views(func, out)
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
@@ -248,9 +221,22 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
         _decomposing.add(func)
         try:
             out = decomposition(*args, **kwargs)
+        except NotImplementedError:  # it writes through a view: the CPU runs the op instead
+            out = NotImplemented
         finally:
             _decomposing.discard(func)
+            if not _decomposing:
+                _views_made.clear()
         if out is not NotImplemented:
             return out
-    return cpu_fallback(func, args, kwargs)
+    return _note_views(func, cpu_fallback(func, args, kwargs))
 # --8<-- [end:dispatch]
+
+
+def _note_views(func: Any, out: Any) -> Any:
+    """Inside a decomposition (below autograd, so torch records no `_base`), remember what a
+    view op returned: an in-place write into it would not reach its base, so it raises."""
+    if _decomposing and op_schema(func).is_view:
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        _views_made.update(get_xla_tensor(t) for t in outs if is_lazy(t))
+    return out

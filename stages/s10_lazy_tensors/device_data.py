@@ -1,4 +1,4 @@
-"""Host data to device buffers and back, and the cache that makes a number a graph input.
+"""Host data to device buffers and back; a number in a graph, and the cache that makes it an input.
 
 torch_xla: tensor_util.cpp (`TensorToXlaData`, `MakeTensorFromXlaLiteral`) and
 xla_graph_executor.cpp's `DataCacheArena` (`GetDeviceData`, counter DeviceDataCacheMiss, at most
@@ -10,6 +10,8 @@ then every tensor lives on "SPMD:0" and a buffer is one shard per device.
 from __future__ import annotations
 
 import collections
+import functools
+import math
 import os
 from typing import Any
 
@@ -21,6 +23,8 @@ from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
 from . import metrics
+from .ir import DeviceData, Scalar, Value
+from .tensor import to_numpy_dtype
 
 
 def client() -> Any:
@@ -108,3 +112,32 @@ def from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
     return torch.from_numpy(np.array(array)).to(dtype)
 
 
+# ------------------------------------------------------------------ numbers in a graph
+
+
+def is_special_scalar(value: Any) -> bool:
+    """0 and 1 are baked in as constants; any other number is a graph input (C++:
+    IsSpecialScalar), so that a new learning rate does not make a new graph."""
+    return (value == 0 and math.copysign(1.0, float(value)) > 0) or value == 1
+
+
+def scalar_value(value: Any, dtype: np.dtype) -> Value:
+    """A number as an IR value (C++: XLAGraphExecutor::GetIrValueForScalar)."""
+    aval = ShapedArray((), np.dtype(dtype))
+    if is_special_scalar(value):
+        return Value(Scalar(value, aval))
+    return Value(DeviceData(get_device_data(value, aval.dtype), aval))
+
+
+def scalar_dtype(value: Any, tensors: list[torch.Tensor]) -> np.dtype:
+    """A number's dtype on the device: torch's result type of it and the op's first tensor, so
+    bool + 2 computes in int64 and int + 2.5 in float32 (C++: the promoted type DoBinaryOp
+    gives GetIrValueForScalar)."""
+    if not tensors:  # a number alone: torch's dtype for it
+        return to_numpy_dtype(torch.tensor(value).dtype)
+    return _promoted(tensors[0].dtype, type(value))
+
+
+@functools.cache  # it depends on the dtype and the number's type only
+def _promoted(dtype: torch.dtype, number: type) -> np.dtype:
+    return to_numpy_dtype(torch.result_type(torch.empty(1, dtype=dtype), number(1)))

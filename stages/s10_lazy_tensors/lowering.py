@@ -154,6 +154,17 @@ def _where(condition, self, other, *, out, **_):
                          bcast(cast(self, o.dtype), o.shape))]
 
 
+@register(aten.constant_pad_nd.default)
+def _constant_pad_nd(self, pad, value=0, *, out, **_):
+    """torch's `pad` lists (low, high) per dimension from the last one back; negative crops."""
+    o = out[0]
+    config = [(0, 0, 0)] * len(o.shape)
+    for k in range(len(pad) // 2):
+        config[-1 - k] = (pad[2 * k], pad[2 * k + 1], 0)
+    fill = cast(value, o.dtype) if hasattr(value, "aval") else np.array(value, o.dtype)
+    return [lax.pad(cast(self, o.dtype), fill, config)]
+
+
 @register(aten.fill.Scalar, aten.fill.Tensor)
 def _fill(self, value, *, out, **_):
     return [bcast(cast(value, out[0].dtype), out[0].shape)]

@@ -259,8 +259,10 @@ def pool_supported(kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
 
 
 def _windows(x: Any, kh: int, kw: int) -> Any:
-    """(N, C, H, W) -> (N, C, H/kh, W/kw, kh*kw): each window's elements on the last axis."""
+    """(N, C, H, W) -> (N, C, H//kh, W//kw, kh*kw): each window's elements on the last axis;
+    rows and columns past the last whole window are in none (torch's floor mode)."""
     n, c, h, w = get_aval(x).shape
+    x = lax.slice(x, (0, 0, 0, 0), (n, c, h // kh * kh, w // kw * kw))
     x = lax.reshape(x, (n, c, h // kh, kh, w // kw, kw))
     return lax.reshape(lax.transpose(x, (0, 1, 2, 4, 3, 5)), (n, c, h // kh, w // kw, kh * kw))
 
@@ -284,17 +286,19 @@ def _max_pool(self, kernel_size, *, out, **_):
 @register(aten.max_pool2d_with_indices_backward.default)
 def _max_pool_backward(grad_output, self, kernel_size, indices, *, out, **_):
     kh, kw = list(kernel_size) * (2 // len(kernel_size))
-    shape = get_aval(self).shape
     n, c, ho, wo = get_aval(grad_output).shape
+    shape, width, dt = (n, c, ho * kh, wo * kw), get_aval(self).shape[3], get_aval(indices).dtype
 
     def spread(x: Any) -> Any:  # each window's value copied to all its positions
         x = lax.broadcast_in_dim(x, (n, c, ho, kh, wo, kw), (0, 1, 2, 4))
         return lax.reshape(x, shape)
-    flat = lax.add(lax.mul(lax.broadcasted_iota(get_aval(indices).dtype, shape, 2),
-                           lax.full(shape, shape[3], get_aval(indices).dtype)),
-                   lax.broadcasted_iota(get_aval(indices).dtype, shape, 3))
+    flat = lax.add(lax.mul(lax.broadcasted_iota(dt, shape, 2), lax.full(shape, width, dt)),
+                   lax.broadcasted_iota(dt, shape, 3))
     chosen = lax.eq(spread(indices), flat)
-    return [lax.select_n(chosen, lax.full(shape, 0, out[0].dtype), spread(grad_output))]
+    grad = lax.select_n(chosen, lax.full(shape, 0, out[0].dtype), spread(grad_output))
+    h, w = get_aval(self).shape[2:]  # rows and columns in no window get no gradient
+    return [lax.pad(grad, np.array(0, out[0].dtype), [(0, 0, 0)] * 2 + [(0, h - shape[2], 0),
+                                                                       (0, w - shape[3], 0)])]
 
 
 # ------------------------------------------------------------------ convolution, in StableHLO

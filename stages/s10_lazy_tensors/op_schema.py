@@ -19,6 +19,7 @@ class OpSchema(NamedTuple):
     arguments: tuple[tuple[str, str, Any], ...]  # (name, kind, default) per argument
     returns: str  # "tensor" (one Tensor), "list" (one Tensor[]), or "tuple" (several)
     functional: Any  # an in-place op's functional op (`add_.Tensor`: `add.Tensor`), else None
+    is_view: bool  # its result aliases its input in torch (`t`, `slice`: `Tensor(a)`)
 
 
 def _kind(type_name: str) -> str:
@@ -38,7 +39,9 @@ def op_schema(func: Any) -> OpSchema:
     returns = schema.returns
     kind = ("tensor" if len(returns) == 1 and str(returns[0].type) == "Tensor" else
             "list" if len(returns) == 1 else "tuple")
-    return OpSchema(func.name(), arguments, kind, _functional(func) if is_inplace(func) else None)
+    alias = returns[0].alias_info if len(returns) == 1 else None
+    return OpSchema(func.name(), arguments, kind, _functional(func) if is_inplace(func) else None,
+                    alias is not None and not alias.is_write)
 
 
 def is_inplace(func: Any) -> bool:

@@ -150,11 +150,10 @@ core.pytype_aval_mappings[ArrayImpl] = lambda x: x.aval  # jit and grad see its 
 
 
 def put_shards(x: np.ndarray, sharding: Sharding, client: ComputationClient) -> list[Data]:
-    """One transfer per addressable device, of the block the sharding gives it."""
+    """One transfer per addressable device, of its block (np.asarray: a 0-d block stays 0-d)."""
     names = device_names(client)
     devices = addressable(client, sharding._device_assignment)
     index_map = sharding.devices_indices_map(x.shape)
-    # order='C', not np.ascontiguousarray, which makes a scalar's block 1-d
     return client.transfer_to_device([np.asarray(x[index_map[d]], order="C") for d in devices],
                                      [names[d] for d in devices])
 

@@ -177,3 +177,44 @@ def test_binary_ops_promote_and_refuse_as_eager_torch_over_a_dtype_grid(dev, op)
         assert got.dtype == want.dtype, case
         np.testing.assert_allclose(got.double().numpy(), want.double().numpy(), rtol=1e-6,
                                    err_msg=case)
+
+
+@pytest.mark.parametrize("pad, value", [((1, 1), 0.0), ((2, 0, 1, 3), 1.5), ((-1, 2), 0.0),
+                                        ((1, -2, 0, 1), -3.0)])
+def test_pad_is_one_node_with_its_gradient_as_in_eager_torch(dev, pad, value):
+    """constant_pad_nd has a rule (torch_xla's too): PyTorch's decomposition writes the input
+    into a slice of a new tensor, which a lazy tensor without functionalization cannot do."""
+    x = torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    (torch.nn.functional.pad(x, pad, value=value) ** 2).sum().backward()
+    lazy = x.detach().to(dev).requires_grad_()
+    out = torch.nn.functional.pad(lazy, pad, value=value)
+    (out ** 2).sum().backward()
+    np.testing.assert_allclose(out.detach().cpu().numpy(),
+                               torch.nn.functional.pad(x, pad, value=value).detach().numpy())
+    np.testing.assert_allclose(lazy.grad.cpu().numpy(), x.grad.numpy(), rtol=1e-6)
+    assert metrics.executed_fallback_ops() == []
+
+
+@pytest.mark.parametrize("size", [(4, 6), (5, 7), (3, 4)])
+def test_max_pool_drops_rows_and_columns_past_the_last_window_as_torch_does(dev, size):
+    x = torch.randn(2, 3, *size, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    want = torch.nn.functional.max_pool2d(x, 2)
+    want.sum().backward()
+    lazy = x.detach().to(dev).requires_grad_()
+    got = torch.nn.functional.max_pool2d(lazy, 2)
+    got.sum().backward()
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got.detach().cpu().numpy(), want.detach().numpy())
+    np.testing.assert_array_equal(lazy.grad.cpu().numpy(), x.grad.numpy())
+    assert metrics.executed_fallback_ops() == []
+
+
+def test_a_decomposition_that_writes_through_a_view_runs_on_the_cpu_instead(dev):
+    """PyTorch decomposes diagonal_scatter into a clone and a copy into its diagonal, a view.
+    Below autograd torch records no `_base`, so the write would be lost: our kernels remember
+    the views a decomposition makes, refuse the write, and the op runs on the CPU."""
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(2))
+    src = torch.full((3,), 9.0)
+    got = torch.diagonal_scatter(x.to(dev), src.to(dev)).cpu()
+    np.testing.assert_array_equal(got.numpy(), torch.diagonal_scatter(x, src).numpy())
+    assert "aten::diagonal_scatter" in metrics.executed_fallback_ops()
