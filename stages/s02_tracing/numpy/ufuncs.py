@@ -149,7 +149,8 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
     fix = lax.bitwise_and(lax.ne(mod, const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     # unused here, but JAX's divmod fixes the modulus too, so its jaxpr has this select (as `_`)
     lax.select(fix, add(mod, x2), mod)
-    return lax.round(lax.select(fix, lax.sub(div, const(div, 1)), div))
+    # jnp's subtract of a Python 1.0, as JAX's: a weakly typed quotient stays weak
+    return lax.round(lax.select(fix, subtract(div, 1.0), div))
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:
