@@ -12,6 +12,7 @@ what tests/s11_spmd/jax_oracle.py gets from JAX in a process of its own.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -404,7 +405,26 @@ def explicit_axes(api: Any, n: int) -> dict[str, Any]:
                         np.asarray(grads).tolist(), losses, np.asarray(params[-1]["w"]).tolist()])
 
 
+def scalars_and_dtypes(api: Any, n: int) -> dict[str, Any]:
+    """A replicated scalar in, and out: a 0-d sum, an int and a bool array split by rows, each
+    with its dtype, shape and shard shapes (a scalar's shards are scalars)."""
+    mesh = api.make_mesh((n,), ("x",))
+    P, NS = api.P, api.NamedSharding
+
+    def f(scale, counts):
+        return (counts * scale).sum(), counts * 2, counts > 1
+
+    scale = api.device_put(np.float32(1.5), NS(mesh, P()))
+    counts = api.device_put(np.arange(2 * n, dtype=np.int32), NS(mesh, P("x")))
+    outs = api.jit(f)(scale, counts)
+    meta = [[list(o.shape), str(o.dtype), np.asarray(o).shape,  # the values as read back
+             sorted({np.asarray(s.data).shape for s in o.addressable_shards})]
+            for o in (*outs, scale)]
+    return dict(values=[np.asarray(o).tolist() for o in outs], meta=json.loads(json.dumps(meta)))
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
+    "scalars_and_dtypes": scalars_and_dtypes,
     "explicit_axes": explicit_axes,
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,

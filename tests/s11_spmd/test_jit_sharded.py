@@ -41,6 +41,11 @@ def test_the_values_are_jaxs_with_the_same_shardings(run, name):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
 
 
+def test_scalars_and_int_and_bool_outputs_have_jaxs_dtypes_shapes_and_shard_shapes(run):
+    _, ours, theirs = run
+    assert ours["scalars_and_dtypes"]["meta"] == theirs["scalars_and_dtypes"]["meta"]
+
+
 def test_a_check_vma_body_prints_as_jaxs_with_its_types_and_casts(run):
     _, ours, theirs = run
     assert ours["typed_varying_axes"]["body"] == theirs["typed_varying_axes"]["body"]
