@@ -41,6 +41,8 @@ def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
         aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
         return make_tensor_from_data(device_data.tensor_to_data(x, aval), aval, x.dtype)
     if is_inplace(func):  # write the CPU result back into the lazy tensor
-        get_xla_tensor(args[0]).set_data_handle(get_xla_tensor(upload(result)).handle)
+        data = get_xla_tensor(args[0])
+        data.set_data_handle(get_xla_tensor(upload(result)).handle)
+        data.version += 1
         return args[0]
     return torch.utils._pytree.tree_map(upload, result)

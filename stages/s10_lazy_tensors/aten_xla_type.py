@@ -120,6 +120,7 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     if data in _views_made:  # a view a decomposition made (below autograd: no `_base`)
         raise NotImplementedError(f"in place on a view {tuple(dst.shape)} inside a "
                                   f"decomposition: it would not reach the base")
+    data.version += 1  # its views no longer show it
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
         data.set_data_handle(device_data.tensor_to_data(host, data.aval))
@@ -211,7 +212,7 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
             CHECKS[func](*args, **kwargs)
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
-            _note_views(func, out)
+            _note_views(func, out, args)
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
@@ -229,14 +230,20 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
                 _views_made.clear()
         if out is not NotImplemented:
             return out
-    return _note_views(func, cpu_fallback(func, args, kwargs))
+    return _note_views(func, cpu_fallback(func, args, kwargs), args)
 # --8<-- [end:dispatch]
 
 
-def _note_views(func: Any, out: Any) -> Any:
-    """Inside a decomposition (below autograd, so torch records no `_base`), remember what a
-    view op returned: an in-place write into it would not reach its base, so it raises."""
-    if _decomposing and op_schema(func).is_view:
-        outs = out if isinstance(out, (list, tuple)) else [out]
-        _views_made.update(get_xla_tensor(t) for t in outs if is_lazy(t))
+def _note_views(func: Any, out: Any, args: tuple) -> Any:
+    """A view op's outputs hold their own IR value, not an alias of their base's: each records
+    its base and the base's version, so a read after a write to the base raises. Inside a
+    decomposition (below autograd: torch records no `_base`) a write into one raises too."""
+    if op_schema(func).is_view and args and is_lazy(args[0]):
+        base = get_xla_tensor(args[0])
+        base = base.view_of[0]() or base if base.view_of is not None else base
+        for t in out if isinstance(out, (list, tuple)) else [out]:
+            if is_lazy(t):
+                get_xla_tensor(t).view_of = (weakref.ref(base), base.version)
+                if _decomposing:
+                    _views_made.add(get_xla_tensor(t))
     return out

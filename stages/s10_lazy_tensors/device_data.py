@@ -84,8 +84,9 @@ def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
 
 def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
-    # order='C', not ascontiguousarray: that one makes a 0-d array 1-d
-    array = np.asarray(host.detach().cpu().numpy().astype(aval.dtype, copy=False), order="C")
+    # a copy, in C order: the CPU client may alias a host array (as JAX's device_put does),
+    # and torch's .to(device) never shares memory with the host tensor
+    array = np.array(host.detach().cpu().numpy(), dtype=aval.dtype, order="C")
     return transfer_to_device(array)
 
 

@@ -43,14 +43,16 @@ class XLATensorData:
     """What a lazy tensor holds (C++: XLATensor and its Data): exactly one of a device buffer
     (`handle`), a pending IR value (`ir_value`), or host data waiting to be uploaded."""
 
-    __slots__ = ("handle", "ir_value", "tensor_data", "unique_id", "aval", "dtype",
-                 "__weakref__")
+    __slots__ = ("handle", "ir_value", "tensor_data", "unique_id", "aval", "dtype", "version",
+                 "view_of", "__weakref__")
 
     def __init__(self, aval: ShapedArray, dtype: torch.dtype, handle: Any = None,
                  ir_value: Value | None = None, tensor_data: torch.Tensor | None = None):
         self.aval, self.dtype = aval, dtype  # the device's aval, and the dtype torch sees
         self.handle, self.ir_value, self.tensor_data = handle, ir_value, tensor_data
         self.unique_id = next(_ids)  # C++: GetNextTensorId(); orders the live tensors
+        self.version = 0  # in-place writes so far
+        self.view_of: tuple[weakref.ref, int] | None = None  # a view: (its base, base version)
 
     def get_ir_value(self) -> Value:
         """The tensor as an IR value: its pending IR, or a DeviceData node over its buffer
@@ -79,6 +81,12 @@ def get_xla_tensor(t: torch.Tensor) -> XLATensorData:
     data = getattr(t.untyped_storage(), "_xla", None)
     if data is None:
         raise RuntimeError(f"not a tensor on the {DEVICE_TYPE} device: one on {t.device}")
+    if data.view_of is not None:  # a view holds its own IR value: it misses later writes
+        base, version = data.view_of[0](), data.view_of[1]
+        if base is not None and base.version != version:
+            raise NotImplementedError(f"a view {tuple(t.shape)} of a lazy tensor written in "
+                                      f"place after the view was taken: it would not see the "
+                                      f"write (no functionalization)")
     return data
 
 

@@ -164,7 +164,7 @@ def xla_mark_sharding(t: LazyTensor, sharding: OpSharding) -> None:
         if current is not None and current.type != 0:
             raise RuntimeError(f"Existing annotation must be cleared first: {current}")
         host = graph_executor.get_tensors([t])[0].numpy()
-    array = np.asarray(host.astype(data.aval.dtype, copy=False), order="C")  # 0-d stays 0-d
+    array = np.array(host, dtype=data.aval.dtype, order="C")  # a copy; 0-d stays 0-d
     data.set_data_handle(device_data.virtual_device().create_sharded_data(array, sharding))
 # --8<-- [end:mark_sharding]
 

@@ -135,6 +135,26 @@ def test_an_in_place_update_of_a_view_is_refused_not_lost(dev):
     np.testing.assert_array_equal(x.cpu().numpy(), np.arange(6.0).reshape(2, 3))  # untouched
 
 
+def test_a_view_taken_before_an_in_place_write_to_its_base_is_refused_not_stale(dev):
+    """A view's IR value was built from the base's value at the time: after `x.add_(1)` it
+    would still show the old numbers, where PyTorch's view shows the new ones. Reading it is
+    refused; a view taken after the write, and the base, read as eager torch's."""
+    eager = torch.arange(6.0).reshape(2, 3)
+    x = eager.to(dev)
+    row, col, flat = x[0], x.t(), x.view(6)
+    row2 = row[1:]  # a view of a view: its base is x too
+    x.add_(1)
+    eager.add_(1)
+    for old in (row, col, flat, row2):
+        with pytest.raises(NotImplementedError, match=r"of a lazy tensor written in place after "
+                           r"the view was taken: it would not see the write"):
+            old.cpu()
+    with pytest.raises(NotImplementedError, match="written in place after the view"):
+        row * 2  # used as an operand, not only read
+    np.testing.assert_array_equal(x[0].cpu().numpy(), eager[0].numpy())
+    np.testing.assert_array_equal((x.t() * 2).cpu().numpy(), (eager.t() * 2).numpy())
+
+
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
     xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]

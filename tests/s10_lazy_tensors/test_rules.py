@@ -218,3 +218,13 @@ def test_a_decomposition_that_writes_through_a_view_runs_on_the_cpu_instead(dev)
     got = torch.diagonal_scatter(x.to(dev), src.to(dev)).cpu()
     np.testing.assert_array_equal(got.numpy(), torch.diagonal_scatter(x, src).numpy())
     assert "aten::diagonal_scatter" in metrics.executed_fallback_ops()
+
+
+def test_to_device_copies_the_host_tensor_as_torch_does(dev):
+    """The CPU client may alias a host array it is handed (JAX's CPU device_put does); torch's
+    `.to(device)` never shares memory with the host tensor, so the upload copies."""
+    host = torch.arange(6.0).reshape(2, 3)
+    lazy, lazy_int = host.to(dev), host.long().to(dev)
+    host.add_(100)
+    np.testing.assert_array_equal(lazy.cpu().numpy(), np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(lazy_int.cpu().numpy(), np.arange(6).reshape(2, 3))
