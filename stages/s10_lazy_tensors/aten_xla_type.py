@@ -120,16 +120,16 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     if data in _views_made:  # a view a decomposition made (below autograd: no `_base`)
         raise NotImplementedError(f"in place on a view {tuple(dst.shape)} inside a "
                                   f"decomposition: it would not reach the base")
-    data.version += 1  # its views no longer show it
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
         data.set_data_handle(device_data.tensor_to_data(host, data.aval))
-        return dst
-    if src.dtype != dst.dtype:
-        src = aten._to_copy.default(src, dtype=dst.dtype)
-    if src.shape != dst.shape:
-        src = aten.expand.default(src, list(dst.shape))
-    data.set_ir_value(get_xla_tensor(src).get_ir_value())
+    else:
+        if src.dtype != dst.dtype:
+            src = aten._to_copy.default(src, dtype=dst.dtype)
+        if src.shape != dst.shape:
+            src = aten.expand.default(src, list(dst.shape))
+        data.set_ir_value(get_xla_tensor(src).get_ir_value())
+    data.version += 1  # the views taken of it so far no longer show it
     return dst
 
 
@@ -216,6 +216,9 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
+        if op_schema(functional).is_view:  # t_, unsqueeze_: a new shape, not new values
+            raise NotImplementedError(f"{func.name()} changes a lazy tensor's shape in place; "
+                                      f"use {functional.name()}, which returns a new tensor")
         return _write_back(args[0], dispatch(functional, args, kwargs))
     decomposition = _CORE.get(func) or decomposition_table.get(func)
     if decomposition is not None and func not in _decomposing:  # a prim may call func back

@@ -155,6 +155,23 @@ def test_a_view_taken_before_an_in_place_write_to_its_base_is_refused_not_stale(
     np.testing.assert_array_equal((x.t() * 2).cpu().numpy(), (eager.t() * 2).numpy())
 
 
+def test_a_copy_from_a_view_of_itself_reads_the_view_before_the_write(dev):
+    for take in (lambda t: t[0], lambda t: t.t()):
+        eager = torch.arange(9.0).reshape(3, 3)
+        x = eager.to(dev)
+        x.copy_(take(x))
+        eager.copy_(take(eager).clone())
+        np.testing.assert_array_equal(x.cpu().numpy(), eager.numpy())
+
+
+@pytest.mark.parametrize("op, functional", [("t_", "t"), ("unsqueeze_", "unsqueeze")])
+def test_an_in_place_view_op_is_refused_with_its_out_of_place_name(dev, op, functional):
+    x = torch.ones(3, 4).to(dev)
+    with pytest.raises(NotImplementedError, match=rf"^aten::{op} changes a lazy tensor's shape "
+                       rf"in place; use aten::{functional}, which returns a new tensor$"):
+        getattr(x, op)(*(() if op == "t_" else (0,)))
+
+
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):
     monkeypatch.setenv("XLA_PARAMETER_WRAPPING_THREADSHOLD", "3")
     xs = [torch.full((2,), float(i)).to(dev) for i in range(4)]
