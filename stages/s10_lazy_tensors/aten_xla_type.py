@@ -243,7 +243,8 @@ def _note_views(func: Any, out: Any, args: tuple) -> Any:
     decomposition (below autograd: torch records no `_base`) a write into one raises too."""
     if op_schema(func).is_view and args and is_lazy(args[0]):
         base = get_xla_tensor(args[0])
-        base = base.view_of[0]() or base if base.view_of is not None else base
+        if base.view_of is not None:  # a view of a view: the write to watch is the root's
+            base = base.view_of[0]() or base
         for t in out if isinstance(out, (list, tuple)) else [out]:
             if is_lazy(t):
                 get_xla_tensor(t).view_of = (weakref.ref(base), base.version)

@@ -15,7 +15,7 @@ import torch
 
 
 class OpSchema(NamedTuple):
-    name: str  # "aten::add", as the IR node is named
+    name: str  # "aten::add.Tensor", as the IR node is named
     arguments: tuple[tuple[str, str, Any], ...]  # (name, kind, default) per argument
     returns: str  # "tensor" (one Tensor), "list" (one Tensor[]), or "tuple" (several)
     functional: Any  # an in-place op's functional op (`add_.Tensor`: `add.Tensor`), else None
