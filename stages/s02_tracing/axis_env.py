@@ -9,7 +9,6 @@ bound fails with JAX's NameError. Stage 2 only keeps the record; the collectives
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,13 +35,13 @@ class AxisEnv:
     def axis_names(self) -> tuple:
         return tuple(self.axis_sizes)
 
+    def __post_init__(self) -> None:  # the key, made once: jit reads it on every call
+        key = (tuple(self.axis_sizes.items()), self.spmd_axis_names, self.vma_axes)
+        object.__setattr__(self, "_key", key)
+
     def key(self) -> tuple:
         """A hashable snapshot, for caches whose traces depend on it (jit's: every call)."""
         return self._key
-
-    @functools.cached_property
-    def _key(self) -> tuple:
-        return tuple(self.axis_sizes.items()), self.spmd_axis_names, self.vma_axes
 
 
 class _State(threading.local):

@@ -40,7 +40,7 @@ from stages.s02_tracing.core import ClosedJaxpr
 from . import api_util, dispatch, explain, pxla, stages
 from .api_util import Static, abstractify, donation_vector, fun_name, fun_signature, resolve_argnums
 from .sharding_impls import UNSPECIFIED
-from .util import CacheInfo, Stats, WeakrefCache, attribute_to
+from .util import MISSING, CacheInfo, Stats, WeakrefCache, attribute_to
 
 _signature_cache = WeakrefCache(
     "signature", "jit options, argument treedef, each leaf's shape, dtype and weak type, "
@@ -92,6 +92,7 @@ class JitWrapped:
         functools.update_wrapper(self, fun)
         self._fun, self._jit_info = fun, jit_info
         self._stats = Stats()
+        self._signatures = _signature_cache.table(fun)  # held, as JAX's PjitFunction holds it
 
     def __repr__(self) -> str:
         return f"<PjitFunction of {self._fun!r}>"  # as JAX's C++ object prints
@@ -103,15 +104,18 @@ class JitWrapped:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
+        if isinstance(core.trace_ctx.trace, core.EvalTrace):
+            found = self._signature(args, kwargs)
+            if found is not None:  # layer 1: every leaf is a concrete array or scalar
+                key, leaves = found
+                entry = MISSING if self._signatures is None else \
+                    _signature_cache.hit(self._signatures, key, self._stats)
+                if entry is MISSING:  # layers 2-5, their lookups counted for this function
+                    with attribute_to(self._stats):
+                        entry = _signature_cache.get_or_compute(
+                            self._fun, key, lambda: self._cache_miss(args, kwargs))
+                return tree_unflatten(entry.out_tree, entry.executable.unsafe_call(*leaves))
         with attribute_to(self._stats):
-            if isinstance(core.trace_ctx.trace, core.EvalTrace):
-                found = self._signature(args, kwargs)
-                if found is not None:  # layer 1: every leaf is a concrete array or scalar
-                    key, leaves = found
-                    entry = _signature_cache.get_or_compute(
-                        self._fun, key, lambda: self._cache_miss(args, kwargs))
-                    return tree_unflatten(entry.out_tree,
-                                          entry.executable.unsafe_call(*leaves))
             p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
             out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
         return tree_unflatten(p.out_tree, out_flat)

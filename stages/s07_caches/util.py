@@ -30,18 +30,20 @@ class CacheInfo(NamedTuple):
 
 
 class Stats:
-    """Hit/miss counts per layer, kept by one jitted function (its `cache_info()`)."""
+    """Hit/miss counts per layer, kept by one jitted function (its `cache_info()`).
+
+    A layer's pair is only written with that layer's lock held (Counter._count), so two layers
+    counting for one function at once touch different pairs and need no lock of their own.
+    """
 
     def __init__(self) -> None:
         self.counts: dict[str, list[int]] = {}
-        self._lock = threading.Lock()  # two layers may count for one function at once
 
     def record(self, layer: str, hit: bool) -> None:
-        with self._lock:
-            hits_misses = self.counts.get(layer)
-            if hits_misses is None:
-                hits_misses = self.counts[layer] = [0, 0]
-            hits_misses[0 if hit else 1] += 1
+        hits_misses = self.counts.get(layer)
+        if hits_misses is None:
+            hits_misses = self.counts.setdefault(layer, [0, 0])  # atomic: one pair per layer
+        hits_misses[0 if hit else 1] += 1
 
 
 class _Attribution(threading.local):
@@ -105,7 +107,7 @@ registry: dict[str, Counter] = {}  # name -> layer, in creation order
 _all_caches: weakref.WeakSet = weakref.WeakSet()  # every Cache, layer or memo (JAX: _caches)
 
 
-_MISSING = object()  # what a lookup finds for a key not stored
+MISSING = object()  # what a lookup finds for a key not stored
 
 
 class _Flight:
@@ -144,8 +146,8 @@ class Cache(Counter):
         """With the lock held: ("hit", value), ("wait", another thread's flight) or
         ("fill", a new flight this thread must complete)."""
         # EXERCISE 7.1 (cache-lookup): a hit counts and refreshes; a miss starts or joins a flight
-        value = table.entries.get(key, _MISSING)
-        if value is not _MISSING:
+        value = table.entries.get(key, MISSING)
+        if value is not MISSING:
             self._count(hit=True)
             table.entries.move_to_end(key)
             return "hit", value
@@ -225,17 +227,36 @@ class WeakrefCache(Cache):
         self._per_referent: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._explain = explain  # called on a miss with the referent, the key, the keys seen
 
-    def get_or_compute(self, referent: Any, key: Hashable, compute: Callable[[], Any],
-                       explain: bool = False) -> Any:
-        """Like Cache.get_or_compute, the entries kept per referent; on a miss, with `explain`,
-        first ask the explain hook why (it sees the keys this referent was seen with)."""
+    def table(self, referent: Any) -> _Table | None:
+        """`referent`'s entries (made empty the first time), or None if it cannot be a weak key.
+
+        A caller may hold the table and ask `hit` on it, as JAX's C++ PjitFunction holds its
+        function's cache instead of looking the function up on every call.
+        """
         try:
             table = self._per_referent.get(referent)
             if table is None:
                 with self._lock:
                     table = self._per_referent.setdefault(referent, _Table())
         except TypeError:  # not weakly referenceable, or unhashable
-            table = None
+            return None
+        return table
+
+    def hit(self, table: _Table, key: Hashable, stats: Stats) -> Any:
+        """The value stored under `key`, counted as a hit here and in `stats`; or MISSING,
+        counted nowhere: the caller then asks `get_or_compute`, which counts the miss."""
+        with self._lock:
+            value = table.entries.get(key, MISSING)
+            if value is not MISSING:
+                self.hits += 1
+                stats.record(self.name, True)
+        return value  # no LRU refresh: a WeakrefCache is unbounded, its entries die with the key
+
+    def get_or_compute(self, referent: Any, key: Hashable, compute: Callable[[], Any],
+                       explain: bool = False) -> Any:
+        """Like Cache.get_or_compute, the entries kept per referent; on a miss, with `explain`,
+        first ask the explain hook why (it sees the keys this referent was seen with)."""
+        table = self.table(referent)
         on_miss = None
         if explain and self._explain is not None:
             def on_miss(seen: list) -> None:
@@ -254,9 +275,10 @@ class WeakrefCache(Cache):
             self._table_of(referent).entries.pop(key, None)
 
     def evict(self, referent: Any) -> None:
-        """Drop every entry of `referent` (JAX: `evict_weakref`)."""
+        """Drop every entry of `referent` (JAX: `evict_weakref`); its table stays, empty, for
+        whoever holds it."""
         with self._lock:
-            self._per_referent.pop(referent, None)
+            self._table_of(referent).entries.clear()
 
     def size(self) -> int:
         return sum(len(t.entries) for t in list(self._per_referent.values()))
@@ -270,7 +292,8 @@ class WeakrefCache(Cache):
 
     def clear(self) -> None:
         with self._lock:
-            self._per_referent.clear()
+            for table in list(self._per_referent.values()):
+                table.entries.clear()
 
 
 LAYERS = ("signature", "trace", "lowering", "executable", "persistent", "primitive")

@@ -171,6 +171,19 @@ def test_clear_caches_empties_every_layer_and_the_memoized_transformations(count
     assert c.delta() == {"trace": (0, 1), "lowering": (0, 2), "executable": (0, 2)}
 
 
+def test_a_jitted_function_asks_its_own_signature_table_again_after_a_clear(counts):
+    g = fresh()
+    g(X, 2.0)
+    s07.clear_caches()  # empties the table g holds; a stale entry here would skip the trace
+    c = counts()
+    g(X, 2.0)
+    assert c.delta() == ALL_MISS
+    c = counts()
+    g(X, 2.0)  # answered from the table g holds, counted for g as for the layer
+    assert c.delta() == {"signature": (1, 0)}
+    assert g.cache_info()["signature"] == (1, 2, 1)
+
+
 def test_a_cache_evicts_the_least_recently_used_key_as_jaxs_util_cache_does():
     from jax._src import util as jax_util
 
