@@ -40,7 +40,7 @@ class Metric:
 
     def add_sample(self, value: float, timestamp_ns: int | None = None) -> None:
         value = float(value)
-        sample = (time.time_ns() if timestamp_ns is None else timestamp_ns, value)
+        sample = (time.perf_counter_ns() if timestamp_ns is None else timestamp_ns, value)
         with self._lock:
             if self.count < self.max_samples:
                 self._ring.append(sample)
@@ -100,6 +100,8 @@ class timed:
     by the output future's OnReady); ours ends when the execution has been handed to PJRT.
     """
 
+    __slots__ = ("metric", "start")
+
     def __init__(self, m: Metric):
         self.metric = m
 
@@ -107,7 +109,8 @@ class timed:
         self.start = time.perf_counter_ns()
 
     def __exit__(self, *exc_info: Any) -> None:
-        self.metric.add_sample(time.perf_counter_ns() - self.start)
+        end = time.perf_counter_ns()  # a monotonic clock, as torch_xla's NowNs, for both
+        self.metric.add_sample(end - self.start, end)
 
 
 # ------------------------------------------------------------------ how values print
