@@ -71,9 +71,9 @@ def _batched_reduction_collective(prim: Any, if_unmapped: Any, axis_data: AxisDa
 
 primitive_batchers[P.psum_p] = lambda *a, **k: _batched_reduction_collective(
     P.psum_p, lambda x, n: const(x, n) * x, *a, **k)
-for _p in (P.pmax_p, P.pmin_p):
+for _p in (P.pmax_p, P.pmin_p):  # x itself, as an array of ours (a numpy constant is made one)
     primitive_batchers[_p] = lambda *a, _p=_p, **k: _batched_reduction_collective(
-        _p, lambda x, n: x, *a, **k)
+        _p, lambda x, n: jnp.asarray(x), *a, **k)
 
 
 def _psum_transpose(ct: Any, x: Any, *, axes: tuple, axis_index_groups: Any) -> list[Any]:
@@ -189,8 +189,11 @@ def _all_gather_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
         shape.insert(all_gather_dimension, axis_size)
         keep = [i for i in range(len(shape)) if i != all_gather_dimension]
         y = lax.broadcast_in_dim(x, tuple(shape), keep)
-    else:  # the batch itself, its axis moved to where the gathered axis goes
-        y = moveaxis(x, d, all_gather_dimension)
+    else:  # the batch itself, its axis moved to where the gathered axis goes: a transpose even
+        # when it is there already, which makes a numpy input an array of ours (as JAX's)
+        perm = [i for i in range(np.ndim(x)) if i != d]
+        perm.insert(all_gather_dimension, d)
+        y = lax.transpose(x, perm)
     return (_fold(all_gather_dimension, y) if tiled else y), not_mapped
 
 

@@ -67,6 +67,18 @@ VALUE_CASES = {
     "all_gather_unbatched": (lambda ns: ns.vmap(
         lambda v, c: v[0] + ns.lax.all_gather(c, "i"), in_axes=(0, None), axis_name="i"),
         (X, X[0])),
+    # the batch axis already where the gathered axis goes: still an array of ours, never the
+    # numpy input itself (JAX's batcher always transposes, which converts it)
+    "all_gather_then_index": (lambda ns: ns.vmap(
+        lambda v: ns.lax.all_gather(v, "i")[ns.lax.axis_index("i")], axis_name="i"), (X,)),
+    "all_gather_then_at_set": (lambda ns: ns.vmap(
+        lambda v: ns.lax.all_gather(v, "i").at[0].set(0.0), axis_name="i"), (X,)),
+    "all_gather_int64_input_is_int32": (lambda ns: ns.vmap(
+        lambda v: ns.lax.all_gather(v, "i") * 2**20, axis_name="i", out_axes=None),
+        (np.array([2**20, 1]),)),
+    "pmax_of_a_float64_constant_is_float32": (lambda ns: ns.vmap(
+        lambda v: ns.lax.pmax(np.array([1.5, 2.5]), "i"), axis_name="i", out_axes=None),
+        (X[:, 0],)),
     "psum_scatter": (lambda ns: ns.vmap(lambda v: ns.lax.psum_scatter(v, "i"),
                                         axis_name="i"), (_f(4, 4, 3),)),
     "psum_scatter_tiled": (lambda ns: ns.vmap(
