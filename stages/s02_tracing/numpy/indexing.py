@@ -74,10 +74,12 @@ def _is_bool(x: Any) -> bool:
 
 
 def _normalize(i: Any, size: int) -> Any:
-    """A negative index counts from the end (JAX's lt/add/select_n)."""
+    """A negative index counts from the end (JAX's lt/add/select_n): for an array of indices,
+    known only when the program runs."""
     if not np.issubdtype(i.dtype, np.signedinteger):
         return i
-    return lax.select_n(lax.lt(i, const(i, 0)), i, lax.add(i, const(i, size)))
+    # `i < 0`, not lax.lt: for numpy indices, numpy answers now, as in JAX's program
+    return lax.select_n(i < 0, i, lax.add(i, const(i, size)))
 
 
 def index_plan(shape: Sequence[int], idx: Any) -> Plan:
@@ -108,12 +110,15 @@ def index_plan(shape: Sequence[int], idx: Any) -> Plan:
                 window_map.append(axis)
             sizes.append(max(stop - start, 0))
             continue
-        i = x if isinstance(x, _ARRAYS) else np.asarray(x, np.int32 if isinstance(x, int)
-                                                         else None)
-        if not np.issubdtype(i.dtype, np.integer):
-            raise TypeError("Indexer must have integer or boolean type, got indexer with type "
-                            f"{i.dtype}")
-        arrays.append(_normalize(i, size))
+        if isinstance(x, (int, np.integer)):  # a number is made positive now, not in the program
+            arrays.append(np.asarray(x + size if x < 0 else x,
+                                     np.int32 if isinstance(x, int) else None))
+        else:
+            i = x if isinstance(x, _ARRAYS) else np.asarray(x)
+            if not np.issubdtype(i.dtype, np.integer):
+                raise TypeError("Indexer must have integer or boolean type, got indexer with "
+                                f"type {i.dtype}")
+            arrays.append(_normalize(i, size))
         positions.append(axis)
         sizes.append(1)
     s = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
@@ -233,15 +238,17 @@ class IndexUpdateRef:
             mode: Any = None, fill_value: Any = None) -> Any:
         if not is_advanced(self.index) and mode is None and fill_value is None:
             return self.array[self.index]
-        return rewriting_take(self.array, self.index, mode, fill_value, unique_indices,
-                              indices_are_sorted)
+        basic = not is_advanced(self.index)  # numbers and slices: one sorted, unique index
+        return rewriting_take(self.array, self.index, mode, fill_value, unique_indices or basic,
+                              indices_are_sorted or basic)
 
 
 def _method(op: str):
     def update(self: IndexUpdateRef, values: Any, *, indices_are_sorted: bool = False,
                unique_indices: bool = False, mode: Any = None) -> Any:
-        return scatter_update(self.array, self.index, values, op, mode, indices_are_sorted,
-                              unique_indices)
+        basic = not is_advanced(self.index)  # numbers and slices: one sorted, unique index
+        return scatter_update(self.array, self.index, values, op, mode,
+                              indices_are_sorted or basic, unique_indices or basic)
     update.__name__ = op
     return update
 
