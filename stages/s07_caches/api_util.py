@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import operator
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,8 +38,17 @@ class Static:
     val: Any
 
     def __eq__(self, other: object) -> bool:
-        return (type(other) is Static and type(self.val) is type(other.val)
-                and self.val == other.val)
+        if type(other) is not Static or type(self.val) is not type(other.val):
+            return False
+        if self.val is other.val:  # identity first, as a tuple compares: a NaN equals itself
+            return True
+        try:
+            return bool(self.val == other.val)
+        except Exception as e:
+            raise ValueError(
+                "static arguments should be comparable using __eq__.The following error was "
+                f"raised when comparing two objects of types {type(self.val)} and "
+                f"{type(other.val)}. The error was:\n{traceback.format_exc()}") from e
 
     def __hash__(self) -> int:
         return hash(self.val)
@@ -101,15 +111,53 @@ def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argn
     return argnums, argnames
 
 
+_P = inspect.Parameter
+
+
+def _validate_argnums(sig: inspect.Signature, argnums: tuple[int, ...], what: str) -> None:
+    """Each number names a positional parameter, unless the function takes *args."""
+    kinds = [p.kind for p in sig.parameters.values()]
+    if _P.VAR_POSITIONAL in kinds:
+        return
+    n = sum(k in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD) for k in kinds)
+    if argnums and (-min(argnums) > n or max(argnums) >= n):
+        raise ValueError(f"Jitted function has {what}={argnums}, "
+                         f"but only accepts {n} positional arguments.")
+
+
+def _validate_argnames(sig: inspect.Signature, argnames: tuple[str, ...], what: str) -> None:
+    """Each name is a parameter that can be passed by keyword, or the function takes **kw."""
+    params = sig.parameters
+    if bad := {n for n in argnames
+               if n in params and params[n].kind in (_P.POSITIONAL_ONLY, _P.VAR_POSITIONAL)}:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. These are "
+                         "positional-only")
+    if any(p.kind is _P.VAR_KEYWORD for p in params.values()):
+        return
+    if bad := set(argnames) - {n for n, p in params.items()
+                               if p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY)}:
+        raise ValueError(f"Jitted function has invalid argnames {bad} in {what}. Function "
+                         "does not take these args.")
+
+
 def resolve_argnums(fun: Callable, sig: inspect.Signature | None, donate_argnums: Any,
                     donate_argnames: Any, static_argnums: Any, static_argnames: Any
                     ) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
     """(donate_argnums, donate_argnames, static_argnums, static_argnames), each inferred from
-    the other through the signature, as JAX resolves them once, when jit is called."""
+    the other through the signature and checked against it, as JAX resolves them once, when
+    jit is called (a function without a signature is not checked)."""
+    if sig is None and donate_argnames is not None:
+        raise ValueError(f"Getting the signature of function {fun} failed. Pass donate_argnums "
+                         "instead of donate_argnames.")
     static_argnums, static_argnames = infer_argnums_and_argnames(sig, static_argnums,
                                                                  static_argnames)
     donate_argnums, donate_argnames = infer_argnums_and_argnames(sig, donate_argnums,
                                                                  donate_argnames)
+    if sig is not None:
+        _validate_argnums(sig, static_argnums, "static_argnums")
+        _validate_argnames(sig, static_argnames, "static_argnames")
+        _validate_argnums(sig, donate_argnums, "donate_argnums")
+        _validate_argnames(sig, donate_argnames, "donate_argnames")
     if set(static_argnames) & set(donate_argnames):
         raise ValueError(f"static_argnames and donate_argnames cannot intersect. Argument names "
                          f"{set(static_argnames) & set(donate_argnames)} appear in both "

@@ -210,3 +210,76 @@ def test_a_flag_in_the_trace_context_is_part_of_the_signature_key(trace_flag):
     ours, theirs = trace_flag
     assert run(s07.jit, ours) == run(jax.jit, theirs) == ([[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]],
                                                           2)
+
+
+def _pos_only(a, /, b):
+    return a + b
+
+
+def _var_kw(a, **kw):
+    return a
+
+
+def _var_pos(a, *rest):
+    return a
+
+
+BAD_ARGNUMS = {  # jit's options checked against the signature, once, when jit is called
+    "static_argnums_past_the_end": (lambda a: a, dict(static_argnums=3)),
+    "static_argnums_negative": (lambda a: a, dict(static_argnums=-3)),
+    "donate_argnums_past_the_end": (lambda a, b: a, dict(donate_argnums=(0, 2))),
+    "static_argnames_unknown": (lambda a: a, dict(static_argnames="zz")),
+    "donate_argnames_unknown": (lambda a: a, dict(donate_argnames=("a", "zz"))),
+    "argnames_positional_only": (_pos_only, dict(static_argnames="a")),
+    "static_and_donated_names": (lambda a, b: a, dict(static_argnames="b", donate_argnames="b")),
+    "static_and_donated_nums": (lambda a, b: a, dict(static_argnums=1, donate_argnums=1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ARGNUMS))
+def test_argnums_and_argnames_are_checked_against_the_signature_as_in_jax(case):
+    fun, options = BAD_ARGNUMS[case]
+    with pytest.raises(ValueError) as theirs:
+        jax.jit(fun, **options)
+    with pytest.raises(ValueError) as ours:
+        s07.jit(fun, **options)
+    assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("fun, options", [(_var_kw, dict(static_argnames="zz")),
+                                          (_var_pos, dict(static_argnums=5))])
+def test_a_function_taking_star_args_accepts_any_argnums_as_in_jax(fun, options):
+    jax.jit(fun, **options)
+    s07.jit(fun, **options)
+
+
+def test_the_same_nan_as_a_static_argument_traces_once_as_in_jax():
+    nan, counts = float("nan"), []
+    for jit in (jax.jit, s07.jit):
+        traces: list = []
+        f = jit(lambda x, s, traces=traces: traces.append(s) or x, static_argnums=1)
+        f(1.0, nan)
+        f(1.0, nan)  # nan != nan, but it is the same object: a hit
+        counts.append(len(traces))
+    assert counts == [1, 1]
+
+
+class _Incomparable:
+    def __hash__(self):
+        return 1
+
+    def __eq__(self, other):
+        raise RuntimeError("no comparing")
+
+
+def test_a_static_argument_whose_eq_raises_fails_as_in_jax():
+    errors = []
+    for jit in (jax.jit, s07.jit):
+        f = jit(lambda x, s: x, static_argnums=1)
+        f(1.0, _Incomparable())
+        with pytest.raises(ValueError) as e:
+            f(1.0, _Incomparable())
+        errors.append(str(e.value))
+    head = errors[0].split("Traceback")[0]  # then Python's traceback of the raising __eq__
+    assert head.endswith("The error was:\n") and errors[1].startswith(head)
+    assert all(e.rstrip().endswith("RuntimeError: no comparing") for e in errors)
