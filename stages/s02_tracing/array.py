@@ -42,7 +42,8 @@ class Array:
     __hash__ = None  # __eq__ compares elementwise, as for numpy arrays
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        return np.asarray(self._value, dtype=dtype)
+        value = np.asarray(self._value, dtype=dtype)  # read-only: the array's own values
+        return value.copy() if copy else value  # np.array(x) asks for a copy it may write to
 
     # Python asks for a plain value: numpy's checks of the shape, then the value itself.
     def __bool__(self) -> bool:

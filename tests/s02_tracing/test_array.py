@@ -122,6 +122,18 @@ def test_an_array_is_immutable_and_pickles_with_its_weak_type():
     assert data.flags.writeable  # the caller's array is left alone
 
 
+@pytest.mark.parametrize("convert", [np.array, lambda x: np.array(x, copy=True),
+                                     lambda x: np.array(x, copy=False), np.asarray,
+                                     lambda x: np.asarray(x, dtype=np.float64)],
+                         ids=["array", "array_copy", "array_no_copy", "asarray", "asarray_f64"])
+def test_numpy_copies_when_asked_and_only_then_as_in_jax(convert):
+    def seen(x):
+        out = convert(x)
+        return out.flags.writeable, np.shares_memory(out, np.asarray(x))
+    ours, theirs = both(lambda np_: seen(np_.ones(3)))
+    assert ours == theirs
+
+
 # ------------------------------------------------------------------ indexing with arrays
 
 

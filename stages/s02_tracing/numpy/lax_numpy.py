@@ -288,6 +288,8 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
 
 def astype(x: Any, dtype: Any) -> Any:
     """x converted to `dtype` (no equation when it already is)."""
+    if np.dtype(dtype) == np.bool_ and np.iscomplexobj(x):
+        x = x != 0  # lax's conversion would read only the real part (as JAX's astype says)
     return lax.convert_element_type(x, dtype)
 
 

@@ -94,9 +94,14 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
     return lax.shift_right_arithmetic(x1, x2)
 
 
+def _as_array(x: Any) -> Any:
+    """x itself as an array of ours (a numpy value is made one), its weak type kept."""
+    return lax.convert_element_type(x, weak_type=dtypes.is_weakly_typed(x))
+
+
 def positive(x: Any, /) -> Any:
     (x,) = promote_args("positive", x)
-    return x
+    return _as_array(x)
 
 
 def absolute(x: Any, /) -> Any:
@@ -104,7 +109,7 @@ def absolute(x: Any, /) -> Any:
     (x,) = promote_args("absolute", x)
     dt = dtypes.dtype(x)
     if np.issubdtype(dt, np.unsignedinteger) or dt == np.bool_:
-        return x
+        return _as_array(x)
     return lax.abs(x)
 
 
@@ -113,12 +118,12 @@ abs = absolute
 
 def floor(x: Any, /) -> Any:
     (x,) = promote_args("floor", x)
-    return x if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.floor(x)
+    return _as_array(x) if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.floor(x)
 
 
 def ceil(x: Any, /) -> Any:
     (x,) = promote_args("ceil", x)
-    return x if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.ceil(x)
+    return _as_array(x) if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.ceil(x)
 
 
 def true_divide(x1: Any, x2: Any, /) -> Any:
@@ -201,7 +206,7 @@ def _is_complex(x: Any) -> bool:
 def real(x: Any, /) -> Any:
     """The real part (a real x as it is)."""
     (x,) = promote_args("real", x)
-    return lax.real(x) if _is_complex(x) else x
+    return lax.real(x) if _is_complex(x) else _as_array(x)
 
 
 def imag(x: Any, /) -> Any:
@@ -213,7 +218,7 @@ def imag(x: Any, /) -> Any:
 def conjugate(x: Any, /) -> Any:
     """The complex conjugate (a real x as it is)."""
     (x,) = promote_args("conjugate", x)
-    return lax.conj(x) if _is_complex(x) else x
+    return lax.conj(x) if _is_complex(x) else _as_array(x)
 
 
 conj = conjugate
