@@ -39,6 +39,8 @@ class Array:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
     weak_type = property(lambda self: self.aval.weak_type)
+    itemsize = property(lambda self: self.aval.dtype.itemsize)
+    nbytes = property(lambda self: self.aval.size * self.aval.dtype.itemsize)
     __hash__ = None  # __eq__ compares elementwise, as for numpy arrays
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:

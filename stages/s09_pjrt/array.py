@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from stages.s01_pytrees import tree_map
 from stages.s02_tracing import core
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
@@ -125,9 +126,14 @@ def _device_name(client: ComputationClient, device: Any) -> str:
     return str(device)
 
 
-def device_put(x: Any, device: Any = None) -> ArrayImpl:
+def device_put(x: Any, device: Any = None) -> Any:
     """`x` on `device` (the default device if None): a host value is transferred, a device
-    array already there is returned as it is, one elsewhere is copied (JAX: jax.device_put)."""
+    array already there is returned as it is, one elsewhere is copied; a pytree leaf by leaf
+    (JAX: jax.device_put)."""
+    return tree_map(lambda leaf: _device_put_leaf(leaf, device), x)
+
+
+def _device_put_leaf(x: Any, device: Any) -> ArrayImpl:
     if isinstance(x, ArrayImpl):
         client = runtime.get_computation_client()
         data = x.data_on(_device_name(client, device))

@@ -99,6 +99,20 @@ def test_devices_and_device_put():
     assert core.get_aval(x) == core.ShapedArray((3,), np.int32)
 
 
+@pytest.mark.parametrize("tree", [[1, 2], (1.5,), {"a": np.ones(2), "b": None}, []],
+                         ids=["list", "tuple", "dict_with_none", "empty"])
+def test_device_put_of_a_pytree_puts_each_leaf_as_in_jax(tree):
+    ours, theirs = device_put(tree), jax.device_put(tree)
+    assert repr(ours) == repr(theirs)
+    assert all(type(x) is ArrayImpl for x in jax.tree.leaves(ours))
+
+
+def test_a_device_array_knows_its_bytes_as_in_jax():
+    for value in (np.ones((2, 3), np.float32), np.arange(5, dtype=np.int8), 2.0):
+        ours, theirs = device_put(value), jax.device_put(value)
+        assert (ours.nbytes, ours.itemsize) == (theirs.nbytes, theirs.itemsize)
+
+
 def test_dlpack_to_and_from_torch_and_numpy():
     x = device_put(np.arange(6, dtype=np.float32).reshape(2, 3))
     t = torch.from_dlpack(x)
