@@ -45,6 +45,12 @@ def flatten_fun_nokwargs(f: Callable, store: lu.Store, in_tree: PyTreeDef,
     return ans_flat
 
 
+def check_callable(fun: Any) -> None:
+    """Every transformation refuses a non-function when it is made, not when called."""
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {fun}")
+
+
 def check_static_args_hashable(args: Sequence[Any] | Mapping[str, Any],
                                static: Iterable[int] | Iterable[str]) -> None:
     """A static argument becomes part of a cache key, so it must hash. `args` are positional

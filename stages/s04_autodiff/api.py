@@ -25,6 +25,7 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import (
     argnums_partial2,
     check_arg,
+    check_callable,
     debug_info,
     flatten_fun_nokwargs,
 )
@@ -49,11 +50,6 @@ def flatten_fun_nokwargs2(f: Callable, store: lu.Store, in_tree: PyTreeDef, *arg
     return ans_flat, aux_flat
 
 
-def _check_callable(fun: Any) -> None:
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun}")
-
-
 def _aval_str(aval: ShapedArray) -> str:
     return f"float0[{','.join(map(str, aval.shape))}]" if aval.dtype == float0 else \
         aval.str_short()
@@ -73,7 +69,7 @@ def _tangent_type(x: Any) -> ShapedArray:
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
         ) -> tuple[Any, ...]:
     """(fun(*primals), the derivative of fun at primals applied to tangents), over pytrees."""
-    _check_callable(fun)
+    check_callable(fun)
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("primal and tangent arguments to jax.jvp must be tuples or lists; "
                         f"found {type(primals).__name__} and {type(tangents).__name__}.")
@@ -174,7 +170,7 @@ def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for:
 
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """(fun(*primals), f_jvp) where f_jvp(*tangents) is the jvp at primals, from a jaxpr."""
-    _check_callable(fun)
+    check_callable(fun)
     outs, out_tree, f_jvp, aux, _ = _linearize(fun, primals, has_aux, "linearize")
     out = tree_unflatten(out_tree, outs)
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
@@ -278,7 +274,7 @@ register_pytree_node(
 
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """(fun(*primals), f_vjp): f_vjp(ct) is the vector-Jacobian product at primals."""
-    _check_callable(fun)
+    check_callable(fun)
     outs, out_tree, f_jvp, aux, dbg = _linearize(fun, primals, has_aux, "vjp")
     f_vjp = VJP(f_jvp, [core.get_aval(o) for o in outs], dbg)
     out = tree_unflatten(out_tree, outs)
@@ -347,7 +343,7 @@ _check_output_dtype_grad = functools.partial(check_output_dtype_revderiv, "grad"
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), its gradient w.r.t. the arguments at argnums)."""
-    _check_callable(fun)
+    check_callable(fun)
     argnums_t = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     # --8<-- [start:value_and_grad]

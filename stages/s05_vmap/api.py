@@ -30,7 +30,13 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import argnums_partial2, check_arg, debug_info, flatten_fun
+from stages.s02_tracing.api_util import (
+    argnums_partial2,
+    check_arg,
+    check_callable,
+    debug_info,
+    flatten_fun,
+)
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
@@ -175,6 +181,7 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
     axis_size: the size when no argument is mapped (or a check on it).
     spmd_axis_name: the mesh axis (or axes) the mapped axis is sharded over (stage 11).
     """
+    check_callable(fun)
     if spmd_axis_name is not None and not isinstance(spmd_axis_name, tuple):
         spmd_axis_name = (spmd_axis_name,)
     if isinstance(in_axes, list):
@@ -194,12 +201,13 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
             raise ValueError(f"{_IN_AXES_MSG}, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
         args_flat, in_tree = tree_flatten((args, kwargs))
-        for x in args_flat:
-            core.get_aval(x)  # a value that is not an array: JAX's TypeError, before any axis
         f = lu.wrap_init(fun, debug_info=debug_info("vmap", fun, args, kwargs))
         flat_fun, out_tree = flatten_fun(f, in_tree)
         # keyword arguments are always mapped over axis 0, as in JAX
         in_axes_flat = flatten_axes("vmap in_axes", in_tree, (in_axes, 0), kws=True)
+        for x, axis in zip(args_flat, in_axes_flat, strict=True):
+            if axis is not None:  # a mapped value must be an array (JAX's TypeError); an
+                core.get_aval(x)  # unmapped one reaches the function as it is
         size = _mapped_axis_size(fun, in_tree, args_flat, in_axes_flat, "vmap", axis_size)
         out_axes_thunk = lambda: flatten_axes("vmap out_axes", out_tree(), out_axes)
         try:
@@ -290,6 +298,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     Each leaf of the result has shape out_shape + in_shape; the result is a pytree of the
     output's structure, of pytrees of the inputs' structure. Cost: one jvp per input element.
     """
+    check_callable(fun)
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
@@ -316,6 +325,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
            holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The Jacobian of `fun`, one row per output element: vmap of vjp's pullback over the
     identity. Same result as jacfwd; cost: one vjp per output element."""
+    check_callable(fun)
     # the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
     _check_input_dtype_jacrev = functools.partial(check_input_dtype_revderiv, "jacrev",
                                                   holomorphic, allow_int)

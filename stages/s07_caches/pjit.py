@@ -30,6 +30,7 @@ from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import (
     argnums_partial,
+    check_callable,
     check_static_args_hashable,
     debug_info,
     flatten_fun,
@@ -108,8 +109,7 @@ class JitWrapped:
             found = self._signature(args, kwargs)
             if found is not None:  # layer 1: every leaf is a concrete array or scalar
                 key, leaves = found
-                entry = MISSING if self._signatures is None else \
-                    _signature_cache.hit(self._signatures, key, self._stats)
+                entry = _signature_cache.hit(self._signatures, key, self._stats)
                 if entry is MISSING:  # layers 2-5, their lookups counted for this function
                     with attribute_to(self._stats):
                         entry = _signature_cache.get_or_compute(
@@ -206,8 +206,7 @@ def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argna
                                  static_argnames=static_argnames, donate_argnums=donate_argnums,
                                  donate_argnames=donate_argnames, keep_unused=keep_unused,
                                  compiler_options=compiler_options)
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun}")
+    check_callable(fun)
     donate_nums, donate_names, static_nums, static_names = resolve_argnums(
         fun, fun_signature(fun), donate_argnums, donate_argnames, static_argnums,
         static_argnames)

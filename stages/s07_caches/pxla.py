@@ -48,8 +48,7 @@ class MeshExecutable:
         self.in_avals = tuple(in_avals)
         self.out_avals = tuple(executable.out_avals)
         self.arg_names = tuple(arg_names)
-        # run without checking the arguments' types (the caches already matched them): the
-        # backend's own call, with no frame of ours around it, since every jit hit makes it
+        # run unchecked (the caches matched the types): the backend's own call, no frame of ours
         self.unsafe_call: Callable[..., list[Any]] = executable.call
 
     def call(self, *args: Any) -> list[Any]:

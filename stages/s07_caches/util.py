@@ -242,9 +242,11 @@ class WeakrefCache(Cache):
             return None
         return table
 
-    def hit(self, table: _Table, key: Hashable, stats: Stats) -> Any:
+    def hit(self, table: _Table | None, key: Hashable, stats: Stats) -> Any:
         """The value stored under `key`, counted as a hit here and in `stats`; or MISSING,
         counted nowhere: the caller then asks `get_or_compute`, which counts the miss."""
+        if table is None:  # a referent that cannot be a weak key: nothing is ever stored
+            return MISSING
         with self._lock:
             value = table.entries.get(key, MISSING)
             if value is not MISSING:

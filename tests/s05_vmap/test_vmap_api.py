@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
 
+import stages.s05_vmap as s05
 from stages.s05_vmap import BatchTracer, not_mapped
 
 f32 = np.float32
@@ -75,6 +77,27 @@ def test_axis_size_maps_a_function_of_unmapped_arguments(ours, theirs, close, to
     make = lambda lib: lib.vmap(lambda a: lib.lax.cos(a), in_axes=None, axis_size=4)
     _agree(make, _f(3), ours=ours, theirs=theirs, close=close, tol=tol)
     assert np.shape(_run(ours, make, _f(3))) == (4, 3)
+
+
+def test_an_unmapped_argument_reaches_the_function_as_it_is(ours, theirs, close):
+    scale = {"double": 2.0, "half": 0.5}
+    make = lambda lib: lib.vmap(lambda a, mode: a * scale[mode], in_axes=(0, None))
+    x = _f(3, 2)
+    close(_run(ours, make, x, "double"), _run(theirs, make, x, "double"), rtol=1e-6)
+    for lib in (ours, theirs):  # mapped, a string is refused, in the same words
+        with pytest.raises(TypeError, match="Argument 'double' of type <class 'str'> is not a "
+                           "valid JAX type"):
+            lib.vmap(lambda a, mode: a)(_f(3, 2), "double")
+
+
+@pytest.mark.parametrize("transform", ["vmap", "jacfwd", "jacrev", "hessian"])
+def test_a_transformation_refuses_a_non_function_when_made_as_in_jax(transform):
+    messages = []
+    for lib in (s05, jax):
+        with pytest.raises(TypeError) as e:
+            getattr(lib, transform)(3)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] == "Expected a callable value, got 3"
 
 
 def test_nested_vmap_maps_two_axes(ours, theirs, close, tol):
