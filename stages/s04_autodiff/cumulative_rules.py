@@ -17,12 +17,31 @@ import numpy as np
 from stages.s02_tracing import lax
 
 from .ad import instantiate_zeros, primitive_jvps
+from .custom_derivatives import custom_jvp
 
 
+@custom_jvp
 def logaddexp(a: Any, b: Any) -> Any:
-    """log(exp(a) + exp(b)) without overflow: the larger plus log1p of the smaller's share."""
-    big = lax.max(a, b)
-    return big + lax.log1p(lax.exp(-lax.abs(a - b)))
+    """log(exp(a) + exp(b)) without overflow: the larger plus log1p of the smaller's share
+    (JAX: lax/other.py's logaddexp, real floats)."""
+    amax = lax.max(a, b)
+    delta = lax.sub(a, b)
+    # inf - inf is NaN: two infinities of one sign (or a NaN) give a + b, not NaN
+    return lax.select(lax.ne(delta, delta), lax.add(a, b),
+                      lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+def _replace_inf(x: Any) -> Any:
+    return lax.select(lax.eq(x, lax.full_like(x, np.inf)), lax.full_like(x, 0), x)
+
+
+@logaddexp.defjvp
+def _logaddexp_jvp(primals: Any, tangents: Any) -> tuple[Any, Any]:
+    # each input's share exp(x - out); an infinite output counts as 0, as JAX's rule has it
+    (a, b), (ta, tb) = primals, tangents
+    out = logaddexp(a, b)
+    return out, lax.add(lax.mul(ta, lax.exp(lax.sub(_replace_inf(a), _replace_inf(out)))),
+                        lax.mul(tb, lax.exp(lax.sub(_replace_inf(b), _replace_inf(out)))))
 
 
 def _jvp_of(fun: Any, primals: Any, tangents: Any) -> tuple[Any, Any]:

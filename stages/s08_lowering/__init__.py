@@ -15,7 +15,7 @@ Beside it (read when a step needs it):
   elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
   structural.py     the rules of shapes, slices, pad, iota, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
-  slicing.py        the rules of gather and the scatters
+  slicing.py        the rules of gather, the scatters and sort
   cumulative.py     the rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   calls.py          jit (a call of a private function), custom_jvp/custom_vjp/checkpoint
                     (inline) and autodiff's own primitives

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -280,9 +281,14 @@ def compare_type(dtype: Any) -> str:
 
 def compare_hlo(x: ir.Value, y: ir.Value, direction: str, dtype: Any,
                 comparison_type: str | None = None) -> ir.Value:
-    dims = x.type[len("tensor<"):-1].rpartition("x")[0]  # `2x3` of tensor<2x3xf32>
-    out_type = f"tensor<{dims}xi1>" if dims else "tensor<i1>"
+    out_type = f"tensor<{tensor_dims(x.type)}i1>"
     return hlo.compare(x, y, direction, comparison_type or compare_type(dtype), out_type)
+
+
+def tensor_dims(ir_type: str) -> str:
+    """`2x3x` of tensor<2x3xf32>, `` of tensor<complex<f32>>: the leading sizes, each with its
+    `x` (the element type may hold an `x` itself, as `complex` does)."""
+    return re.match(r"tensor<((?:\d+x)*)", ir_type).group(1)
 
 
 # --8<-- [start:convert_hlo]

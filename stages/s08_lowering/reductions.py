@@ -78,6 +78,10 @@ def _argminmax_lowering(direction: str, identity: Any):
              ) -> list[ir.Value]:
         (aval,), (aval_out,) = ctx.avals_in, ctx.avals_out
         (axis,) = axes
+        # JAX traces its value comparator (lax.gt or lax.lt) here, whose dtype rule refuses
+        # complex values: a TypeError when lowered, not when traced
+        scalar = aval.update(shape=())
+        (lax.gt_p if direction == "GT" else lax.lt_p).abstract_eval(scalar, scalar)
         index_aval = aval.update(dtype=np.dtype(index_dtype))
         indices = hlo.iota(axis, aval_to_ir_type(index_aval))
         inits = [mlir.ir_constant(identity(aval.dtype)),
@@ -102,10 +106,12 @@ def _argminmax_lowering(direction: str, identity: Any):
     return rule
 
 
-def reduce_window_scan(reducer: str, init: Callable[[Any], ir.Value], ctx: LoweringRuleContext,
-                       x: ir.Value, axis: int, reverse: bool) -> list[ir.Value]:
+def reduce_window_scan(reducer: str | Callable[..., ir.Value], init: Callable[[Any], ir.Value],
+                       ctx: LoweringRuleContext, x: ir.Value, axis: int, reverse: bool
+                       ) -> list[ir.Value]:
     """A running reduction as a reduce_window: each output reduces a window as long as the
-    axis, padded with n-1 identities (`init` of the scalar aval) before it (after, if reverse)."""
+    axis, padded with n-1 identities (`init` of the scalar aval) before it (after, if reverse).
+    `reducer` names an op, or combines two scalars itself."""
     # JAX: control_flow/loops.py's cumred_reduce_window_impl
     (aval,) = ctx.avals_in
     n = aval.shape[axis]
@@ -117,7 +123,8 @@ def reduce_window_scan(reducer: str, init: Callable[[Any], ir.Value], ctx: Lower
     op = hlo.reduce_window(x, init(aval.update(shape=())), window, [1] * aval.ndim, padding,
                            scalar_type(aval))
     with ir.InsertionPoint(op.regions[0].block):
-        hlo.return_([hlo.elementwise(reducer, *op.regions[0].block.arguments)])
+        combine = reducer if callable(reducer) else partial(hlo.elementwise, reducer)
+        hlo.return_([combine(*op.regions[0].block.arguments)])
     return [op.result]
 
 

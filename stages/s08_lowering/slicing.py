@@ -8,7 +8,8 @@ PROMISE_IN_BOUNDS gather and a FILL_OR_DROP or PROMISE_IN_BOUNDS scatter are the
 FILL_OR_DROP gather masks the windows whose index was out of range, and a CLIP scatter clamps its
 indices first. Those two are written with lax and lowered with `lower_fun`, as JAX does. A
 scatter's region combines an old and a new element: the lowered `update_jaxpr`, or (replacing)
-the new one.
+the new one. sort (JAX: lax.py's `_sort_lower`) is here too: its comparator canonicalizes
+float keys (-0.0 as 0.0, one NaN) and compares them in XLA's total order.
 """
 
 from __future__ import annotations
@@ -155,21 +156,51 @@ for _prim in (lax.scatter_p, lax.scatter_add_p, lax.scatter_mul_p, lax.scatter_m
 # ------------------------------------------------------------------ sort (JAX: lax.py)
 
 
-def _lt_comparator(*operands: Any, num_keys: int) -> Any:
-    """x < y on the first num_keys operand pairs, lexicographically; NaN after everything."""
-    def lt(x: Any, y: Any) -> Any:
-        if x.dtype.kind not in "fc":
-            return lax.lt(x, y)
-        return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.ne(y, y), lax.eq(x, x)))
+def _canonicalize_float_for_sort(x: Any) -> Any:
+    """-0.0 as 0.0 and every NaN as one NaN: the total order would put them apart, and a
+    stable sort would then not keep them in input order."""
+    result = lax.select(lax.eq(x, lax.full_like(x, 0, shape=())), lax.full_like(x, 0), x)
+    return lax.select(lax.ne(x, x), lax.full_like(result, np.nan), result)
 
-    def eq(x: Any, y: Any) -> Any:
-        if x.dtype.kind not in "fc":
-            return lax.eq(x, y)
-        return lax.bitwise_or(lax.eq(x, y), lax.bitwise_and(lax.ne(x, x), lax.ne(y, y)))
-    pairs = list(zip(operands[0:2 * num_keys:2], operands[1:2 * num_keys:2], strict=True))
+
+def _operands_to_keys(ctx: LoweringRuleContext, *operands: ir.Value, num_keys: int
+                      ) -> tuple[list[tuple[ir.Value, Any]], list[tuple[ir.Value, Any]]]:
+    """The keys of the first num_keys operand pairs, with their dtypes: floats canonicalized,
+    a complex number as its canonicalized real and imaginary parts."""
+    def canon(v: ir.Value, aval: Any) -> tuple[ir.Value, Any]:
+        sub = ctx.replace(primitive=None, avals_in=[aval], avals_out=[aval])
+        canonical = mlir.lower_fun(_canonicalize_float_for_sort, multiple_results=False)
+        return canonical(sub, v)[0], aval.dtype
+
+    x_keys, y_keys = [], []
+    for i in range(num_keys):
+        x, y, aval = operands[2 * i], operands[2 * i + 1], ctx.avals_in[2 * i]
+        if aval.dtype.kind == "c":
+            part = aval.update(dtype=np.finfo(aval.dtype).dtype)
+            t = aval_to_ir_type(part)
+            for keys, v in ((x_keys, x), (y_keys, y)):
+                keys.append(canon(hlo.elementwise("real", v, result_type=t), part))
+                keys.append(canon(hlo.elementwise("imag", v, result_type=t), part))
+        elif mlir.compare_type(aval.dtype) == "FLOAT":
+            x_keys.append(canon(x, aval))
+            y_keys.append(canon(y, aval))
+        else:
+            x_keys.append((x, aval.dtype))
+            y_keys.append((y, aval.dtype))
+    return x_keys, y_keys
+
+
+def _sort_lt_comparator(ctx: LoweringRuleContext, *operands: ir.Value, num_keys: int
+                        ) -> ir.Value:
+    """x < y on the keys, lexicographically, in the total order -inf < ... < inf < NaN."""
+    x_keys, y_keys = _operands_to_keys(ctx, *operands, num_keys=num_keys)
     p = None
-    for x, y in reversed(pairs):
-        p = lt(x, y) if p is None else lax.bitwise_or(lt(x, y), lax.bitwise_and(eq(x, y), p))
+    for (xk, dtype), (yk, _) in zip(x_keys[::-1], y_keys[::-1], strict=True):
+        # JAX's lt_to_p and eq_to_p: floats compare in the total order
+        kind = "TOTALORDER" if mlir.compare_type(dtype) == "FLOAT" else None
+        lt = mlir.compare_hlo(xk, yk, "LT", dtype, kind)
+        p = lt if p is None else hlo.elementwise(
+            "or", lt, hlo.elementwise("and", mlir.compare_hlo(xk, yk, "EQ", dtype, kind), p))
     return p
 
 
@@ -183,16 +214,16 @@ def _sort_lowering(ctx: LoweringRuleContext, *operands: ir.Value, dimension: int
     text = ", ".join(f"{k} = {props[k]}" for k in sorted(props))
 
     def asm(p, op):
+        results = p.types(op.results)
         return (f'"{op.name}"({p.vs(op.operands)}) <{{{text}}}> '
                 f"({p.region(body, entry_args=True)}) : ({p.types(op.operands)}) -> "
-                f"({p.types(op.results)})")
+                + (results if len(op.results) == 1 else f"({results})"))
     out_types = [aval_to_ir_type(a) for a in ctx.avals_out]
     op = hlo.generic_op("stablehlo.sort", operands, out_types, asm, regions=[body])
-    compare = mlir.lower_fun(_lt_comparator, multiple_results=False)
     sub = ctx.replace(primitive=None, avals_in=[a for a in scalars for _ in (0, 1)],
                       avals_out=[scalars[0].update(dtype=np.dtype(bool))])
     with ir.InsertionPoint(body.block):
-        hlo.return_(compare(sub, *body.block.arguments, num_keys=num_keys))
+        hlo.return_([_sort_lt_comparator(sub, *body.block.arguments, num_keys=num_keys)])
     return list(op.results)
 
 

@@ -2,9 +2,10 @@
 
 A `Program` is one function written twice, on our stages and on JAX, with its example
 arguments. `CORPUS` is the stage 2, 3 and 6 corpora (what the fidelity test counts);
-`COMPOSITIONS` adds grad, vmap, jvp, custom rules and checkpoint over them. `lower_ours`
-traces with stage 2 and lowers with stage 8; `run_ours` compiles and runs that text with
-jaxlib (shared/xla_runner.py), which is the oracle for what the text computes.
+`COMPOSITIONS` adds grad, vmap, jvp, custom rules and checkpoint over them; `RULE_PROGRAMS`
+are single primitives on the values their rules single out. `lower_ours` traces with stage 2
+and lowers with stage 8; `run_ours` compiles and runs that text with jaxlib
+(shared/xla_runner.py), which is the oracle for what the text computes.
 """
 
 from __future__ import annotations
@@ -133,8 +134,49 @@ def _compositions() -> list[Program]:
     return out
 
 
+def _rule_programs() -> list[Program]:
+    """One primitive each, on the values where its rule has cases: complex comparisons, sorts
+    of -0.0, NaN and -NaN (of every key kind, several keys), the running reductions."""
+    f32 = np.array([3.0, np.nan, -0.0, 0.0, -np.nan, -np.inf, 1.0, np.inf, -0.0], np.float32)
+    c64 = np.array([1 + 2j, 1 - 1j, complex(np.nan, 0), complex(-0.0, -0.0), 0j, 1 + 2j],
+                   np.complex64)
+    ints = np.array([1, 0, 1, 0], np.int32)
+    inf = np.array([-np.inf, -np.inf, np.inf, np.inf, 1.0, np.nan, 2.0], np.float32)
+    cases: dict[str, tuple[Callable, tuple[Any, ...]]] = {
+        "eq_ne_complex": (lambda lax: lambda a: (a == a, a != 1j), (c64,)),
+        "eq_complex_scalar": (lambda lax: lambda a: a == a, (np.complex64(1j),)),
+        "sort_f32": (lambda lax: lambda a: lax.sort(a), (f32,)),
+        "sort_f16": (lambda lax: lambda a: lax.sort(a), (f32.astype(np.float16),)),
+        "sort_c64": (lambda lax: lambda a: lax.sort(a), (c64,)),
+        "sort_i32_unstable": (lambda lax: lambda a: lax.sort(a, is_stable=False),
+                              (np.array([5, -3, 0, 7, -3], np.int32),)),
+        "sort_bool_2d": (lambda lax: lambda a: lax.sort(a, dimension=0),
+                         (np.array([[True, False], [False, True]]),)),
+        "sort_u8": (lambda lax: lambda a: lax.sort(a), (np.array([3, 1, 255, 0], np.uint8),)),
+        "sort_f32_with_i32": (lambda lax: lambda a, b: lax.sort((a, b), num_keys=1),
+                              (f32, np.arange(9, dtype=np.int32))),
+        "sort_two_keys_i32_f32": (lambda lax: lambda a, b: lax.sort((a, b), num_keys=2),
+                                  (ints, np.array([np.nan, 2.0, -0.0, 0.0], np.float32))),
+        "sort_three_ops_two_keys": (
+            lambda lax: lambda a, b, c: lax.sort((a, b, c), num_keys=2),
+            (f32[:4], np.array([True, False, False, True]), np.arange(4, dtype=np.uint8))),
+        "cumsum_f32": (lambda lax: lambda a: lax.cumsum(a), (inf,)),
+        "cumprod_f32": (lambda lax: lambda a: lax.cumprod(a, reverse=True), (inf,)),
+        "cummax_f32": (lambda lax: lambda a: lax.cummax(a), (inf,)),
+        "cummin_i32_2d": (lambda lax: lambda a: lax.cummin(a, axis=1, reverse=True),
+                          (np.array([[3, 1, 2], [0, 5, -4]], np.int32),)),
+        "cummax_c64": (lambda lax: lambda a: lax.cummax(a), (c64,)),
+        "cumlogsumexp_inf": (lambda lax: lambda a: lax.cumlogsumexp(a), (inf,)),
+        "cumlogsumexp_f16_2d": (lambda lax: lambda a: lax.cumlogsumexp(a, axis=1, reverse=True),
+                                (inf[:6].reshape(2, 3).astype(np.float16),)),
+    }
+    return [Program(name, _named(build(s02.lax), name), _named(build(jax.lax), name), args)
+            for name, (build, args) in cases.items()]
+
+
 CORPUS = _corpus()
 COMPOSITIONS = _compositions()
+RULE_PROGRAMS = _rule_programs()
 
 
 def lower_with_args(closed: Any, flat_args: list[Any], name: str = "fun", out_tree: Any = None

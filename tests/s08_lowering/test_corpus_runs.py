@@ -9,9 +9,17 @@ import pytest
 
 from shared.testing import RTOL_REDUCTION
 
-from .conftest import COMPOSITIONS, CORPUS, jax_text, jax_values, lower_ours, run_ours
+from .conftest import (
+    COMPOSITIONS,
+    CORPUS,
+    RULE_PROGRAMS,
+    jax_text,
+    jax_values,
+    lower_ours,
+    run_ours,
+)
 
-PROGRAMS = CORPUS + COMPOSITIONS
+PROGRAMS = CORPUS + COMPOSITIONS + RULE_PROGRAMS
 
 
 def test_the_corpora_are_all_here():

@@ -1,4 +1,5 @@
-"""Fidelity: our text against `jax.jit(f).lower(...).as_text()` for every program.
+"""Fidelity: our text against `jax.jit(f).lower(...).as_text()` for every program (the corpora,
+their compositions, and single primitives on their edge values).
 
 Most modules are textually identical: same ops, same SSA names, same digits, same private
 functions. Each one that is not is listed in KNOWN_DIFFERENCES with the difference of its op
@@ -14,7 +15,7 @@ import pytest
 
 import stages.s02_tracing as s02
 
-from .conftest import COMPOSITIONS, CORPUS, jax_text, lower_ours, op_names
+from .conftest import COMPOSITIONS, CORPUS, RULE_PROGRAMS, jax_text, lower_ours, op_names
 
 # name -> (ours minus JAX's, per op name; why)
 KNOWN_DIFFERENCES: dict[str, tuple[dict[str, int], str]] = {
@@ -35,7 +36,7 @@ KNOWN_DIFFERENCES: dict[str, tuple[dict[str, int], str]] = {
                       "traces jnp.eye, iotas compared and converted"),
 }
 
-PROGRAMS = CORPUS + COMPOSITIONS
+PROGRAMS = CORPUS + COMPOSITIONS + RULE_PROGRAMS
 IDENTICAL_GOAL = 2 / 3
 
 
