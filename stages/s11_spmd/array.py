@@ -18,7 +18,6 @@ import numpy as np
 from stages.s01_pytrees import tree_flatten, tree_unflatten
 from stages.s01_pytrees.tree_util import broadcast_prefix
 from stages.s02_tracing import core
-from stages.s02_tracing.core import ShapedArray
 from stages.s07_caches.xla_bridge import Device
 from stages.s09_pjrt import array as s09_array
 from stages.s09_pjrt import runtime
@@ -26,7 +25,7 @@ from stages.s09_pjrt.computation_client import ComputationClient, Data
 
 from .partition_spec import PartitionSpec
 from .sharding_impls import Index, Sharding, SingleDeviceSharding
-from .sharding_in_types import canonicalize_sharding, with_sharding_type
+from .sharding_in_types import canonicalize_sharding, pjit_check_aval_sharding, with_sharding_type
 
 
 def device_names(client: ComputationClient) -> dict[Device, str]:
@@ -56,7 +55,7 @@ class ArrayImpl(s09_array.ArrayImpl):
 
     __slots__ = ("sharding", "_shards")
 
-    def __init__(self, aval: ShapedArray, sharding: Sharding, shards: Sequence[Data],
+    def __init__(self, aval: core.ShapedArray, sharding: Sharding, shards: Sequence[Data],
                  client: ComputationClient):
         # shards: one per addressable device of the sharding, in its device order; on a mesh
         # with Explicit axes the layout is part of the type
@@ -182,6 +181,6 @@ def _put(x: Any, device: Any) -> Any:
         return x
     aval = core.get_aval(x)
     value = np.asarray(x, dtype=aval.dtype)
-    sharding.shard_shape(value.shape)  # raises JAX's error if a dimension does not divide
+    pjit_check_aval_sharding([sharding], [aval], [""], "device_put args", False)
     return ArrayImpl(aval, sharding, put_shards(value, sharding, client), client)
 # --8<-- [end:device_put]

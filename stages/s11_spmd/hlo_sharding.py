@@ -105,7 +105,7 @@ class HloSharding:
             return self.kind == other.kind
         return (self.tile_dims == other.tile_dims and
                 self.replicate_on_last_tile_dim == other.replicate_on_last_tile_dim and
-                (self.devices() == other.devices()).all())
+                bool((self.devices() == other.devices()).all()))
 
 
 def canonical_iota(dims: tuple[int, ...], perm: tuple[int, ...]

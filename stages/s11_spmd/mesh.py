@@ -49,8 +49,7 @@ class Mesh:
                  axis_types: tuple[AxisType, ...] | None = None):
         if isinstance(axis_names, str):
             axis_names = (axis_names,)
-        devices = np.array(devices, dtype=object) if not isinstance(devices, np.ndarray) \
-            else devices
+        devices = devices if isinstance(devices, np.ndarray) else np.array(devices, dtype=object)
         if devices.ndim != len(axis_names):
             raise ValueError(
                 "Mesh requires the ndim of its first argument (`devices`) to equal the "
@@ -63,9 +62,7 @@ class Mesh:
         if len(axis_types) != len(axis_names):
             raise ValueError("Number of axis names should match the number of axis_types. "
                              f"Got axis_names={tuple(axis_names)} and axis_types={axis_types}")
-        self.devices = devices
-        self.axis_names = tuple(axis_names)
-        self.axis_types = axis_types
+        self.devices, self.axis_names, self.axis_types = devices, tuple(axis_names), axis_types
         self._hash: int | None = None
 
     @property
@@ -92,8 +89,7 @@ class Mesh:
                      if t is AxisType.Manual)
 
     def update_axis_types(self, new: dict[str, AxisType]) -> Mesh:
-        types = tuple(new.get(n, t) for n, t in zip(self.axis_names, self.axis_types,
-                                                    strict=True))
+        types = tuple(new.get(n, t) for n, t in zip(self.axis_names, self.axis_types, strict=True))
         return Mesh(self.devices, self.axis_names, types)
 
     def _key(self) -> tuple:

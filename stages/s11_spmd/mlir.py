@@ -68,8 +68,7 @@ def sharding_attr(sharding: Sharding, ndim: int) -> tuple[str, str]:
     if use_shardy_partitioner.value:
         mesh = sharding.mesh if isinstance(sharding, NamedSharding) else None
         if mesh is None:
-            return "sdy.sharding", "#sdy.sharding<@mesh, [" + \
-                ", ".join(["{}"] * ndim) + "]>"
+            return "sdy.sharding", f"#sdy.sharding<@mesh, [{', '.join(['{}'] * ndim)}]>"
         return "sdy.sharding", "#sdy.sharding" + sharding._to_sdy_sharding(ndim,
                                                                           mesh_symbol(mesh))
     return "mhlo.sharding", f'"{sharding._to_xla_hlo_sharding(ndim)}"'

@@ -16,12 +16,7 @@ class PartitionSpec(tuple):
     axis names (JAX: jax.sharding.PartitionSpec, usually imported as P)."""
 
     def __new__(cls, *partitions: Any) -> PartitionSpec:
-        for p in partitions:
-            if not (p is None or isinstance(p, str) or
-                    (isinstance(p, tuple) and all(isinstance(a, str) for a in p))):
-                raise TypeError(f"PartitionSpec entries must be None, an axis name or a tuple "
-                                f"of axis names, got {p!r}")
-        return super().__new__(cls, partitions)
+        return super().__new__(cls, map(_canonicalize_partition, partitions))
 
     @property
     def partitions(self) -> tuple[Any, ...]:
@@ -30,15 +25,30 @@ class PartitionSpec(tuple):
     def __repr__(self) -> str:
         return "P" + tuple.__repr__(self)
 
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle: the entries, not one tuple
+        return tuple(self)
+
     def axes_of(self, dim: int) -> tuple[str, ...]:
         """The mesh axes dimension `dim` is split along, major first (none past the end)."""
         entry = self[dim] if dim < len(self) else None
         if entry is None:
             return ()
-        return (entry,) if isinstance(entry, str) else tuple(entry)
+        return entry if isinstance(entry, tuple) else (entry,)
 
     def used_axes(self) -> list[str]:
         return [a for d in range(len(self)) for a in self.axes_of(d)]
+
+
+def _canonicalize_partition(p: Any) -> Any:
+    """JAX's canonical entry: a list is a tuple, () is None, ('x',) is 'x' (any hashable)."""
+    if not isinstance(p, (tuple, list)):
+        hash(p)  # JAX's specs are interned: an unhashable entry fails here
+        return p
+    for a in p:
+        if isinstance(a, (tuple, list)):
+            raise ValueError("A tuple inside PartitionSpec cannot contain a nested tuple. Got "
+                             f"partition: {p!r} and the nested tuple: {a!r}")
+    return None if not p else p[0] if len(p) == 1 else tuple(p)
 
 
 P = PartitionSpec

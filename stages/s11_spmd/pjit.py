@@ -31,9 +31,11 @@ from stages.s09_pjrt.computation_client import CompileInstance, Computation
 from . import mlir
 from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
+from .mesh import Mesh
+from .partition_spec import P
 from .sharding_constraint import with_out_constraints
 from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
-from .sharding_in_types import has_explicit_axes
+from .sharding_in_types import has_explicit_axes, pjit_check_aval_sharding
 
 
 def _is_sharding_leaf(s: Any) -> bool:
@@ -43,8 +45,7 @@ def _is_sharding_leaf(s: Any) -> bool:
 def flatten_shardings(shardings: Any, tree: Any) -> list[Any]:
     """One sharding (or None: the compiler chooses) per leaf of `tree`, from a prefix."""
     if _is_sharding_leaf(shardings):
-        return [None if shardings is UNSPECIFIED else shardings] * \
-            len(tree_flatten(tree)[0])
+        return [None if shardings is UNSPECIFIED else shardings] * len(tree_flatten(tree)[0])
     per_leaf = broadcast_prefix(shardings, tree, is_leaf=_is_sharding_leaf)
     return [None if s is UNSPECIFIED else s for s in per_leaf]
 
@@ -81,7 +82,7 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
                   keep_unused: bool = False) -> ShardedProgram:
     """Stage 8's module for the jaxpr, with every argument's and result's sharding on @main."""
     given = [s for s in [*in_shardings, *out_shardings] if s is not None]
-    given += [NamedSharding(m, _replicated()) for m in jaxpr_meshes(closed.jaxpr)]
+    given += [NamedSharding(m, P()) for m in jaxpr_meshes(closed.jaxpr)]
     devices = given[0]._device_assignment
     for s in given:
         if s._device_assignment != devices:
@@ -102,7 +103,7 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
                            [(s, a.ndim) for s, a in zip(out_shardings, out_avals, strict=True)],
                            len(devices))
     # an argument nobody placed is replicated (JAX: it would be on the first device)
-    in_full = [s if s is not None else NamedSharding(_any_mesh(given), _replicated())
+    in_full = [s if s is not None else NamedSharding(_any_mesh(given), P())
                for s in in_shardings]
     program = ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
                              kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
@@ -113,8 +114,6 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
 
 def jaxpr_meshes(jaxpr: core.Jaxpr) -> list[Any]:
     """The meshes the equations name (a shard_map's, a constraint's), inner jaxprs included."""
-    from .mesh import Mesh
-
     found: list[Any] = []
 
     def visit(j: core.Jaxpr) -> None:
@@ -137,12 +136,6 @@ def _any_mesh(shardings: Sequence[Sharding]) -> Any:
     return next(s.mesh for s in shardings if isinstance(s, NamedSharding))
 
 
-def _replicated() -> Any:
-    from .partition_spec import PartitionSpec
-
-    return PartitionSpec()
-
-
 class ShardedExecutable:
     """A compiled sharded program; `call` takes global values and returns sharded arrays."""
 
@@ -156,7 +149,7 @@ class ShardedExecutable:
 
         def read(chosen: Any, aval: core.ShapedArray) -> NamedSharding:
             if chosen is None:
-                return NamedSharding(mesh, _replicated())
+                return NamedSharding(mesh, P())
             dims, devs, last = chosen
             hlo = HloSharding.from_devices(np.array(devs).reshape(dims), last)
             return hlo_to_named_sharding(hlo, mesh, aval.ndim)
@@ -211,6 +204,9 @@ class ShardedJit:
         outs = flatten_shardings(self._out, traced.out_info)
         outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
                 for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]
+        p, paths = traced._p, safe_result_paths(traced.jaxpr)
+        pjit_check_aval_sharding(ins, p.in_avals, p.arg_names, "pjit arguments", False)
+        pjit_check_aval_sharding(outs, traced.jaxpr.out_avals, paths, "pjit outputs", False)
         return ins, outs
 
     def _place(self, args: tuple) -> tuple:

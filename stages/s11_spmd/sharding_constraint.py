@@ -27,7 +27,11 @@ from stages.s08_lowering.mlir import register_lowering
 from . import mlir
 from .partition_spec import PartitionSpec
 from .sharding_impls import NamedSharding, Sharding
-from .sharding_in_types import canonicalize_sharding, with_sharding_type
+from .sharding_in_types import (
+    canonicalize_sharding,
+    pjit_check_aval_sharding,
+    with_sharding_type,
+)
 from .sharding_rules import sharding_rules
 
 sharding_constraint_p = core.Primitive("sharding_constraint")
@@ -39,8 +43,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     per_leaf = broadcast_prefix(shardings, x, is_leaf=lambda s: isinstance(s, Sharding))
     outs = []
     for leaf, sharding in zip(leaves, per_leaf, strict=True):
-        if isinstance(sharding, NamedSharding):
-            sharding.check_compatible_aval(core.get_aval(leaf).shape)
+        pjit_check_aval_sharding([sharding], [core.get_aval(leaf)], [""],
+                                 "with_sharding_constraint arguments", True)
         if isinstance(leaf, core.Tracer):
             outs.append(sharding_constraint_p.bind(leaf, sharding=sharding))
         else:  # a value: laid out now, not compiled as a one-op program

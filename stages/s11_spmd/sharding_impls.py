@@ -59,8 +59,8 @@ class Sharding:
 
     def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
         """The same devices holding the same blocks, however the two are written."""
-        return (self._device_assignment == other._device_assignment and
-                self._to_xla_hlo_sharding(ndim).equivalent(other._to_xla_hlo_sharding(ndim)))
+        return bool(self._device_assignment == other._device_assignment and
+                    self._to_xla_hlo_sharding(ndim).equivalent(other._to_xla_hlo_sharding(ndim)))
 
 
 class SingleDeviceSharding(Sharding):
@@ -180,7 +180,7 @@ class NamedSharding(Sharding):
                 k = 0
                 for a in self.spec.axes_of(dim):
                     k = k * self.mesh.shape[a] + at[a]
-                whole = not self.spec.axes_of(dim) or block[dim] == global_shape[dim]
+                whole = math.prod(self.mesh.shape[a] for a in self.spec.axes_of(dim)) == 1
                 index.append(slice(None) if whole else  # JAX: an unsplit dimension
                              slice(k * block[dim], (k + 1) * block[dim]))
             out[self.mesh.devices[coords]] = tuple(index)

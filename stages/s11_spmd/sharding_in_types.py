@@ -69,6 +69,24 @@ def canonicalize_sharding(sharding: Any, api_name: str) -> NamedSharding:
     return sharding
 
 
+def pjit_check_aval_sharding(shardings: Sequence[Any], avals: Sequence[Any],
+                             names: Sequence[str], what_aval: str,
+                             allow_uneven_sharding: bool) -> None:
+    """Each sharding fits its value's rank, and divides it unless uneven is allowed (JAX:
+    pjit.pjit_check_aval_sharding, its message naming the value and the API)."""
+    for aval, s, name in zip(avals, shardings, names, strict=False):  # kwargs get none
+        if not isinstance(s, NamedSharding):  # None: the compiler chooses
+            continue
+        name_str = f" with pytree key path {name}" if name else ""
+        try:
+            s.check_compatible_aval(aval.shape)
+        except ValueError as e:
+            raise ValueError(f"One of {what_aval}{name_str} is incompatible with its sharding "
+                             f"annotation {s}: {e}") from None
+        if not allow_uneven_sharding:
+            s.shard_shape(aval.shape)  # raises JAX's IndivisibleError
+
+
 # ------------------------------------------------------------------ types
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -239,16 +240,23 @@ class VirtualDevice:
             out[index] = block[tuple(slice(0, s.stop - s.start) for s in index)]
         return out
 
-    def shards_of(self, data: Data) -> list[Data]:
-        """A parameter's shards; data made before SPMD was on is replicated first."""
-        if isinstance(data, ShardedData):
+    def shards_of(self, data: Data, wanted: OpSharding | None = None) -> list[Data]:
+        """A parameter's shards, cut as the program expects. Data made before SPMD was on,
+        or laid out otherwise, is cut again (C++: ShardingUtil::ReshardParameters): the
+        partitioner may replicate a parameter, e.g. an uneven one the program passes through."""
+        wanted = getattr(data, "sharding", OpSharding()) if wanted is None else wanted
+        if isinstance(data, ShardedData) and _same_layout(data.sharding, wanted, data.aval):
             return data.shards
-        return self.transfer_to_device(self.gather(data)).shards
+        return self.create_sharded_data(self.gather(data), wanted).shards
 
     def compile_instance(self, computation: Computation, eager: bool, wrap: bool
                          ) -> CompileInstance:
         """Compile for every device as SPMD partitions, the annotations GSPMD's."""
         devices = self.client.get_all_devices()
+        # torch_xla's donors are buffer donors (SetBufferDonors: AddBufferDonor): the
+        # partitioner picks the results' layouts, so XLA aliases only shards that agree
+        program = _ALIAS.sub("jax.buffer_donor = true", computation.program)
+        computation = Computation(computation.name, program, computation.devices)
         return CompileInstance(computation, self.device, devices, is_sharded=True,
                                eager_mode=eager, use_shardy_partitioner=False,
                                allow_spmd_sharding_propagation_to_output=True,
@@ -259,7 +267,14 @@ class VirtualDevice:
         """Run on every device with its shards; each result keeps the sharding the
         partitioner gave it, read back from the executable (C++: ExecuteReplicated, then
         the output shardings of PrepareOutputShardingPropagation)."""
-        arguments = [self.shards_of(p) for p in parameters]
+        wanted = [None if w is None else OpSharding(ShardingType.TILED, tuple(w[0]),
+                                                    tuple(w[1]), w[2])
+                  for w in computation.parameter_shardings()]
+        if len(wanted) != len(parameters):  # tupled parameters: keep each one's own layout
+            wanted = [getattr(p, "sharding", OpSharding()) for p in parameters]
+        arguments = []
+        for i, (p, w) in enumerate(zip(parameters, wanted, strict=True)):
+            arguments.append(_checked(i, self.shards_of(p, w or OpSharding()), p.aval, w))
         outputs = self.client.execute_replicated(computation, arguments, self.devices)
         ExecuteReplicated.add_value(1)
         chosen = computation.output_shardings() or [None] * len(outputs)
@@ -270,6 +285,34 @@ class VirtualDevice:
             results.append(ShardedData(shards, aval, sharding))
         return results
 # --8<-- [end:virtual_device]
+
+
+_ALIAS = re.compile(r"tf\.aliasing_output = \d+ : i32")
+
+
+def _block_shape(sharding: OpSharding | None, shape: Sequence[int]) -> tuple[int, ...]:
+    """Each device's (padded) block of an array of `shape`."""
+    if sharding is None or sharding.type == ShardingType.REPLICATED:
+        return tuple(shape)
+    dims = sharding.tile_assignment_dimensions
+    return tuple(-(-size // dims[d]) for d, size in enumerate(shape))
+
+
+def _same_layout(a: OpSharding, b: OpSharding, aval: ShapedArray) -> bool:
+    return a == b or a.shard_indices(aval.shape) == b.shard_indices(aval.shape)
+
+
+def _checked(i: int, shards: list[Data], aval: ShapedArray, wanted: OpSharding | None
+             ) -> list[Data]:
+    """The runtime is told not to check the shards (it would crash on a mismatch): check
+    here that each is the block the program expects."""
+    block = ShapedArray(_block_shape(wanted, aval.shape), aval.dtype)
+    for shard in shards:
+        got = shard.aval
+        if (tuple(got.shape), np.dtype(got.dtype)) != (block.shape, np.dtype(block.dtype)):
+            raise RuntimeError(f"Parameter {i} of the program is {block.str_short()} on each "
+                               f"device, but its shard on {shard.device} is {got.str_short()}")
+    return shards
 
 
 # ------------------------------------------------------------------ a sharded IR value

@@ -4,8 +4,15 @@ shapes, and the errors JAX raises for a bad spec, word for word."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
+import json
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +26,8 @@ from stages.s07_caches.xla_bridge import Device
 from stages.s11_spmd import P
 from stages.s11_spmd.hlo_sharding import HloSharding, canonical_iota
 from stages.s11_spmd.sharding_impls import hlo_to_named_sharding
+from tests.s11_spmd.conftest import OURS, ROOT, cpu_devices
+from tests.s11_spmd.sharding_checks import run
 
 
 def mesh(shape, names):
@@ -110,7 +119,8 @@ def _message(callable_):
     return type(info.value).__name__, str(info.value)
 
 
-@pytest.mark.parametrize("entries", [["z"], ["a", "a"], [("a", "b"), "a"]], ids=str)
+@pytest.mark.parametrize("entries", [["z"], ["a", "a"], [("a", "b"), "a"], [("a",), "a"],
+                                     [["a", "z"]], [("b", None)], [1]], ids=str)
 def test_a_bad_spec_raises_jaxs_error(entries):
     ours = _message(lambda: s11.NamedSharding(mesh((2, 2), ("a", "b")), P(*entries)))
     theirs = _message(lambda: JaxNamedSharding(jax_mesh((2, 2), ("a", "b")), JaxP(*entries)))
@@ -139,3 +149,62 @@ def test_reprs_are_jaxs():
     assert repr(s11.NamedSharding(m, P("data"))) == (
         "NamedSharding(mesh=Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto)), "
         "spec=P('data',), memory_kind=device)")
+
+
+# ------------------------------------------------------------------ PartitionSpec entries
+
+ENTRIES = [[("x",), None], [("x",)], [["x", "y"]], [["x"]], [[]], [()], [(), None],
+           [(None,)], [("x", "y"), "z"], ["x", ["y", None]], [("x",), ("y",)], [1], []]
+
+
+@pytest.mark.parametrize("entries", ENTRIES, ids=str)
+def test_a_spec_canonicalizes_its_entries_as_jaxs(entries):
+    ours, theirs = P(*entries), JaxP(*entries)
+    assert repr(ours) == repr(theirs)
+    assert tuple(ours) == theirs.partitions
+    assert copy.deepcopy(ours) == ours and pickle.loads(pickle.dumps(ours)) == ours
+
+
+def test_a_one_name_tuple_is_the_name():
+    assert (P(("x",)) == P("x"), hash(P(("x",))) == hash(P("x"))) == (True, True)
+    assert (JaxP(("x",)) == JaxP("x"), hash(JaxP(("x",))) == hash(JaxP("x"))) == (True, True)
+    m = mesh((2, 2), ("x", "y"))
+    assert s11.NamedSharding(m, P(("x",), None)) == s11.NamedSharding(m, P("x", None))
+    jm = jax_mesh((2, 2), ("x", "y"))
+    assert JaxNamedSharding(jm, JaxP(("x",), None)) == JaxNamedSharding(jm, JaxP("x", None))
+
+
+@pytest.mark.parametrize("entries", [[[("x",)]], [(("x",),)], [("x", ["y"])], [{"x"}]],
+                         ids=str)
+def test_a_nested_or_unhashable_entry_raises_jaxs_error(entries):
+    assert _message(lambda: P(*entries)) == _message(lambda: JaxP(*entries))
+
+
+# ------------------------------------------------------------------ against JAX on 4 devices
+
+
+@functools.cache
+def _jax_checks() -> dict:
+    """sharding_checks.py run by JAX on 4 CPU devices."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, str(Path(__file__).with_name("sharding_checks.py")),
+                          "4"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _our_checks() -> dict:
+    with cpu_devices(4):
+        return json.loads(json.dumps(run(OURS)))  # tuples as JAX's side has them: lists
+
+
+def test_a_spec_longer_than_the_rank_raises_jaxs_whole_message():
+    # the Mesh inside the NamedSharding repr is JAX's too, so the messages match in full
+    ours, theirs = _our_checks()["messages"], _jax_checks()["messages"]
+    assert ours.keys() == theirs.keys()
+    for what in theirs:
+        assert ours[what] == theirs[what], what
+
+
+def test_each_devices_slice_of_a_size_0_dimension_and_equivalence_are_jaxs():
+    assert _our_checks()["index_maps"] == _jax_checks()["index_maps"]

@@ -5,6 +5,13 @@ data-parallel MLP step give eager torch's numbers."""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -16,7 +23,7 @@ from stages.s11_spmd import NamedSharding, P, make_mesh
 from stages.s11_spmd import xla_sharding as xs
 from stages.s11_spmd.runtime import is_spmd, use_spmd
 from stages.s11_spmd.xla_sharding_util import OpSharding, ShardedData
-from tests.s11_spmd.conftest import cpu_devices
+from tests.s11_spmd.conftest import ROOT, cpu_devices
 
 
 @pytest.fixture(scope="module")
@@ -246,3 +253,52 @@ def test_mark_sharding_needs_spmd_mode(spmd):
             xs.mark_sharding(t, spmd, ("data", None))
     finally:
         device_data.set_virtual_device(previous)
+
+
+# ------------------------------------------------------------------ uneven shards
+
+UNEVEN = Path(__file__).with_name("torch_uneven_worker.py")
+
+
+@functools.cache
+def _uneven(mode: str) -> dict:
+    """The worker's report; a crash (a mismatched buffer reaching the runtime) fails here."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("CPU_NUM_DEVICES", None)
+    out = subprocess.run([sys.executable, str(UNEVEN), mode], capture_output=True, text=True,
+                         env=env, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, f"rc {out.returncode}: {out.stderr[-3000:]}"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _eager(shape: tuple[int, int]) -> torch.Tensor:
+    return torch.arange(float(np.prod(shape))).reshape(shape)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (4, 5), (8, 4)], ids=str)
+def test_ops_on_uneven_shards_give_eager_torchs_numbers(shape):
+    # (6, 5) over (2, 2) is cut into padded 3x3 blocks; the partitioner replicates the
+    # parameter of `t + 0` (the add folds away), so the blocks must be cut again
+    from tests.s11_spmd.torch_uneven_worker import OPS, SPECS
+
+    report = _uneven("values")
+    for spec in SPECS:
+        for name, op in OPS.items():
+            np.testing.assert_array_equal(np.array(report[f"{shape} {spec} {name}"]),
+                                          op(_eager(shape)).numpy(), err_msg=f"{spec} {name}")
+        np.testing.assert_array_equal(np.array(report[f"{shape} {spec} add_ mul_"]),
+                                      _eager(shape).add_(1).mul_(2).numpy())
+
+
+def test_an_in_place_update_donates_its_shards_where_the_results_blocks_match():
+    # buffer donors, as torch_xla's: an uneven result comes back replicated, so its
+    # shards are not aliased (and were refused at compile time as forced aliases)
+    report = _uneven("values")
+    assert all(report[f"(8, 4) {spec} donated"] == [True] * 4
+               for spec in [("data", "model"), (None, "model"), ("model", "data")])
+    assert report["(6, 5) ('data', 'model') donated"] == [False] * 4
+
+
+def test_shards_the_program_did_not_ask_for_are_refused_before_the_run():
+    assert _uneven("guard") == {"error": "Parameter 0 of the program is float32[6,5] on each "
+                                         "device, but its shard on CPU:0 is float32[3,3]"}
