@@ -14,6 +14,7 @@ from stages.s01_pytrees import (
     keystr,
     tree_flatten,
     tree_flatten_with_path,
+    tree_leaves_with_path,
     tree_unflatten,
 )
 
@@ -152,9 +153,25 @@ def fun_sourceinfo(fun: Callable) -> str:
     return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
+def result_paths(out_tree: PyTreeDef) -> tuple[str, ...]:
+    """Each output leaf's key path: `result`, `result[0]`, `result['a']` (JAX: pjit.py's
+    `result_paths`, kept in the jaxpr's debug info; lowering names `@main`'s results by them)."""
+    placeholders = tree_unflatten(out_tree, [object() for _ in range(out_tree.num_leaves)])
+    return tuple("result" + keystr(path) for path, _ in tree_leaves_with_path(placeholders))
+
+
+def save_wrapped_fun_debug_info(wrapper: Callable, dbg: lu.DebugInfo) -> None:
+    """Make `debug_info` of `wrapper` answer `dbg`: a library's wrapper of a user's function
+    (fori_loop's body) is then named in errors as the user's function."""
+    wrapper.__fun_debug_info__ = dbg  # type: ignore[attr-defined]
+
+
 def debug_info(traced_for: str, fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
                static_argnums: Sequence[int] = ()) -> lu.DebugInfo:
     """What error messages say about a traced function: its source and its argument names."""
+    saved = getattr(fun, "__fun_debug_info__", None)
+    if saved is not None:
+        return saved
     try:
         sig = inspect.signature(fun)
         bound = sig.bind(*args, **kwargs)

@@ -13,7 +13,7 @@ from stages.s01_pytrees import PyTreeDef, tree_flatten
 
 from . import _jax_compat, core
 from . import linear_util as lu
-from .api_util import argnums_partial, flatten_fun, shaped_abstractify
+from .api_util import argnums_partial, flatten_fun, result_paths, shaped_abstractify
 from .api_util import debug_info as api_debug_info
 from .core import ShapedArray
 from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_eqn
@@ -173,7 +173,7 @@ def trace_to_jaxpr_dynamic(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]
         in_tracers = [trace.new_arg(aval) for aval in in_avals]
         with core.set_current_trace(trace):
             ans = fun.call_wrapped(*in_tracers)
-        _check_returned_jaxtypes(fun.debug_info, ans)
+        _check_returned_jaxtypes(fun, ans)
         out_tracers = [trace.to_jaxpr_tracer(x) for x in ans]
         jaxpr, consts = trace.to_jaxpr(out_tracers, fun.debug_info)
     finally:
@@ -219,17 +219,27 @@ def _cached_trace_to_jaxpr(fun: lu.WrappedFun, in_type: tuple[ShapedArray, ...]
 # --8<-- [end:cached]
 
 
-def _check_returned_jaxtypes(dbg: lu.DebugInfo | None, ans: Sequence[Any]) -> None:
+def _check_returned_jaxtypes(fun: lu.WrappedFun, ans: Sequence[Any]) -> None:
     for i, x in enumerate(ans):
         try:
             core.get_aval(x)
         except TypeError:
+            dbg = fun.debug_info
             where = f"function {dbg.func_src_info} traced for {dbg.traced_for}" if dbg else \
                 "the traced function"
-            raise TypeError(
-                f"{where} returned a value of type {type(x)} at output {i}, "
-                "which is not a valid JAX type"
-            ) from None
+            path = _result_path(fun, i, len(ans))
+            raise TypeError(f"{where} returned a value of type {type(x)}"
+                            f"{f' at output component {path}' if path else ''}, which is not "
+                            "a valid JAX type") from None
+
+
+def _result_path(fun: lu.WrappedFun, i: int, n: int) -> str:
+    """Where output leaf i sits in what the function returned (`[1]['k']`), read from the
+    tree its flattening stored; nothing for a lone leaf (JAX: resolve_result_paths)."""
+    trees = [s.val for s in fun.stores if s and isinstance(s.val, PyTreeDef)]
+    if not trees or trees[0].num_leaves != n:
+        return f"{i}" if n > 1 else ""
+    return result_paths(trees[0])[i].removeprefix("result")
 
 
 def convert_constvars_jaxpr(jaxpr: Jaxpr) -> Jaxpr:

@@ -25,7 +25,7 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import numpy as jnp
-from stages.s02_tracing.api_util import debug_info
+from stages.s02_tracing.api_util import debug_info, save_wrapped_fun_debug_info
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.lax.utils import const
 from stages.s03_partial_eval import dce_jaxpr
@@ -44,16 +44,6 @@ from .util import merge_lists, partition_list, split_list
 from .while_rules import while_p
 
 # ================================================================== scan
-
-
-def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
-    """(loop trips, leftover iterations): with unroll=k the loop body holds k copies of `f`."""
-    if unroll == 0:
-        return 0, length  # unroll=0 unrolls everything
-    num_trips, remainder = divmod(length, unroll)
-    if unroll != 1 and num_trips == 1 and remainder == 0:
-        return 0, length  # one trip of everything is no loop at all
-    return num_trips, remainder
 
 
 def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
@@ -217,20 +207,23 @@ def _fori_cond_fun(loop_carry: tuple) -> Any:
     return lax.lt(i, upper)
 
 
-def _fori_body_fun(body_fun: Callable) -> Callable:
+def _fori_body_fun(body_fun: Callable, dbg: Any) -> Callable:
     def while_body_fun(loop_carry: tuple) -> tuple:
         i, upper, x = loop_carry
         # JAX: lax._const(i, 1): a weak counter stays weak
         return lax.add(i, const(i, 1)), upper, body_fun(i, x)
 
+    names = dbg.arg_names and (dbg.arg_names[0], "", *dbg.arg_names[1:])  # `upper`: no name
+    save_wrapped_fun_debug_info(while_body_fun, dbg._replace(arg_names=names))
     return while_body_fun
 
 
-def _fori_scan_body_fun(body_fun: Callable) -> Callable:
+def _fori_scan_body_fun(body_fun: Callable, dbg: Any) -> Callable:
     def scanned_fun(loop_carry: tuple, _: Any) -> tuple:
         i, x = loop_carry
         return (i + 1, body_fun(i, x)), None
 
+    save_wrapped_fun_debug_info(scanned_fun, dbg._replace(result_paths=None))
     return scanned_fun
 
 
@@ -262,11 +255,12 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     if dtype is None:
         raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
                         f"{lower_dtype.name} and {upper_dtype.name}")
+    dbg = debug_info("fori_loop", body_fun, (0, init_val), {})  # what errors say of body_fun
     # EXERCISE 6.1 (fori-choice): concrete bounds -> scan of known length; else a while loop
     if _is_concrete(lower) and _is_concrete(upper):
         lower_ = int(core.concrete_or_error(None, lower))
         upper_ = int(core.concrete_or_error(None, upper))
-        (_, result), _ = scan(_fori_scan_body_fun(body_fun), (lower_, init_val), None,
+        (_, result), _ = scan(_fori_scan_body_fun(body_fun, dbg), (lower_, init_val), None,
                               length=builtins.max(upper_ - lower_, 0),
                               unroll=False if unroll is None else unroll)
         return result
@@ -277,7 +271,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
         lower = lax.convert_element_type(lower, dtype)
     if upper_dtype != dtype:
         upper = lax.convert_element_type(upper, dtype)
-    _, _, result = while_loop(_fori_cond_fun, _fori_body_fun(body_fun), (lower, upper, init_val))
+    _, _, result = while_loop(_fori_cond_fun, _fori_body_fun(body_fun, dbg),
+                              (lower, upper, init_val))
     return result
     # END EXERCISE
 # --8<-- [end:fori_loop]
@@ -292,6 +287,8 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
         _, ys = scan(lambda _, x: ((), f(x)), (), xs)
         return ys
     leaves, treedef = tree_flatten(xs)
+    if not leaves:  # what scan says of nothing to scan over
+        raise ValueError("scan got no values to scan over and `length` not provided.")
     n = leaves[0].shape[0]
     num_batches, remainder = divmod(n, batch_size) if batch_size else (0, n)
     done = num_batches * batch_size

@@ -1,4 +1,5 @@
-"""Small helpers JAX keeps elsewhere: list surgery, type matching, pytree structure differences.
+"""Small helpers JAX keeps elsewhere: list surgery, type matching, pytree structure differences,
+and a scan's trip count under `unroll` (which only a compiler's layout of the loop reads).
 
 JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` in
 jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here);
@@ -152,3 +153,16 @@ def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: s
         f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
         f"{pcast_hint(fixes, loop=False)}"
         f"Revise {name1} and/or {name2} so that all output types match.")
+
+
+# ------------------------------------------------------------------ unroll
+
+
+def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
+    """(loop trips, leftover iterations): with unroll=k the loop body holds k copies of `f`."""
+    if unroll == 0:
+        return 0, length  # unroll=0 unrolls everything
+    num_trips, remainder = divmod(length, unroll)
+    if unroll != 1 and num_trips == 1 and remainder == 0:
+        return 0, length  # one trip of everything is no loop at all
+    return num_trips, remainder

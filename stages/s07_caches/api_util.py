@@ -19,12 +19,9 @@ from typing import Any
 from stages.s01_pytrees import (
     PyTreeDef,
     default_registry,
-    keystr,
     register_static,
     tree_flatten,
-    tree_leaves_with_path,
     tree_structure,
-    tree_unflatten,
 )
 from stages.s02_tracing import core
 from stages.s02_tracing.eval_shape import ShapeDtypeStruct
@@ -61,13 +58,6 @@ def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
     if isinstance(fun, functools.partial):
         return fun_name(fun.func)
     return default_name
-
-
-def result_paths(out_tree: PyTreeDef) -> tuple[str, ...]:
-    """Each output leaf's key path: `result`, `result[0]`, `result['a']` (JAX: pjit.py's
-    `result_paths`, kept in the jaxpr's debug info; lowering names `@main`'s results by them)."""
-    placeholders = tree_unflatten(out_tree, [object() for _ in range(out_tree.num_leaves)])
-    return tuple("result" + keystr(path) for path, _ in tree_leaves_with_path(placeholders))
 
 
 def fun_signature(fun: Callable) -> inspect.Signature | None:

@@ -4,9 +4,8 @@ JAX: jax/_src/pjit.py. At the top level, a call of a jitted function asks, in or
 
 1. the *signature* cache (JAX: the C++ `PjitFunctionCache`); its key and what a hit skips are
    in `_signature_cache`'s description below: a hit runs the executable it holds.
-2. the *trace* cache (JAX: `_infer_params_cached` and `pe.trace_to_jaxpr`), weakly keyed on the
-   function (key below). A miss runs the Python function on tracers: the only time a `print`
-   inside it fires.
+2. the *trace* cache (JAX: `_infer_params_cached`, `pe.trace_to_jaxpr`), weakly keyed on the
+   function. A miss runs the Python function on tracers: the only time a `print` in it fires.
 3. the *lowering* and 4. the *executable* caches (pxla.py), keyed on the very jaxpr and program
    objects, and under them 5. the persistent cache on disk (compiler.py).
 
@@ -34,6 +33,7 @@ from stages.s02_tracing.api_util import (
     check_static_args_hashable,
     debug_info,
     flatten_fun,
+    result_paths,
 )
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
@@ -271,7 +271,7 @@ def _trace_for_jit(fun: Callable, dbg: lu.DebugInfo, args_ft: tuple, kwargs_ft: 
         event=dispatch.JAXPR_TRACE_EVENT) if at_top else contextlib.nullcontext()
     with timer:
         jaxpr, _, consts = pe.trace_to_jaxpr_dynamic(flat_fun, avals)
-    jaxpr = jaxpr.replace(debug_info=dbg._replace(result_paths=api_util.result_paths(out_tree())))
+    jaxpr = jaxpr.replace(debug_info=dbg._replace(result_paths=result_paths(out_tree())))
     return ClosedJaxpr(jaxpr, consts), out_tree()
 # --8<-- [end:infer_params]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from stages.s02_tracing import core
 from stages.s06_control_flow import scan_p, while_p
-from stages.s06_control_flow.loops import scan_trip_count  # (re-point if stage 6 splits loops)
+from stages.s06_control_flow.util import scan_trip_count
 
 from . import hlo, ir, mlir
 from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering

@@ -15,8 +15,8 @@ from typing import Any
 from stages.s01_pytrees import PyTreeDef
 from stages.s02_tracing import api_util, core
 from stages.s02_tracing import partial_eval as pe
+from stages.s02_tracing.api_util import result_paths
 from stages.s03_partial_eval import dce_jaxpr
-from stages.s07_caches.api_util import result_paths
 
 from . import hlo, ir
 from .mlir import ModuleContext, aval_to_ir_type, ir_consts, jaxpr_subcomp

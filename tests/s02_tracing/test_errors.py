@@ -107,13 +107,19 @@ def test_static_argnums_is_the_fix():
         make_jaxpr(f)(1.0, 3)
 
 
-def test_returning_a_non_array_names_the_function():
+@pytest.mark.parametrize("out", ["not an array", (1.0, {"a": [2.0, "b"]})], ids=["leaf", "tree"])
+def test_returning_a_non_array_names_the_function_and_the_place_as_jax_does(out):
     def f(x):
-        return "not an array"
+        return out
 
-    with pytest.raises(TypeError, match=r"function f at .* traced for make_jaxpr returned a "
-                                        r"value of type <class 'str'> at output 0"):
-        make_jaxpr(f)(1.0)
+    messages = []
+    for trace in (make_jaxpr, jax.make_jaxpr):
+        with pytest.raises(TypeError) as e:
+            trace(f)(1.0)
+        messages.append(str(e.value))
+    # JAX's make_jaxpr traces through jit, and says so; ours says make_jaxpr
+    assert messages[0] == messages[1].replace("traced for jit", "traced for make_jaxpr")
+    assert messages[0].startswith("function f at ")  # a lone leaf: no place to name
 
 
 SHAPE_CHECKS = {"bool": bool, "int": int, "float": float, "complex": complex,

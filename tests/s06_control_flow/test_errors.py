@@ -101,7 +101,21 @@ ERRORS = {
     "grad_of_fori_loop_with_traced_bounds": lambda ns: ns.make_jaxpr(
         lambda n, x: ns.grad(lambda x: ns.cf.fori_loop(0, n, lambda i, c: c * x, 1.0))(x))(
         3, 2.0),
+    # a value that is no array names where it sits in what the function returned
+    "scan_body_returns_a_string": lambda ns: ns.cf.scan(
+        lambda c, x: (c, {"k": (c, "a")}), ZERO, None, length=2),
+    "cond_branch_returns_a_string": lambda ns: ns.cf.cond(
+        True, lambda: {"q": "a"}, lambda: {"q": "b"}),
+    "while_cond_returns_a_string": lambda ns: ns.cf.while_loop(lambda c: "a", lambda c: c, ZERO),
+    # fori_loop's errors name the body the user wrote, not our wrapper (and below)
+    "fori_body_returns_a_string": lambda ns: ns.cf.fori_loop(
+        0, 2, lambda i, c: (c[0], "a"), (ZERO, ZERO)),
+    "map_over_nothing": lambda ns: ns.cf.map(lambda a: 1.0, (), batch_size=2),
 }
+
+
+def branches_on_carry(i, c):
+    return c if c > 0 else -c
 
 
 @pytest.mark.parametrize("name", list(ERRORS))
@@ -110,6 +124,18 @@ def test_error_message_is_jaxs(name, ours, theirs):
     jax_type, jax_text = _message(lambda: ERRORS[name](theirs))
     assert ours_text == jax_text
     assert ours_type.__name__ == jax_type.__name__
+
+
+@pytest.mark.parametrize("bounds", ["concrete", "traced"])
+def test_a_fori_body_that_branches_on_its_carry_is_named_as_jax_names_it(bounds, ours, theirs):
+    def run(ns):
+        if bounds == "concrete":
+            return ns.cf.fori_loop(0, 2, branches_on_carry, ZERO)
+        return ns.make_jaxpr(lambda n: ns.cf.fori_loop(0, n, branches_on_carry, ZERO))(3)
+    # the sentence saying where: the rest of ours adds advice of its own
+    where = [next(line for line in _message(lambda ns=ns: run(ns))[1].splitlines()
+                  if "while tracing" in line) for ns in (ours, theirs)]
+    assert where[0] == where[1] and "function branches_on_carry at " in where[0]
 
 
 def test_the_carry_message_names_the_leaf_and_the_mismatch(ours):

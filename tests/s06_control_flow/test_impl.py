@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import stages.s06_control_flow as s06
-from stages.s06_control_flow.loops import scan_trip_count
+from stages.s06_control_flow.util import scan_trip_count
 
 F32 = np.float32
 
