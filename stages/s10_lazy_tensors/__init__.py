@@ -21,9 +21,11 @@ Beside it:
   op_schema.py            an op's schema read once: its operands, parameters and returns
   shape_inference.py      an op's output shapes and dtypes, from its meta kernel
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
+  tensor_impl.py          an in-place view op (squeeze_, t_): new sizes, the same values
   device_data.py          host tensors to buffers and back; numbers as cached device data
   lowering.py             a rule per aten op, written with stage 2's lax
-  nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, pooling, convolution
+  nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
+  pool_lowering.py        max pooling, forward and backward, by windows that tile the input
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
   metrics.py              the lazy core's counters in stage 9's metrics_report()
   debug_util.py           PT_XLA_DEBUG: which hash ingredient made a graph new
@@ -44,9 +46,11 @@ from . import (
     metrics,
     nn_lowering,
     op_schema,
+    pool_lowering,
     register_xla,
     shape_inference,
     tensor,
+    tensor_impl,
     torch_xla,
 )
 from .metrics import metrics_report
@@ -86,10 +90,12 @@ __all__ = [
     "metrics_report",
     "nn_lowering",
     "op_schema",
+    "pool_lowering",
     "register_xla",
     "shape_inference",
     "sync",
     "tensor",
+    "tensor_impl",
     "torch_xla",
     "wait_device_ops",
     "xla_device",

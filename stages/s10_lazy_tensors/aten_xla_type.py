@@ -38,6 +38,7 @@ from .tensor import (
     make_tensor_from_data,
     to_numpy_dtype,
 )
+from .tensor_impl import set_view_in_place
 
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
@@ -216,10 +217,8 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
             return eager_sync(out) if graph_executor.eager_mode_enabled() else out
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
-        if op_schema(functional).is_view:  # t_, unsqueeze_: a new shape, not new values
-            raise NotImplementedError(f"{func.name()} changes a lazy tensor's shape in place; "
-                                      f"use {functional.name()}, which returns a new tensor")
-        return _write_back(args[0], dispatch(functional, args, kwargs))
+        write = set_view_in_place if op_schema(functional).is_view else _write_back  # t_: shape
+        return write(args[0], dispatch(functional, args, kwargs))
     decomposition = _CORE.get(func) or decomposition_table.get(func)
     if decomposition is not None and func not in _decomposing:  # a prim may call func back
         _decomposing.add(func)

@@ -68,7 +68,8 @@ def scale(x: Any, factor: Any, dtype: Any) -> Any:
         return x
     if not hasattr(factor, "aval"):
         factor = np.array(factor, dtype)
-    return lax.mul(x, bcast(cast(factor, dtype), get_aval(x).shape))
+    factor = bcast(cast(factor, dtype), get_aval(x).shape)  # bools: torch's alpha && x
+    return lax.bitwise_and(x, factor) if np.dtype(dtype) == np.bool_ else lax.mul(x, factor)
 
 
 # ------------------------------------------------------------------ elementwise
@@ -115,8 +116,24 @@ def _check_pow(self: Any, exponent: Any) -> None:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
-CHECKS = {aten.sub.Tensor: _check_sub, aten.sub.Scalar: _check_sub,  # before the node is built
-          aten.pow.Tensor_Scalar: _check_pow}
+def _check_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
+    """torch's alpha_check: alpha must fit the result's dtype (a float alpha, an int result)."""
+    dtype = torch.result_type(self, other)
+    if isinstance(alpha, bool) and dtype != torch.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
+def _check_sub_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
+    _check_sub(self, other)  # torch's sub checks its operands first, then add's alpha
+    _check_alpha(self, other, alpha)
+
+
+CHECKS = {aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
+          aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
+          aten.pow.Tensor_Scalar: _check_pow}  # run before the node is built
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),
@@ -195,9 +212,12 @@ def lower_scalar(*, out, value, **_):
 
 @register(aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default)
 def _sum(self, dim=None, keepdim=False, *, out, _op="sum", **_):
-    o, x = out[0], cast(self, out[0].dtype)
+    """float16 accumulates in float32, then rounds once, as torch's CPU kernel does (a mean
+    divides that rounded sum, in float16)."""
+    o = out[0]
+    x = cast(self, np.float32 if o.dtype == np.float16 else o.dtype)
     reduced = axes(dim, len(get_aval(x).shape))
-    total = lax.reduce_sum(x, reduced)
+    total = cast(lax.reduce_sum(x, reduced), o.dtype)
     if _op == "mean":
         count = int(np.prod([get_aval(x).shape[a] for a in reduced]))
         total = lax.div(total, lax.full((), count, o.dtype))
@@ -231,11 +251,17 @@ def _bmm(self, mat2, *, out, **_):
     return [_dot(self, mat2, ((2,), (1,)), ((0,), (0,)))]
 
 
+def addmm_supported(beta=None, alpha=None, **_: Any) -> bool:
+    """Our rule is `self + mat1 @ mat2`: other factors take torch's decomposition, which drops
+    `self` where beta is 0 (torch_xla sends them to the CPU). A rule taking them would also
+    see beta=0 and alpha=0 as nodes of one hash: one factor a parameter, the other an operand."""
+    return beta == 1 and alpha == 1
+
+
 @register(aten.addmm.default)
-def _addmm(self, mat1, mat2, beta=1, alpha=1, *, out, **_):
-    o = out[0]
-    product = scale(_dot(mat1, mat2, ((1,), (0,))), alpha, o.dtype)
-    return [lax.add(scale(bcast(self, o.shape), beta, o.dtype), product)]
+def _addmm(self, mat1, mat2, *, out, **_):
+    return [lax.add(bcast(cast(self, out[0].dtype), out[0].shape),
+                    _dot(mat1, mat2, ((1,), (0,))))]
 
 
 # ------------------------------------------------------------------ shapes
@@ -267,11 +293,12 @@ def _expand(self, size, implicit=False, *, out, **_):
 @register(aten.slice.Tensor)
 def _slice(self, dim=0, start=None, end=None, step=1, *, out, **_):
     shape = get_aval(self).shape
-    dim = dim % len(shape)
-    start = 0 if start is None else (start + shape[dim] if start < 0 else min(start, shape[dim]))
+    dim, n = dim % len(shape), shape[dim % len(shape)]
+    # torch clamps the start into [0, n]; an empty slice ends where it starts
+    start = 0 if start is None else min(max(start + n if start < 0 else start, 0), n)
     begin, limit, strides = [0] * len(shape), list(shape), [1] * len(shape)
     begin[dim], strides[dim] = start, step
-    limit[dim] = start + (out[0].shape[dim] - 1) * step + 1
+    limit[dim] = start + max((out[0].shape[dim] - 1) * step + 1, 0)
     return [lax.slice(self, begin, limit, strides)]
 
 

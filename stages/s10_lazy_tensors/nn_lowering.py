@@ -1,8 +1,8 @@
 """Lowering rules of the neural-network ops: softmax, layer norm, GELU, gathers and scatters
-by one-hot, embedding, max pooling and convolution, forward and backward.
+by one-hot, embedding and convolution, forward and backward (max pooling: pool_lowering.py).
 
 torch_xla: torch_xla/csrc/softmax_builder.cpp, ops/native_layer_norm.cpp (via
-batch_norm.cpp), data_ops.cpp, pooling.cpp, convolution.cpp. Gather, scatter and embedding
+batch_norm.cpp), data_ops.cpp, convolution.cpp. Gather, scatter and embedding
 are written here as a one-hot comparison and a sum or a matmul: no gather or scatter op is
 needed in the lowered set, at a cost that is fine for the small index ranges of a course.
 Convolution is the one op lax lacks: its rules emit `stablehlo.convolution` directly.
@@ -20,7 +20,8 @@ from stages.s02_tracing import lax
 from stages.s02_tracing.core import get_aval
 from stages.s08_lowering import hlo, mlir
 
-from .lowering import bcast, cast, register
+from .lowering import addmm_supported, bcast, cast, register
+from .pool_lowering import pool_supported
 
 aten = torch.ops.aten
 
@@ -31,15 +32,20 @@ aten = torch.ops.aten
 def _shifted(x: Any, dim: int) -> tuple[Any, Any]:
     """x - max(x) along dim, and the sum of its exponentials (kept as a size-1 axis)."""
     shape = get_aval(x).shape
-    d = dim % len(shape)
-    peak = bcast(lax.reshape(lax.reduce_max(x, [d]), _keep(shape, d)), shape)
+    d = _axis(dim, shape)
+    peak = bcast(lax.reshape(lax.reduce_max(x, d), _keep(shape, d)), shape)
     shifted = lax.sub(x, peak)
-    total = lax.reshape(lax.reduce_sum(lax.exp(shifted), [d]), _keep(shape, d))
+    total = lax.reshape(lax.reduce_sum(lax.exp(shifted), d), _keep(shape, d))
     return shifted, total
 
 
-def _keep(shape: tuple, d: int) -> tuple:
-    return tuple(1 if i == d else n for i, n in enumerate(shape))
+def _axis(dim: int, shape: tuple) -> list[int]:
+    """torch's softmax `dim` as the axes to reduce: none for a 0-d tensor (dim 0 or -1)."""
+    return [dim % len(shape)] if shape else []
+
+
+def _keep(shape: tuple, d: list[int]) -> tuple:
+    return tuple(1 if i in d else n for i, n in enumerate(shape))
 
 
 @register(aten._softmax.default)
@@ -57,16 +63,18 @@ def _log_softmax(self, dim, half_to_float=False, *, out, **_):
 @register(aten._log_softmax_backward_data.default)
 def _log_softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
     """torch_xla: ops/log_softmax_backward.cpp. grad - exp(output) * sum(grad) along dim."""
-    shape, d = get_aval(output).shape, dim % len(get_aval(output).shape)
-    total = bcast(lax.reshape(lax.reduce_sum(grad_output, [d]), _keep(shape, d)), shape)
+    shape = get_aval(output).shape
+    d = _axis(dim, shape)
+    total = bcast(lax.reshape(lax.reduce_sum(grad_output, d), _keep(shape, d)), shape)
     return [cast(lax.sub(grad_output, lax.mul(lax.exp(output), total)), out[0].dtype)]
 
 
 @register(aten._softmax_backward_data.default)
 def _softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
     """torch_xla: ops/softmax_backward.cpp. output * (grad - sum(grad * output)) along dim."""
-    shape, d = get_aval(output).shape, dim % len(get_aval(output).shape)
-    dot = lax.reduce_sum(lax.mul(grad_output, output), [d])
+    shape = get_aval(output).shape
+    d = _axis(dim, shape)
+    dot = lax.reduce_sum(lax.mul(grad_output, output), d)
     total = bcast(lax.reshape(dot, _keep(shape, d)), shape)
     return [cast(lax.mul(output, lax.sub(grad_output, total)), out[0].dtype)]
 
@@ -129,26 +137,32 @@ def _to_last(x: Any, dim: int) -> Any:
 
 @register(aten.gather.default)
 def _gather(self, dim, index, sparse_grad=False, *, out, **_):
-    """out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`."""
+    """out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`; bools are summed
+    as int32 (lax sums no bools), one hit each."""
     shape, ishape = get_aval(self).shape, get_aval(index).shape
     d, n = dim % len(shape), shape[dim % len(shape)]
+    dtype = np.int32 if out[0].dtype == np.bool_ else out[0].dtype
     limits = [n if a == d else ishape[a] for a in range(len(shape))]
-    values = _to_last(lax.slice(self, [0] * len(shape), limits), d)
+    values = _to_last(lax.slice(cast(self, dtype), [0] * len(shape), limits), d)
     target = (*ishape, n)
     values = lax.broadcast_in_dim(values, target, [a for a in range(len(target)) if a != d])
-    picked = lax.select_n(one_hot(index, n), lax.full(target, 0, out[0].dtype), values)
-    return [lax.reduce_sum(picked, [len(ishape)])]
+    picked = lax.select_n(one_hot(index, n), lax.full(target, 0, dtype), values)
+    return [cast(lax.reduce_sum(picked, [len(ishape)]), out[0].dtype)]
 
 
 @register(aten.scatter.value)
 def _scatter_value(self, dim, index, value, *, out, **_):
-    """self with `value` written at index[..., j, ...] along `dim` (index spans self elsewhere)."""
+    """self with `value` written at index[..., j, ...] along `dim`; an index smaller than
+    self elsewhere covers the leading block, as in scatter_add."""
     shape = get_aval(self).shape
     d, n = dim % len(shape), shape[dim % len(shape)]
     hit = lax.reduce_max(lax.convert_element_type(one_hot(index, n), np.int32), [d])
     order = list(range(len(shape) - 1))
     hit = lax.transpose(hit, order[:d] + [len(shape) - 1] + order[d:])
-    hit = lax.ne(hit, lax.full(get_aval(hit).shape, 0, np.int32))
+    pads = [(0, shape[a] - get_aval(hit).shape[a], 0) for a in range(len(shape))]
+    if any(hi for _, hi, _ in pads):
+        hit = lax.pad(hit, lax.full((), 0, np.int32), pads)
+    hit = lax.ne(hit, lax.full(shape, 0, np.int32))
     return [lax.select_n(hit, self, bcast(cast(value, out[0].dtype), shape))]
 
 
@@ -192,7 +206,11 @@ def _embedding_backward(grad_output, indices, num_weights, padding_idx=-1,
     count = int(np.prod(get_aval(indices).shape))
     rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (count, num_weights))
     grads = lax.reshape(grad_output, (get_aval(rows).shape[0], out[0].shape[1]))
-    return [lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))]
+    grad = lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))
+    if scale_grad_by_freq:  # each row's gradient over how often its index occurs
+        times = lax.max(lax.reduce_sum(rows, [0]), lax.full((num_weights,), 1, out[0].dtype))
+        grad = lax.div(grad, bcast(lax.reshape(times, (num_weights, 1)), out[0].shape))
+    return [grad]
 
 
 # ------------------------------------------------------------------ the negative log likelihood
@@ -244,61 +262,6 @@ def _nll_loss_backward(grad_output, self, target, weight=None, reduction=1, igno
     per = lax.select_n(keep, lax.full(get_aval(w).shape, 0, dtype), per)  # masked after
     spread = lax.broadcast_in_dim(per, shape, list(range(len(get_aval(per).shape))))
     return [lax.select_n(hits, lax.full(shape, 0, dtype), spread)]
-
-
-# ------------------------------------------------------------------ max pooling
-
-
-def pool_supported(kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False) -> bool:
-    """Our pooling rules cover windows that tile the input: stride = kernel, no padding."""
-    k = list(kernel_size) * (2 // len(kernel_size))
-    s = list(stride or k) * (2 // len(stride or k))
-    pad = [padding] * 2 if isinstance(padding, int) else list(padding) * (2 // len(padding))
-    dil = [dilation] * 2 if isinstance(dilation, int) else list(dilation) * (2 // len(dilation))
-    return s == k and not any(pad) and all(x == 1 for x in dil) and not ceil_mode
-
-
-def _windows(x: Any, kh: int, kw: int) -> Any:
-    """(N, C, H, W) -> (N, C, H//kh, W//kw, kh*kw): each window's elements on the last axis;
-    rows and columns past the last whole window are in none (torch's floor mode)."""
-    n, c, h, w = get_aval(x).shape
-    x = lax.slice(x, (0, 0, 0, 0), (n, c, h // kh * kh, w // kw * kw))
-    x = lax.reshape(x, (n, c, h // kh, kh, w // kw, kw))
-    return lax.reshape(lax.transpose(x, (0, 1, 2, 4, 3, 5)), (n, c, h // kh, w // kw, kh * kw))
-
-
-@register(aten.max_pool2d_with_indices.default)
-def _max_pool(self, kernel_size, *, out, **_):
-    kh, kw = list(kernel_size) * (2 // len(kernel_size))
-    win = _windows(self, kh, kw)
-    last = len(get_aval(win).shape) - 1
-    values = lax.reduce_max(win, [last])
-    local = lax.argmax(win, last, np.int32)  # the first maximum, as torch's CPU kernel picks
-    shape, width = get_aval(local).shape, get_aval(self).shape[3]
-    rows = lax.add(lax.mul(lax.broadcasted_iota(np.int32, shape, 2), lax.full(shape, kh, np.int32)),
-                   lax.div(local, lax.full(shape, kw, np.int32)))
-    cols = lax.add(lax.mul(lax.broadcasted_iota(np.int32, shape, 3), lax.full(shape, kw, np.int32)),
-                   lax.rem(local, lax.full(shape, kw, np.int32)))
-    flat = lax.add(lax.mul(rows, lax.full(shape, width, np.int32)), cols)
-    return [values, cast(flat, out[1].dtype)]
-
-
-@register(aten.max_pool2d_with_indices_backward.default)
-def _max_pool_backward(grad_output, self, kernel_size, indices, *, out, **_):
-    kh, kw = list(kernel_size) * (2 // len(kernel_size))
-    n, c, ho, wo = get_aval(grad_output).shape
-    shape, width, dt = (n, c, ho * kh, wo * kw), get_aval(self).shape[3], get_aval(indices).dtype
-
-    def spread(x: Any) -> Any:  # each window's value copied to all its positions
-        x = lax.broadcast_in_dim(x, (n, c, ho, kh, wo, kw), (0, 1, 2, 4))
-        return lax.reshape(x, shape)
-    flat = lax.add(lax.mul(lax.broadcasted_iota(dt, shape, 2), lax.full(shape, width, dt)),
-                   lax.broadcasted_iota(dt, shape, 3))
-    chosen = lax.eq(spread(indices), flat)
-    grad = lax.select_n(chosen, lax.full(shape, 0, out[0].dtype), spread(grad_output))
-    h, w = get_aval(self).shape[2:]  # rows and columns in no window get no gradient
-    return [lax.pad(grad, np.array(0, out[0].dtype), [(0, 0, 0)] * 2 + [(0, h - shape[2], 0),
-                                                                       (0, w - shape[3], 0)])]
 
 
 # ------------------------------------------------------------------ convolution, in StableHLO
@@ -368,7 +331,8 @@ def _power(ctx, self, exponent, *, out, **_):
     return [hlo.elementwise("power", *args)]
 
 
-GUARDS = {aten.max_pool2d_with_indices.default: pool_supported,
+GUARDS = {aten.addmm.default: addmm_supported,
+          aten.max_pool2d_with_indices.default: pool_supported,
           aten.max_pool2d_with_indices_backward.default: pool_supported,
           aten.convolution.default: conv_supported,
           aten.convolution_backward.default: conv_supported}

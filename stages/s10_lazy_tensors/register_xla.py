@@ -58,8 +58,11 @@ def _fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
 def _foreach(op: Any, args: tuple, kwargs: dict) -> Any:
     """An optimizer's `_foreach_add_(params, grads)` as one op per tensor: PyTorch's slow path
     for a device without foreach kernels (torch_xla's optimizers loop instead: `xla` is not
-    on the list of devices they run foreach on, and PrivateUse1 is)."""
-    each = getattr(torch.ops.aten, op._schema.name.removeprefix("aten::_foreach_"))
+    on the list of devices they run foreach on, and PrivateUse1 is). An op with no in-place
+    form in aten (`_foreach_maximum_`: there is no `maximum_`) runs out of place, then copies."""
+    name = op._schema.name.removeprefix("aten::_foreach_")
+    copy = name.endswith("_") and not hasattr(torch.ops.aten, name)
+    each = getattr(torch.ops.aten, name.removesuffix("_") if copy else name)
     schema = min((getattr(each, name)._schema for name in each.overloads()),
                  key=lambda s: sum(not a.kwarg_only for a in s.arguments))
     n_positional = sum(not a.kwarg_only for a in schema.arguments)
@@ -71,7 +74,16 @@ def _foreach(op: Any, args: tuple, kwargs: dict) -> Any:
     out = [each(*(nth(a, i) for a in args[:n_positional]), **kwargs,
                 **{k: nth(a, i) for k, a in zip(keyword, args[n_positional:], strict=False)})
            for i in range(n)]
+    for dst, src in zip(args[0], out, strict=True) if copy else ():
+        dst.copy_(src)
     return None if op._schema.name.endswith("_") else out
+
+
+def storage_use_count(t: torch.Tensor) -> int:
+    """How many tensors hold `t`'s storage (its XLATensorData): more than one where `detach`,
+    `.data`, an `nn.Parameter` or a tensor saved for backward shares it. The storage's Python
+    object, where the data hangs, holds one reference of its own and is not counted."""
+    return torch._C._storage_Use_Count(t.untyped_storage()._cdata) - 1
 
 
 def _overload(name: str) -> Any:

@@ -62,6 +62,25 @@ FORWARD = {  # f(x, w, idx, mask)
     "pad": lambda x, w, i, m: F.pad(x, (1, 1)),
     "diagonal_scatter": lambda x, w, i, m: torch.diagonal_scatter(x[0], x[1, :3, 0]),
     "a 0-d tensor": lambda x, w, i, m: x.sum() * torch.tensor(2.0, device=x.device),
+    "slice from before the start": lambda x, w, i, m: x[:, -10:],
+    "stepped slice from before the start": lambda x, w, i, m: x[-10:1, -10::3],
+    "empty stepped slice": lambda x, w, i, m: x[:, 3:1:2],
+    "gather of bools": lambda x, w, i, m: torch.gather(m[0], 1, i),
+    "scatter a number, index smaller than self": lambda x, w, i, m: x[0].scatter(1, i, 5.0),
+    "scatter a number along dim 0": lambda x, w, i, m: x[0].scatter(0, i, 5.0),
+    "softmax of a 0-d tensor": lambda x, w, i, m: torch.softmax(x.sum(), 0),
+    "log_softmax of a 0-d tensor": lambda x, w, i, m: F.log_softmax(x.sum(), -1),
+    "max_pool2d, unbatched": lambda x, w, i, m: F.max_pool2d(x, 2),
+    "vector @ matrix": lambda x, w, i, m: x[0, 0] @ w,
+    "linear of a vector": lambda x, w, i, m: F.linear(x[0, 0], w.t()),
+    "addmm, beta 0 ignores self": lambda x, w, i, m: torch.addmm(
+        torch.full((2, 5), float("nan"), device=x.device), x[0, :2], w, beta=0),
+    "addmm, beta and alpha": lambda x, w, i, m: torch.addmm(x[1, :2, :1], x[0, :2], w,
+                                                            beta=0.5, alpha=2),
+    "addmv, beta 0 ignores self": lambda x, w, i, m: torch.addmv(
+        torch.full((3,), float("nan"), device=x.device), x[0], w[:, 0], beta=0),
+    "baddbmm, beta 0 ignores self": lambda x, w, i, m: torch.baddbmm(
+        torch.full((2, 3, 3), float("nan"), device=x.device), x, x.transpose(1, 2), beta=0),
 }
 
 GRADIENT = {  # a scalar loss of (x, w)
@@ -89,6 +108,15 @@ GRADIENT = {  # a scalar loss of (x, w)
     "norm": lambda x, w: x.norm(dim=-1).sum(),
     "gather": lambda x, w: torch.gather(
         x, 2, torch.zeros(2, 3, 1, dtype=torch.long, device=x.device)).sum(),
+    "softmax of a 0-d tensor": lambda x, w: torch.softmax(x.sum(), 0) + F.log_softmax(x.sum(), 0),
+    "max_pool2d, unbatched": lambda x, w: F.max_pool2d(x, 2).pow(2).sum(),
+    "vector @ matrix": lambda x, w: (x[0, 0] @ w).pow(2).sum(),
+    "linear of a vector": lambda x, w: F.linear(x[1, 2], w.t()).pow(2).sum(),
+    "embedding, scaled by frequency": lambda x, w: F.embedding(
+        torch.tensor([0, 2, 2, 3, 2], device=x.device), w, scale_grad_by_freq=True).pow(2).sum(),
+    "embedding, scaled by frequency, padded": lambda x, w: F.embedding(
+        torch.tensor([[0, 2], [2, 1]], device=x.device), w, padding_idx=0,
+        scale_grad_by_freq=True).pow(2).sum(),
 }
 
 

@@ -164,12 +164,16 @@ def test_a_copy_from_a_view_of_itself_reads_the_view_before_the_write(dev):
         np.testing.assert_array_equal(x.cpu().numpy(), eager.numpy())
 
 
-@pytest.mark.parametrize("op, functional", [("t_", "t"), ("unsqueeze_", "unsqueeze")])
-def test_an_in_place_view_op_is_refused_with_its_out_of_place_name(dev, op, functional):
-    x = torch.ones(3, 4).to(dev)
-    with pytest.raises(NotImplementedError, match=rf"^aten::{op} changes a lazy tensor's shape "
-                       rf"in place; use aten::{functional}, which returns a new tensor$"):
-        getattr(x, op)(*(() if op == "t_" else (0,)))
+@pytest.mark.parametrize("op", ["t_", "unsqueeze_"])
+def test_an_in_place_view_op_changes_the_shape_as_in_eager_torch(dev, op):
+    eager = torch.arange(12.0).reshape(3, 4)
+    x = eager.to(dev)
+    for t in (eager, x):
+        assert getattr(t, op)(*(() if op == "t_" else (0,))) is t
+    assert (x.shape, x.dtype) == (eager.shape, eager.dtype)  # strides: ours are contiguous
+    np.testing.assert_array_equal((x * 2).cpu().numpy(), (eager * 2).numpy())
+    with pytest.raises(NotImplementedError, match="another tensor shares"):
+        x.detach().unsqueeze_(0)  # x shares the storage of its detached alias
 
 
 def test_parameters_are_tupled_above_the_threshold(dev, monkeypatch):

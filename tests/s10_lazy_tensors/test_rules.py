@@ -228,3 +228,98 @@ def test_to_device_copies_the_host_tensor_as_torch_does(dev):
     host.add_(100)
     np.testing.assert_array_equal(lazy.cpu().numpy(), np.arange(6.0).reshape(2, 3))
     np.testing.assert_array_equal(lazy_int.cpu().numpy(), np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("op", [torch.add, torch.sub], ids=lambda op: op.__name__)
+def test_alpha_is_refused_as_eager_torch_refuses_it(dev, op):
+    """torch's alpha_check: a float alpha for an integral result, a bool alpha for a non-bool
+    one; the error and its message, or the value, equal eager torch's."""
+    for (an, a), alpha in [(x, al) for x in _GRID.items() for al in (2, 2.5, True)]:
+        for b in (a, 3):
+            want, got = _lazy_and_eager(lambda m, a=a, b=b, al=alpha: op(m(a), m(b), alpha=al),
+                                        dev)
+            case = f"{op.__name__}({an}, {b if isinstance(b, int) else an}, alpha={alpha!r})"
+            if isinstance(want, Exception):
+                assert type(got) is type(want) and str(got) == str(want), case
+            else:
+                assert not isinstance(got, Exception), f"{case}: {got}"
+                assert got.dtype == want.dtype, case
+                np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=case)
+
+
+def test_float16_sums_accumulate_in_float32_as_torch_does(dev):
+    """torch's CPU kernel sums float16 in float32 and rounds once: 10000 times 0.1 is 1000.0
+    there, where a float16 accumulator stalls near 996 (a mean divides the rounded sum)."""
+    x = torch.full((10000,), 0.1, dtype=torch.float16)
+    y = torch.randn(64, 300, generator=torch.Generator().manual_seed(3)).half()
+    for f in (torch.sum, torch.mean, lambda t: t.sum(1), lambda t: t.mean(0, keepdim=True)):
+        for t in (x, y) if f in (torch.sum, torch.mean) else (y,):
+            got, want = f(t.to(dev)).cpu(), f(t)
+            assert (got.dtype, got.shape) == (want.dtype, want.shape)
+            torch.testing.assert_close(got, want, rtol=1e-3, atol=0)
+
+
+def _in_place_views(m, shared=False, view_first=False):
+    y = m(torch.arange(12.0).reshape(3, 4)) * 2
+    alias = y.detach() if shared else None
+    row = y[1] if view_first else None
+    y.unsqueeze_(0)
+    y.squeeze_(0)
+    y.t_()
+    y.unsqueeze_(1)
+    return y + 1, row, alias
+
+
+def test_an_in_place_view_op_gives_a_lazy_tensor_its_new_shape(dev):
+    """squeeze_, unsqueeze_ and t_ (torch's matmul squeezes a fresh product in place) change
+    the tensor's IR value and the sizes PyTorch sees, as they change its sizes in eager torch;
+    a view taken before still reads the same values."""
+    (want, want_row, _), (got, got_row, _) = (_in_place_views(m, view_first=True)
+                                              for m in (lambda t: t, lambda t: t.to(dev)))
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    np.testing.assert_array_equal(got_row.cpu().numpy(), want_row.numpy())
+    assert metrics.executed_fallback_ops() == []
+
+
+def test_an_in_place_view_op_on_a_shared_lazy_tensor_is_refused(dev):
+    """A tensor sharing the storage (here a detach) shares the XLATensorData: it would keep
+    its old sizes over data of the new shape, so the op is refused rather than wrong."""
+    with pytest.raises(NotImplementedError, match="another tensor shares"):
+        _in_place_views(lambda t: t.to(dev), shared=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: torch.optim.Adam(p, lr=0.1, amsgrad=True),
+    lambda p: torch.optim.AdamW(p, lr=0.1, amsgrad=True),
+    lambda p: torch.optim.Adamax(p, lr=0.1)], ids=["Adam amsgrad", "AdamW amsgrad", "Adamax"])
+def test_optimizers_on_the_foreach_path_match_eager_torch(dev, make):
+    """Their foreach path calls `_foreach_maximum_`, whose single-tensor op has no in-place
+    form in aten: it runs out of place and is copied back."""
+    w0 = torch.randn(3, 4, generator=torch.Generator().manual_seed(4))
+    finals = []
+    for device in ("cpu", dev):
+        w = w0.clone().to(device).requires_grad_()
+        opt = make([w])
+        for step in range(3):
+            opt.zero_grad()
+            ((w - step) ** 2).sum().backward()
+            opt.step()
+        finals.append(w.detach().cpu())
+    torch.testing.assert_close(finals[1], finals[0], rtol=1e-5, atol=1e-6)
+
+
+def test_addmm_with_a_factor_of_zero_matches_eager_torch_whichever_factor_it_is(dev):
+    """beta=0 drops `self`, as torch does (a NaN there stays out); alpha=0 drops the product.
+    A node with one factor a parameter and the other an operand would hash the same for either
+    factor, so such an addmm takes torch's decomposition: the second call is a graph of its own."""
+    g = torch.Generator().manual_seed(5)
+    s, a, b = torch.randn(3, 3, generator=g), torch.randn(3, 2, generator=g), \
+        torch.randn(2, 3, generator=g)
+    nan = torch.full((3, 3), float("nan"))
+    for kwargs, self in [({"beta": 0}, nan), ({"alpha": 0}, s), ({"beta": 0, "alpha": 2}, nan),
+                         ({"beta": 2, "alpha": 0}, s), ({}, s)]:
+        want = torch.addmm(self, a, b, **kwargs)
+        got = torch.addmm(self.to(dev), a.to(dev), b.to(dev), **kwargs).cpu()
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, msg=str(kwargs))
