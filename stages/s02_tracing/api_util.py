@@ -213,6 +213,10 @@ def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
     # JAX: the message jit's (and so make_jaxpr's) argument abstraction gives
     try:
         return core.get_aval(arg)
+    except OverflowError:
+        raise OverflowError(
+            "An overflow was encountered while parsing an argument to a jitted computation, "
+            f"whose argument path is {path}. Got {type(arg)} with value {arg}") from None
     except TypeError:
         raise TypeError(
             f"Error interpreting argument to {fun} as an abstract array. The problematic value "

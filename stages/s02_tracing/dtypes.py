@@ -35,6 +35,16 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
     return _canonical_dtypes.get(dt, dt)
 
 
+_INT32 = np.iinfo(np.int32)
+
+
+def check_python_int(value: int) -> None:
+    """A Python int becomes a weak int32: one that does not fit is refused, not wrapped (JAX:
+    scalar_type_to_dtype's check)."""
+    if not _INT32.min <= value <= _INT32.max:
+        raise OverflowError(f"Python int {value} too large to convert to int32")
+
+
 def python_scalar_dtype(pytype: type) -> np.dtype:
     """The dtype of a Python scalar type: bool, int32, float32 or complex64."""
     # JAX: dtypes.python_scalar_types_to_dtypes, then canonicalize_dtype

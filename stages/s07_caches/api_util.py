@@ -24,6 +24,7 @@ from stages.s01_pytrees import (
     tree_structure,
 )
 from stages.s02_tracing import core
+from stages.s02_tracing.api_util import shaped_abstractify
 from stages.s02_tracing.eval_shape import ShapeDtypeStruct
 
 
@@ -173,18 +174,11 @@ def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str
 
 
 def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:
-    """The aval jit traces an argument leaf with; JAX's error for a non-array."""
+    """The aval jit traces an argument leaf with; JAX's error for a non-array, or an int that
+    does not fit int32."""
     if isinstance(x, ShapeDtypeStruct):
         return core.ShapedArray(x.shape, x.dtype, x.weak_type)
-    try:
-        return core.get_aval(x)
-    except TypeError:
-        raise TypeError(
-            f"Error interpreting argument to {fun} as an abstract array. The problematic value "
-            f"is of type {type(x)} and was passed to the function at path {arg_name}.\n"
-            "This typically means that a jit-wrapped function was called with a non-array "
-            "argument, and this argument was not marked as static using the static_argnums or "
-            "static_argnames parameters of jax.jit.") from None
+    return shaped_abstractify(fun, x, arg_name)
 
 
 def flatten_args(args: tuple, kwargs: dict) -> tuple[list[Any], PyTreeDef]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -15,6 +16,7 @@ from stages.s02_tracing import (
     make_jaxpr,
 )
 from stages.s02_tracing import lax as olax
+from stages.s02_tracing import numpy as snp
 
 
 def _message(make_jaxpr, fn, *args):
@@ -156,3 +158,22 @@ def test_bool_int_and_index_use_a_known_value_but_float_and_complex_do_not_like_
         with pytest.raises(jax.errors.ConcretizationTypeError,
                            match="^Abstract tracer value encountered"):
             jax.jvp(lambda x, convert=convert: convert(x) * x, (2.0,), (1.0,))
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1, 2**63])
+def test_a_python_int_that_does_not_fit_int32_is_refused_as_in_jax(value):
+    x = np.arange(3, dtype=np.int32)
+    for ours, theirs in [(lambda: snp.asarray(value), lambda: jnp.asarray(value)),
+                         (lambda: make_jaxpr(lambda a: a)(value),
+                          lambda: jax.make_jaxpr(lambda a: a)(value))]:
+        with pytest.raises(OverflowError) as e_ours:
+            ours()
+        with pytest.raises(OverflowError) as e_theirs:
+            theirs()
+        assert str(e_ours.value) == str(e_theirs.value)
+    # JAX's jnp.add is jitted, so it names its argument `y`; ours names the value only
+    with pytest.raises(OverflowError, match=f"Python int {value} too large to convert to int32"):
+        snp.add(x, value)
+    with pytest.raises(OverflowError):
+        jnp.add(x, value)
+    assert snp.asarray(2**31 - 1) == 2**31 - 1  # the largest that fits

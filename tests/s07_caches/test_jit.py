@@ -283,3 +283,13 @@ def test_a_static_argument_whose_eq_raises_fails_as_in_jax():
     head = errors[0].split("Traceback")[0]  # then Python's traceback of the raising __eq__
     assert head.endswith("The error was:\n") and errors[1].startswith(head)
     assert all(e.rstrip().endswith("RuntimeError: no comparing") for e in errors)
+
+
+@pytest.mark.parametrize("value", [2**31, -2**31 - 1])
+def test_a_python_int_argument_that_does_not_fit_int32_fails_as_in_jax(value):
+    messages = []
+    for jit in (jax.jit, s07.jit):
+        with pytest.raises(OverflowError) as e:
+            jit(lambda a: a)(value)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]

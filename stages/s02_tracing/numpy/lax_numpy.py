@@ -46,6 +46,8 @@ def asarray(a: Any, dtype: Any = None) -> Any:
     if isinstance(a, (list, tuple)) and any(isinstance(x, (core.Tracer, Array)) for x in a):
         return stack([asarray(x, dtype) for x in a])  # JAX: jnp.array of traced elements
     if type(a) in (int, float, complex) and dtype is None:
+        if type(a) is int:
+            dtypes.check_python_int(a)
         return lax.convert_element_type(a, None, weak_type=True)  # stays weak, as in JAX
     arr = np.asarray(a)
     dtypes.check_valid_dtype(arr.dtype)

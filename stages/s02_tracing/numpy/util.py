@@ -23,7 +23,9 @@ _SCALARS = (bool, int, float, complex)
 def check_arraylike(fun_name: str, *args: Any) -> None:
     """Arrays, tracers and scalars only: a list would hide a silent conversion (as in JAX)."""
     for pos, arg in enumerate(args):
-        if not isinstance(arg, (core.Tracer, Array, np.ndarray, np.generic, *_SCALARS)) and \
+        if type(arg) is int:
+            dtypes.check_python_int(arg)  # a weak int32 to be: refused if it does not fit
+        elif not isinstance(arg, (core.Tracer, Array, np.ndarray, np.generic, *_SCALARS)) and \
                 type(arg) not in core.pytype_aval_mappings:  # a later stage's array type
             raise TypeError(
                 f"{fun_name} requires ndarray or scalar arguments, got {type(arg)} at "
