@@ -142,9 +142,7 @@ def get_aval(x: Any) -> ShapedArray:
     if t in pytype_aval_mappings:
         return pytype_aval_mappings[t](x)
     if t in (bool, int, float, complex):
-        if t is int:
-            dtypes.check_python_int(x)
-        return ShapedArray((), dtypes.python_scalar_dtype(t), weak_type=t is not bool)  # JAX's
+        return ShapedArray((), dtypes.python_scalar_dtype(t, x), weak_type=t is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
         dtype = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dtype)  # no strings or objects

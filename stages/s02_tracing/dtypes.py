@@ -45,11 +45,14 @@ def check_python_int(value: int) -> None:
         raise OverflowError(f"Python int {value} too large to convert to int32")
 
 
-def python_scalar_dtype(pytype: type) -> np.dtype:
-    """The dtype of a Python scalar type: bool, int32, float32 or complex64."""
+def python_scalar_dtype(pytype: type, value: Any = None) -> np.dtype:
+    """The dtype of a Python scalar type: bool, int32, float32 or complex64 (JAX's, weak); an
+    int `value` is checked to fit."""
     # JAX: dtypes.python_scalar_types_to_dtypes, then canonicalize_dtype
     if pytype not in _python_scalar_dtypes:
         raise TypeError(f"{pytype} is not a Python scalar type")
+    if pytype is int and value is not None:
+        check_python_int(value)
     return _python_scalar_dtypes[pytype]
 # --8<-- [end:canonical]
 
