@@ -22,11 +22,14 @@ from .explain import equality_errors_pytreedef
 
 @dataclasses.dataclass(frozen=True)
 class ArgInfo:
-    """What a station knows about one argument leaf (JAX: stages.ArgInfo; a pytree leaf)."""
+    """What a station knows about one argument leaf: its aval, weak type included, and whether
+    it is donated (JAX: stages.ArgInfo; a pytree leaf)."""
 
-    shape: tuple[int, ...]
-    dtype: Any
+    _aval: Any
     donated: bool
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
 
 
 def _out_info(out_tree: Any, out_avals: Any) -> Any:
@@ -47,7 +50,7 @@ class Traced:
     @property
     def args_info(self) -> Any:
         donated = self._p.params["donated_invars"][len(self._p.consts):]
-        infos = [ArgInfo(a.shape, a.dtype, d) for a, d in zip(self.in_avals, donated, strict=True)]
+        infos = [ArgInfo(a, d) for a, d in zip(self.in_avals, donated, strict=True)]
         return tree_unflatten(self.in_tree, infos)
 
     @property

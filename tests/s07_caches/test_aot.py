@@ -39,6 +39,12 @@ def test_trace_gives_the_jaxpr_and_out_info_jax_gives():
         repr(jax.jit(f_of(jjnp)).eval_shape(A, V)) == "ShapeDtypeStruct(shape=(2,), dtype=float32)"
 
 
+def test_args_info_prints_as_jaxs_weak_type_included():
+    def run(jit):
+        return repr(jit(lambda a, b, c: a, donate_argnums=2).lower(1.0, A, V).args_info)
+    assert run(s07.jit) == run(jax.jit)
+
+
 def test_a_pytree_of_outputs_and_donated_arguments_are_described():
     def g(x, y):
         return {"sum": x + y, "pair": (x, y * 2)}
