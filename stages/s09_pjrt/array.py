@@ -76,10 +76,11 @@ class ArrayImpl(Array):
 
     def data_on(self, device: str) -> Data:
         """The handle to pass to a computation on `device`, copied there if it is elsewhere."""
+        data = self._data
+        if data.device == device and data.has_value():  # every jit call's question: one test
+            return data
         self._check_if_deleted()
-        if self._data.device == device:
-            return self._data
-        return self._client.copy_to_device(self._data, device)
+        return self._client.copy_to_device(data, device)
 
     def devices(self) -> set[Device]:
         self._check_if_deleted()
