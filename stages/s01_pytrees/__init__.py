@@ -7,9 +7,13 @@ Reading path (the lesson, in order):
   4. keys.py          the keys of a key path: SequenceKey, DictKey, GetAttrKey, ...
   5. registration.py  how a type becomes a node: register_pytree_node, register_dataclass
 
+Beside it:
+  equality.py         where two pytrees differ, path by path: what mismatch errors list
+
 JAX: jax.tree_util (jax/_src/tree_util.py over jaxlib's C++ pytree.cc).
 """
 
+from .equality import equality_errors, equality_errors_pytreedef
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 from .pytree import PyTreeRegistry
 from .registration import (
@@ -60,6 +64,8 @@ __all__ = [
     "all_leaves",
     "broadcast_prefix",
     "default_registry",
+    "equality_errors",
+    "equality_errors_pytreedef",
     "flatten_one_level",
     "flatten_one_level_with_keys",
     "keystr",

@@ -185,12 +185,14 @@ def _cumsum_transpose(ct, operand, *, axis, reverse):
 
 
 def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
-    """Sum over the axes the broadcast created or stretched, then restore the size-1 axes."""
-    stretched = [d for i, d in enumerate(broadcast_dimensions)
-                 if operand.aval.shape[i] == 1 and shape[d] != 1]
-    summed = tuple(d for d in range(len(shape))
-                   if d not in broadcast_dimensions or d in stretched)
-    return [lax.reshape(lax.reduce_sum(ct, summed), operand.aval.shape)]
+    """Sum over every axis not fed by a non-unit operand axis, then put the unit axes back."""
+    aval = operand.aval
+    spec = aval.sharding.spec if aval.sharding is not None else (None,) * aval.ndim
+    unit_dims = [i for i, (d, p) in enumerate(zip(aval.shape, spec, strict=True))
+                 if d == 1 and p is None]
+    bdims = [d for i, d in enumerate(broadcast_dimensions) if i not in unit_dims]
+    axes = tuple(d for d in range(len(shape)) if d not in bdims)
+    return [lax.expand_dims(lax.reduce_sum(ct, axes), unit_dims)]
 
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):

@@ -28,10 +28,9 @@ from stages.s01_pytrees import (
     tree_unflatten,
     treedef_children,
 )
-from stages.s02_tracing import core, dtypes, lax
+from stages.s02_tracing import core, dtypes, eval_shape, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import (
-    argnums_partial2,
     check_arg,
     check_callable,
     debug_info,
@@ -39,7 +38,11 @@ from stages.s02_tracing.api_util import (
 )
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
-from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
+from stages.s04_autodiff.api import (
+    argnums_partial2,
+    check_input_dtype_revderiv,
+    check_output_dtype_revderiv,
+)
 
 from . import batching_rules, gather_batching  # noqa: F401  (rules for stage 2's primitives)
 from .batching import AxisData, SpecMatchError, batch
@@ -135,6 +138,28 @@ def _axis_size(name: str, x: Any, axis: int) -> int:
     return shape[axis]
 
 
+def _check_axis_size(fun: Callable, size: Any, args_flat: list, in_axes_flat: list,
+                     in_tree: Any, out_axes: Any) -> None:
+    """A size that is not an integer fails with JAX's TypeError from where JAX first makes a
+    shape of it: an op on a mapped argument, else the broadcast of an unmapped output."""
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        return
+    for x, d in zip(args_flat, in_axes_flat, strict=True):
+        if d is not None:
+            shape = list(np.shape(x))
+            shape[d] = size
+            raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                            f"got {tuple(shape)}.")
+    args, kwargs = tree_unflatten(in_tree, args_flat)
+    outs, out_tree = tree_flatten(eval_shape(fun, *args, **kwargs))
+    for out, axis in zip(outs, flatten_axes("vmap out_axes", out_tree, out_axes), strict=True):
+        if axis is not None:
+            types = [type(d) for d in out.shape]
+            types.insert(axis % (len(types) + 1), type(size))
+            raise TypeError("broadcast_in_dim shape must have every element be an integer "
+                            f"type, got {tuple(types)}.")
+
+
 def _leaf_descriptions(fn: Callable, tree: Any, vals: Sequence[Any]) -> list[str]:
     """`argument b['q'] of type float32[3,3]` for each leaf, as JAX's message names them."""
     args, kwargs = tree_unflatten(tree, vals)
@@ -209,6 +234,8 @@ def vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: Any =
             if axis is not None:  # a mapped value must be an array (JAX's TypeError); an
                 core.get_aval(x)  # unmapped one reaches the function as it is
         size = _mapped_axis_size(fun, in_tree, args_flat, in_axes_flat, "vmap", axis_size)
+        _check_axis_size(fun, size if axis_size is None else axis_size, args_flat,
+                         in_axes_flat, in_tree, out_axes)
         out_axes_thunk = lambda: flatten_axes("vmap out_axes", out_tree(), out_axes)
         try:
             out_flat = batch(flat_fun, AxisData(axis_name, size, spmd_axis_name), in_axes_flat,

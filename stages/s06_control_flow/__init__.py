@@ -14,7 +14,6 @@ Beside it:
   common.py       what the three share: body tracing, const hoisting, the carry check and
                   weak-type promotion, the fixed point, jaxpr surgery
   util.py         list helpers, type matching, pytree structure differences
-  _jax_compat.py  what exists only so error messages match JAX's
 
 JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Importing the stage
 registers the rules of cond, while and scan in the tables of stages 3-5. switch uses lax.clamp

@@ -17,7 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
+from stages.s01_pytrees import (
+    PyTreeDef,
+    equality_errors,
+    keystr,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
 from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
@@ -33,7 +39,6 @@ from stages.s04_autodiff.ad_util import Zero
 from .util import (
     aval_mismatch_extra,
     bulleted,
-    equality_errors,
     partition_list,
     pcast_hint,
     split_list,

@@ -17,6 +17,7 @@ import numpy as np
 
 from stages.s01_pytrees import (
     PyTreeDef,
+    equality_errors_pytreedef,
     keystr,
     tree_flatten,
     tree_flatten_with_path,
@@ -27,7 +28,6 @@ from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import debug_info, fun_sourceinfo
 from stages.s02_tracing.core import ShapedArray
 
-from . import _jax_compat
 from .common import (
     initial_style_jaxpr,
     jaxpr_forwarding,
@@ -147,7 +147,7 @@ def _check_branch_outputs(api_name: str, name1: str, name2: str, f1: Callable, f
     if tree1 != tree2:
         diffs = [f"{name1} output{component(p)} is a {t1} but {name2} output{component(p)} is "
                  f"a {t2}, so {why}"
-                 for p, t1, t2, why in _jax_compat.equality_errors_pytreedef(tree1, tree2)]
+                 for p, t1, t2, why in equality_errors_pytreedef(tree1, tree2)]
         differences = f"{diffs[0]}.\n" if len(diffs) == 1 else bulleted(diffs)
         raise TypeError(
             f"{api_name} branch outputs must have the same pytree structure, but they "

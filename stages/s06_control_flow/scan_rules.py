@@ -205,13 +205,13 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
 
 
 def _residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_consts: int,
-                    num_known_carry: int) -> list[tuple[str, int | None]]:
+                    num_known_carry: int, known_ins: list[Any]) -> list[tuple[str, int | None]]:
     """Where each residual of a split scan body comes from.
 
     ("const", i): a known const of the loop, or a constant of the body: loop-invariant, so it
     is passed once, as a const of the unknown scan. ("xs", i): a known xs slice: the stacked
-    xs already hold it. ("loop", None): computed per iteration, stacked by the known scan.
-    """
+    xs already hold it (unless a numpy array: JAX forwards none, it stacks them anew).
+    ("loop", None): computed per iteration, stacked by the known scan."""
     invars = jaxpr_known.jaxpr.invars
     position = {id(v): i for i, v in enumerate(invars)}
     constvars = {id(v): num_known_consts + j for j, v in enumerate(jaxpr_known.jaxpr.constvars)}
@@ -222,7 +222,8 @@ def _residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_con
             kinds.append(("const", i))
         elif isinstance(v, Var) and id(v) in constvars:
             kinds.append(("const", constvars[id(v)]))
-        elif i is not None and i >= num_known_consts + num_known_carry:
+        elif i is not None and i >= num_known_consts + num_known_carry and \
+                not isinstance(known_ins[i], np.ndarray):
             kinds.append(("xs", i))
         else:
             kinds.append(("loop", None))
@@ -256,8 +257,9 @@ def _scan_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, reverse: 
     # Residual stacking: a residual computed per iteration is stacked by the known scan, as
     # an extra y, and read by the unknown scan as an extra x. A residual that is a const of the
     # loop, or an xs slice, is already held by an input: it is passed as it is, not stacked.
+    known_ins = [t.pval.get_known() for t, uk in zip(tracers, unknowns, strict=True) if not uk]
     kinds = _residual_kinds(jaxpr_known, num_known_outs, num_known_consts,
-                            num_carry - sum(carry_uk))
+                            num_carry - sum(carry_uk), known_ins)
     jaxpr_known = prune_closed_jaxpr_outputs(
         jaxpr_known, [True] * num_known_outs + [kind == "loop" for kind, _ in kinds])
     # unknown body: [residuals, unknown ins] -> [intensive res, unknown ins, extensive res]
@@ -266,11 +268,9 @@ def _scan_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, reverse: 
                                          + [False] * num_unknown_ins)
     tracers = [trace.instantiate_const(t) if uk else t
                for t, uk in zip(tracers, unknowns, strict=True)]
-    known_ins = [t.pval.get_known() for t in tracers if t.is_known()]
-    outs = []
-    if jaxpr_known.out_avals:
-        outs = scan_p.bind(*known_ins, jaxpr=jaxpr_known, num_consts=num_known_consts,
-                           num_carry=num_carry - sum(carry_uk), **params)
+    outs = [] if not jaxpr_known.out_avals else scan_p.bind(
+        *known_ins, jaxpr=jaxpr_known, num_consts=num_known_consts,
+        num_carry=num_carry - sum(carry_uk), **params)
     known_outs, loop_res = split_list(outs, [num_known_outs])
     invariant_vals = [*known_ins[:num_known_consts], *jaxpr_known.consts]
     loop_res_iter = iter(loop_res)

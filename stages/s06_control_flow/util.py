@@ -1,17 +1,17 @@
-"""Small helpers JAX keeps elsewhere: list surgery, type matching, pytree structure differences,
+"""Small helpers JAX keeps elsewhere: list surgery, type matching, the branches' varying axes,
 and a scan's trip count under `unroll` (which only a compiler's layout of the loop reads).
 
 JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` in
-jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here);
-`equality_errors` in jax/_src/tree_util.py.
+jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here).
+Where two pytrees differ (`equality_errors`) is stage 1's, as it is tree_util's in JAX.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from stages.s01_pytrees import flatten_one_level_with_keys, keystr, tree_structure
+from stages.s01_pytrees import keystr
 from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra  # noqa: F401  (JAX: core's)
@@ -53,51 +53,7 @@ def typematch(a: ShapedArray, b: ShapedArray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-# ------------------------------------------------------------------ structure differences
-
-
-def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
-                    ) -> Iterator[tuple[tuple, str, str, str]]:
-    """Where two pytrees differ: (key path, what tree1 has, what tree2 has, why they differ).
-
-    JAX: tree_util.equality_errors. Leaves that are both leaves never differ here: this is
-    about structure only.
-    """
-    def is_leaf(t: Any) -> bool:
-        treedef = tree_structure(t)
-        return treedef.num_nodes == 1 and treedef.num_leaves == 1
-
-    if is_leaf(tree1) and is_leaf(tree2):
-        return
-    if type(tree1) is not type(tree2):
-        yield path, str(type(tree1)), str(type(tree2)), "their Python types differ"
-        return
-    if isinstance(tree1, (list, tuple)) and len(tree1) != len(tree2):
-        yield (path, f"{type(tree1).__name__} of length {len(tree1)}",
-               f"{type(tree2).__name__} of length {len(tree2)}", "the lengths do not match")
-        return
-    kids1, meta1 = flatten_one_level_with_keys(tree1)
-    kids2, meta2 = flatten_one_level_with_keys(tree2)
-    kids1, kids2 = list(kids1), list(kids2)
-    if len(kids1) != len(kids2):
-        diff = " ".join(repr(getattr(k, "key", k)) for k in
-                        {k for k, _ in kids1} ^ {k for k, _ in kids2})
-
-        def children(t: Any, n: int) -> str:
-            return f"{type(t)} with {n} child{'ren' if n > 1 else ''}"
-
-        why = "the numbers of children do not match"
-        if diff:
-            why += f", with the symmetric difference of key sets: {{{diff}}}"
-        yield path, children(tree1, len(kids1)), children(tree2, len(kids2)), why
-        return
-    if meta1 != meta2:
-        yield (path, f"{type(tree1)} with pytree metadata {meta1}",
-               f"{type(tree2)} with pytree metadata {meta2}",
-               "the pytree node metadata does not match")
-        return
-    for (key, c1), (_, c2) in zip(kids1, kids2, strict=True):
-        yield from equality_errors(c1, c2, (*path, key))
+# ------------------------------------------------------------------ varying axes
 
 
 def pcast_hint(fixes: Sequence[str], *, loop: bool) -> str:

@@ -22,9 +22,8 @@ import re
 import sysconfig
 from typing import Any
 
-from stages.s01_pytrees import keystr, tree_unflatten
+from stages.s01_pytrees import equality_errors_pytreedef, keystr
 from stages.s02_tracing import config
-from stages.s06_control_flow.util import equality_errors
 
 logger = logging.getLogger(__name__)
 
@@ -109,20 +108,6 @@ def diff_tracing_ctx(new_ctx: tuple, old_ctx: tuple) -> tuple[int, int, str] | N
              for name, new, old in zip(config.trace_context_names(), new_ctx, old_ctx,
                                        strict=True) if new != old]
     return 0, len(diffs), msg + "\n" + "\n".join(diffs)
-
-
-class _LeafMeta(type):
-    def __repr__(cls) -> str:
-        return "pytree leaf"  # what a leaf's type prints as in a tree difference
-
-
-_LEAF = _LeafMeta("Leaf", (), {})()
-
-
-def equality_errors_pytreedef(tree1: Any, tree2: Any) -> Any:
-    """Where two treedefs differ: (key path, this, that, why), as tree_util.equality_errors."""
-    return equality_errors(tree_unflatten(tree1, [_LEAF] * tree1.num_leaves),
-                           tree_unflatten(tree2, [_LEAF] * tree2.num_leaves))
 
 
 def diff_trees(new_tree: Any, old_tree: Any) -> tuple[int, int, str] | None:

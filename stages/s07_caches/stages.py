@@ -13,11 +13,10 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from stages.s01_pytrees import keystr, tree_flatten, tree_unflatten
+from stages.s01_pytrees import equality_errors_pytreedef, keystr, tree_flatten, tree_unflatten
 from stages.s02_tracing import core
 
 from .api_util import ShapeDtypeStruct
-from .explain import equality_errors_pytreedef
 
 
 @dataclasses.dataclass(frozen=True)

@@ -141,3 +141,33 @@ def test_vjp_cotangent_with_the_wrong_structure_or_type():
     _, their_f_vjp = jax.vjp(jax.lax.sin, 1.0)
     ct = np.ones(2, np.float32)
     assert _message(f_vjp, ct) == (ValueError, _message(their_f_vjp, ct)[1])
+
+
+@pytest.mark.parametrize("argnums", [(0, 0), (0, -2)])
+def test_grad_with_a_repeated_argnum_fails_like_jax(argnums):
+    # the repeat finds its argument already taken and passes None: never a doubled gradient
+    f = lambda x, y: x * y * y
+    msg = _same_error(grad(f, argnums=argnums), jax.grad(f, argnums=argnums), 1.0, 2.0)
+    assert "NoneType" in msg
+
+
+def test_grad_with_a_repeated_unused_argnum_returns_none_like_jax():
+    f = lambda x, y: y * y
+    ours = grad(f, argnums=(0, 0))(1.0, 2.0)
+    theirs = jax.grad(f, argnums=(0, 0))(1.0, 2.0)
+    assert ours[1] is None and theirs[1] is None
+    assert float(ours[0]) == float(theirs[0]) == 0.0
+
+
+def _pair(x):
+    return (x, {"a": x, "b": [x, x]})
+
+
+@pytest.mark.parametrize("ct", [
+    1.0, None, [1.0, 1.0], (1.0,), (1.0, 1.0, 1.0), ((1.0, 1.0), {"a": 1.0, "b": [1.0, 1.0]}),
+    (1.0, {"a": 1.0}), (1.0, {"a": 1.0, "c": [1.0, 1.0]}), (1.0, {"a": 1.0, "b": [1.0]}),
+], ids=repr)
+def test_vjp_cotangent_tree_mismatch_says_where_like_jax(ct):
+    _, f_vjp = vjp(_pair, 1.0)
+    _, their_f_vjp = jax.vjp(_pair, 1.0)
+    assert _message(f_vjp, ct) == _message(their_f_vjp, ct)

@@ -92,6 +92,11 @@ GRADS = {
     "tanh_layer": (lambda lax, w, x: lax.reduce_sum(
         lax.tanh(lax.dot_general(w, x, (((1,), (0,)), ((), ())))), (0,)),
         (np.ones((2, 3), np.float32), np.ones(3, np.float32))),
+    # broadcast_in_dim's transpose: reduce_sum, then expand_dims back over the unit axes
+    "broadcast_unit_axis": (lambda lax, x: lax.reduce_sum(
+        lax.broadcast_in_dim(x, (3,), (0,)), (0,)), (np.ones(1, np.float32),)),
+    "broadcast_unit_and_new_axes": (lambda lax, x: lax.reduce_sum(
+        lax.broadcast_in_dim(x, (2, 4, 3), (0, 2)), (0, 1, 2)), (np.ones((1, 3), np.float32),)),
 }
 
 
@@ -100,3 +105,11 @@ def test_grad_jaxpr_prints_like_jax(name, ours, theirs):
     fn, args = GRADS[name]
     got = ours.make_jaxpr(ours.grad(lambda *a: fn(ours.lax, *a)))(*args)
     assert str(got) == str(theirs.make_jaxpr(theirs.grad(lambda *a: fn(theirs.lax, *a)))(*args))
+
+
+def test_grad_of_scalar_broadcast_adds_no_reshape(ours, theirs):
+    """A scalar's cotangent is the sum alone: expand_dims over no axes emits nothing."""
+    args = (np.float32(1), np.ones(3, np.float32))
+    got = ours.make_jaxpr(ours.grad(lambda x, y: ours.jnp.sum(x + y)))(*args)
+    want = theirs.make_jaxpr(theirs.grad(lambda x, y: theirs.jnp.sum(x + y)))(*args)
+    assert str(got) == str(want)

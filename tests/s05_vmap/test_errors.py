@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 import pytest
+
+import stages.s05_vmap as s05
 
 f32 = np.float32
 
@@ -136,3 +139,40 @@ def test_a_leaked_batch_tracer_fails_loudly(ours):
     ours.vmap(lambda a: leaked.append(a) or a)(np.ones(3, f32))
     with pytest.raises(Exception, match="Encountered an unexpected tracer"):
         ours.lax.sin(leaked[0])
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev", "hessian"])
+def test_a_repeated_argnum_fails_like_jax(jac):
+    # the repeat finds its argument already taken and passes None: never a doubled Jacobian
+    msg = _same_error(lambda lib: getattr(lib, jac)(lambda x, y: x * y * y, argnums=(0, 0)),
+                      1.0, 2.0, ours=s05, theirs=jax)
+    assert "NoneType" in msg
+
+
+AXIS_SIZE_ERRORS = {
+    "float_size_with_a_mapped_argument": (
+        lambda lib: lib.vmap(lambda v: v * 2.0, axis_size=2.0), (np.ones((2, 3), f32),)),
+    "float_size_nothing_mapped": (lambda lib: lib.vmap(lambda: 1.0, axis_size=2.0), ()),
+    "numpy_float_size": (lambda lib: lib.vmap(lambda: 1.0, axis_size=np.float32(2)), ()),
+    "bool_size": (lambda lib: lib.vmap(lambda: 1.0, axis_size=True), ()),
+    "float_size_broadcast_array_output": (
+        lambda lib: lib.vmap(lambda v: v, in_axes=None, axis_size=2.0), (np.ones((2, 3), f32),)),
+    "float_size_broadcast_at_out_axis": (
+        lambda lib: lib.vmap(lambda v: v, in_axes=None, out_axes=1, axis_size=2.0),
+        (np.ones((2, 3), f32),)),
+    "negative_size": (lambda lib: lib.vmap(lambda: 1.0, axis_size=-1), ()),
+}
+
+
+@pytest.mark.parametrize("name", list(AXIS_SIZE_ERRORS))
+def test_a_bad_axis_size_fails_like_jax(name, ours, theirs):
+    make, args = AXIS_SIZE_ERRORS[name]
+    jax.clear_caches()  # JAX's caches take 2.0 for an equal 2 traced before (same hash)
+    _same_error(make, *args, ours=ours, theirs=theirs)
+
+
+def test_an_integer_like_axis_size_is_accepted_like_jax(ours, theirs):
+    jax.clear_caches()
+    for lib in (ours, theirs):
+        out = lib.vmap(lambda: 1.0, axis_size=np.int64(2))()
+        assert np.shape(out) == (2,)

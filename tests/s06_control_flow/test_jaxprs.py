@@ -14,6 +14,7 @@ from stages.s02_tracing import make_jaxpr
 from stages.s02_tracing import numpy as jnp
 
 C = np.array([1.0, 2.0, 3.0], np.float32)
+NP_XS = np.arange(5, dtype=np.float32)
 
 
 def f32(*shape):
@@ -78,6 +79,14 @@ PRINTED = {
         p, n.jnp.sin, n.jnp.cos, x), (x,), (t,)), (True, 1.0, 1.0)),
     "jvp_while": (lambda n: lambda x, t: n.jvp(lambda x: n.cf.while_loop(
         lambda c: c < 10.0, lambda c: c * 2.0, x), (x,), (t,)), (1.0, 1.0)),
+    # a numpy xs is no forwarded residual: the known scan stacks its slices anew
+    "grad_scan_numpy_xs_is_stacked_as_a_residual": (lambda n: n.grad(lambda c: n.cf.scan(
+        lambda c, x: (c * x, None), c, NP_XS)[0]), (np.float32(0.3),)),
+    "linearize_scan_numpy_xs_is_stacked_as_a_residual": (lambda n: lambda c: n.linearize(
+        lambda c: n.cf.scan(lambda c, x: (c * x, None), c, NP_XS)[0], c)[1](c),
+        (np.float32(0.3),)),
+    "grad_scan_traced_xs_is_forwarded": (lambda n: n.grad(lambda c, xs: n.cf.scan(
+        lambda c, x: (c * x, None), c, xs)[0]), (np.float32(0.3), NP_XS)),
 }
 
 
