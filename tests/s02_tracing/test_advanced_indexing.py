@@ -46,9 +46,23 @@ CASES = {
     "at_add_negative_numbers": lambda a, i: a.at[-1, np.int32(-2)].add(1.0),
     "at_get_number_fill": lambda a, i: a.at[0, 2].get(mode="fill"),
     "at_numpy_negative_indices": lambda a, i: a.at[np.array([0, -1])].set(1.0),
+    # an int array updated by floats: the scatter runs in float32, then converts back
+    "at_add_float_to_int": lambda a, i: i.at[1].add(0.5),
+    "at_mul_float_to_int": lambda a, i: i.at[0].mul(0.5),
+    "at_set_float_to_int": lambda a, i: i.at[np.array([0, 2])].set(np.float32(1.5)),
+    "at_add_fitting_int": lambda a, i: i.astype(np.uint8).at[0].add(300),
+    # a scalar bool is a new axis of size 1 (True) or 0 (False)
+    "bool_true": lambda a, i: a[True],
+    "bool_false": lambda a, i: a[False],
+    "bool_after_int": lambda a, i: a[0, True],
+    "bool_numpy_0d": lambda a, i: a[np.array(True)],
+    "bool_then_array": lambda a, i: a[1, True, i],
+    "at_bool_set": lambda a, i: a.at[True].set(1.0),
+    "at_bool_false_add": lambda a, i: a.at[False].add(1.0),
 }
 
 
+@pytest.mark.filterwarnings("ignore:scatter inputs have incompatible types")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_advanced_indexing_matches_jax(case):
     def run(ns):
@@ -64,13 +78,24 @@ def test_advanced_indexing_matches_jax(case):
 PRINTS_AS_JAX = ["at_add_negative_numbers", "at_add_repeated", "at_add_traced", "at_get",
                  "at_get_fill", "at_get_number_fill", "at_mask", "at_mul_slice",
                  "at_numpy_negative_indices", "at_out_of_bounds_dropped", "at_set_int_to_float",
-                 "at_set_number", "bool_mask", "bool_vector", "ellipsis", "middle_axis"]
+                 "at_set_number", "bool_mask", "bool_vector", "ellipsis", "middle_axis",
+                 "at_add_float_to_int", "at_mul_float_to_int", "at_set_float_to_int",
+                 "at_add_fitting_int", "bool_true", "bool_numpy_0d"]
 
 
+@pytest.mark.filterwarnings("ignore:scatter inputs have incompatible types")
 @pytest.mark.parametrize("case", PRINTS_AS_JAX)
 def test_advanced_indexing_jaxpr_prints_as_jax(case):
     def run(ns):
         return str(ns.make_jaxpr(CASES[case])(X, I))
+    assert run(OURS) == run(THEIRS)
+
+
+def test_an_update_that_does_not_fit_the_dtype_warns_as_jax_does():
+    def run(ns):
+        with pytest.warns(FutureWarning) as record:
+            ns.jnp.asarray(I).at[1].add(0.5)
+        return [str(w.message) for w in record]
     assert run(OURS) == run(THEIRS)
 
 
@@ -89,13 +114,21 @@ def _error(fn):
     return type(info.value).__name__, str(info.value)
 
 
-@pytest.mark.parametrize("index", ["traced_mask", "float", "list"])
+ERRORS = {
+    "traced_mask": lambda ns, a: ns.make_jaxpr(lambda a: a[a > 3])(X),
+    "float": lambda ns, a: a[np.array([1.5], np.float32)],
+    "list": lambda ns, a: a[[1, 0]],
+    "python_float": lambda ns, a: a[1.0],
+    "float_after_int": lambda ns, a: a[0, 1.0],
+    "numpy_float": lambda ns, a: a[np.float32(1)],
+    "float_0d_array": lambda ns, a: a[np.array(1.0)],
+    "at_float": lambda ns, a: a.at[1.0].set(2.0),
+    "size_0_axis": lambda ns, a: a[:, :0][0, 0],
+}
+
+
+@pytest.mark.parametrize("index", sorted(ERRORS))
 def test_indexing_errors_match_jax(index):
     def run(ns):
-        a = ns.jnp.asarray(X)
-        if index == "traced_mask":
-            return ns.make_jaxpr(lambda a: a[a > 3])(X)
-        if index == "float":
-            return a[np.array([1.5], np.float32)]
-        return a[[1, 0]]
+        return ERRORS[index](ns, ns.jnp.asarray(X))
     assert _error(lambda: run(OURS)) == _error(lambda: run(THEIRS))

@@ -74,6 +74,21 @@ def test_einsum_jaxpr_prints_as_jax(case):
     assert str(ojnp_make_jaxpr(lambda: CASES[case](ojnp))()) == want
 
 
+@pytest.mark.parametrize("call", [
+    lambda jnp: jnp.take(X, jnp.array([0]), axis=2),
+    lambda jnp: jnp.take(X, jnp.array([0]), axis=-3),
+    lambda jnp: jnp.take(np.float32(1.0), jnp.array([0]), axis=0),
+    lambda jnp: jnp.take_along_axis(X, jnp.array([[0]]), axis=2),
+    lambda jnp: jnp.take_along_axis(X, jnp.array([[0]]), axis=-3),
+])
+def test_take_refuses_an_axis_out_of_bounds_as_jax_does(call):
+    with pytest.raises(ValueError) as ours:
+        call(ojnp)
+    with pytest.raises(ValueError) as theirs:
+        call(jjnp)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_boolean_einsum_contracts_as_jax_and_refuses_a_boolean_sum():
     b = np.array([[True, False], [True, True]])
     assert_same_typed_values(ojnp.einsum("ij,jk->ik", b, b), jjnp.einsum("ij,jk->ik", b, b))

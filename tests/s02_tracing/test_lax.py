@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
+import jax
 import numpy as np
 import pytest
 from jax import lax as jlax
 
 from shared.testing import RTOL_ELEMENTWISE, RTOL_REDUCTION
-from stages.s02_tracing import Array, core, lax
+from stages.s02_tracing import Array, core, lax, make_jaxpr
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((3, 4)).astype(np.float32)
@@ -51,6 +54,11 @@ def test_unary_ops_match_jax(name, x):
 def test_round_breaks_ties_away_from_zero_or_to_even():
     halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], np.float32)
     np.testing.assert_array_equal(same("round", halves), [-3, -2, -1, 1, 2, 3])
+    # exact: just under a half, and odd integers above 2**23 where |x| + 0.5 would round
+    near = np.array([0.49999997, -0.49999997, 8388609.0, -8388611.0, np.inf, np.nan], np.float32)
+    np.testing.assert_array_equal(same("round", near), [0, -0.0, 8388609, -8388611, np.inf,
+                                                         np.nan])
+    same("round", np.array([0.4998, 1.5, -2.5], np.float16))
     even = same("round", halves, lax.RoundingMethod.TO_NEAREST_EVEN)
     np.testing.assert_array_equal(even, [-2, -2, -0, 0, 2, 2])
 
@@ -68,7 +76,10 @@ def test_abs_of_complex_is_real():
      ("lt", X, Y), ("le", I, J), ("gt", X, Y), ("ge", B, ~B), ("bitwise_and", I, J),
      ("bitwise_or", U, U >> 3), ("bitwise_xor", B, ~B), ("shift_left", I, J),
      ("shift_right_logical", I, J), ("shift_right_logical", U, U % 40),
-     ("shift_right_arithmetic", I, J), ("shift_left", U, U % 40)],
+     ("shift_right_arithmetic", I, J), ("shift_left", U, U % 40),
+     # unsigned too: the top bit is copied (uint8 128 >> 1 is 192)
+     ("shift_right_arithmetic", U, U % 40),
+     ("shift_right_arithmetic", np.array([128, 255, 7], np.uint8), np.array([1, 9, 1], np.uint8))],
 )
 def test_binary_ops_match_jax(name, x, y):
     same(name, x, y)
@@ -181,6 +192,8 @@ def test_convert_element_type_of_a_python_scalar_is_a_strong_scalar():
 def test_structural_ops_match_jax():
     same("broadcast_in_dim", X[0], (2, 3, 4), (2,))
     same("broadcast_in_dim", X[:1], (5, 3, 4), (1, 2))
+    same("broadcast_in_dim", X, (4, 3), (1, 0))  # dimensions out of order: a transpose
+    same("broadcast_in_dim", X.reshape(3, 1, 4), (4, 2, 3, 5), (2, 1, 0))
     same("broadcast", X, (2,))
     same("reshape", X, (2, 6))
     same("reshape", X, (4, 3), (1, 0))
@@ -280,6 +293,17 @@ def test_eager_results_are_arrays_even_for_scalars_with_jaxs_weak_types():
     assert repr(out) == repr(jlax.add(1.0, 2.0)) == "Array(3., dtype=float32, weak_type=True)"
     assert isinstance(lax.reduce_sum(X, (0, 1)), Array)
     assert repr(lax.reduce_sum(X[:1, :2], (0, 1))) == repr(jlax.reduce_sum(X[:1, :2], (0, 1)))
+
+
+def test_argmax_of_complex_traces_but_fails_when_run_as_in_jax():
+    z = (X + 1j * Y).astype(np.complex64)
+    jaxpr = str(jax.make_jaxpr(lambda z: jlax.argmax(z, 0, np.int32))(z))
+    assert str(make_jaxpr(lambda z: lax.argmax(z, 0, np.int32))(z)) == jaxpr
+    for name in ("argmax", "argmin"):
+        with pytest.raises(TypeError) as theirs:
+            getattr(jlax, name)(z, 0, np.int32)
+        with pytest.raises(TypeError, match=re.escape(str(theirs.value))):
+            getattr(lax, name)(z, 0, np.int32)
 
 
 def test_eager_and_traced_calls_fail_alike_before_any_numpy_runs():

@@ -102,7 +102,9 @@ def _same(name, *args, rtol=RTOL_ELEMENTWISE, **kwargs):
      ("where", (X > 0, X, 0.0)), ("where", (I, X, I)), ("clip", (X, -0.5, 0.5)),
      ("positive", (I,)), ("abs", (I.astype(np.uint8),)), ("positive", (X > 0,)),
      ("floor", (I,)), ("real", (X,)), ("conjugate", (I,)), ("floor", (3,)),
-     ("astype", (np.array([100j, 0, 1], np.complex64), bool))],
+     ("astype", (np.array([100j, 0, 1], np.complex64), bool)),
+     # shifts promote bools to int32
+     ("left_shift", (I > 0, True)), ("right_shift", (I > 0, True))],
 )
 def test_elementwise_functions_match_jnp(name, args):
     _same(name, *args)
@@ -115,7 +117,12 @@ def test_elementwise_functions_match_jnp(name, args):
      ("mean", (X,), {}), ("mean", (I,), {"axis": 1}), ("mean", (X,), {"axis": (0, 1),
      "keepdims": True}), ("max", (X,), {"axis": 0}), ("min", (I,), {}), ("argmax", (X,), {}),
      ("argmax", (X,), {"axis": 1, "keepdims": True}), ("argmin", (I,), {"axis": 0}),
-     ("cumsum", (X,), {"axis": 1}), ("cumsum", (I.astype(np.uint8),), {})],
+     ("cumsum", (X,), {"axis": 1}), ("cumsum", (I.astype(np.uint8),), {}),
+     # an explicit bool dtype: sum is an `or`, prod an `and`, cumsum counts nonzeros
+     ("sum", (I,), {"dtype": bool}), ("prod", (I,), {"axis": 0, "dtype": bool}),
+     ("cumsum", (I,), {"axis": 1, "dtype": bool}), ("cumprod", (I,), {"dtype": bool}),
+     # max and min of a weak value are strong
+     ("max", (2.5,), {}), ("min", (np.float32(2.5) * 1,), {"axis": None})],
 )
 def test_reductions_match_jnp(name, args, kwargs):
     _same(name, *args, rtol=RTOL_REDUCTION, **kwargs)
@@ -158,6 +165,21 @@ def test_shape_functions_and_constructors_match_jnp():
         _same("arange", *args)
     _same("asarray", [1.0, 2.0])
     _same("asarray", np.ones(2, np.float64))
+    # an explicit dtype converts straight from the value, not through int32 first
+    _same("asarray", 2**40, dtype=np.float32)
+    _same("asarray", np.array([2**40]), dtype=np.float32)
+    _same("asarray", [1, 2**31], dtype=np.float32)
+    _same("asarray", [np.float16(1), 2.0])
+
+
+@pytest.mark.parametrize("value", [[1, 2**31], (1, -(2**31) - 1), [[1], [2**31]],
+                                   [True, 2**31], [None]])
+def test_asarray_of_a_list_refuses_what_int32_cannot_hold_as_jnp_does(value):
+    with pytest.raises(Exception) as ours:
+        snp.asarray(value)
+    with pytest.raises(Exception) as theirs:
+        jnp.asarray(value)
+    assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
 
 
 def test_reshape_errors_match_jnp():

@@ -37,7 +37,9 @@ def _shift_impl(shift):
         too_far = (y < 0) | (y >= bits)
         safe_y = np.where(too_far, 0, y).astype(x.dtype)
         out = shift(x, safe_y)
-        fill = np.where(x < 0, -1, 0) if shift is _arithmetic_right else 0
+        fill = 0
+        if shift is _arithmetic_right:  # copies of the top bit, for unsigned ints too
+            fill = np.where(_as_signed(x) < 0, -1, 0).astype(_as_signed(x).dtype).view(x.dtype)
         return np.where(too_far, fill, out)
 
     return impl
@@ -48,8 +50,13 @@ def _logical_right(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.right_shift(x.view(unsigned), y.astype(unsigned)).view(x.dtype)
 
 
+def _as_signed(x: np.ndarray) -> np.ndarray:
+    return x.view(np.dtype(f"int{x.dtype.itemsize * 8}"))
+
+
 def _arithmetic_right(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.right_shift(x, y)
+    # the top bit is the sign bit, whatever the dtype (XLA shifts uint8 128 >> 1 to 192)
+    return np.right_shift(_as_signed(x), y.astype(_as_signed(x).dtype)).view(x.dtype)
 
 
 not_p = unop(same_dtype, BOOL_OR_INT, "not", np.invert)

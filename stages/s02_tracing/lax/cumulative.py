@@ -22,7 +22,7 @@ from .elementwise import add
 from .reductions import cumred_shape_rule, number_dtype_rule, reduce_op_shape_rule
 from .slicing import slice_in_dim
 from .structural import concatenate, pad, rev
-from .utils import canonicalize_axis, const, first_dtype, standard_primitive
+from .utils import canonicalize_axis, const, standard_primitive
 
 __all__ = ["associative_scan", "cumlogsumexp", "cumlogsumexp_p", "cummax", "cummax_p",
            "cummin", "cummin_p", "cumprod", "cumprod_p", "reduce_prod", "reduce_prod_p"]
@@ -48,8 +48,8 @@ def _cumulative(name: str, ufunc: Any, dtype_rule: Any) -> tuple[Any, Callable]:
 
 
 cumprod_p, cumprod = _cumulative("cumprod", np.multiply, number_dtype_rule("cumprod"))
-cummax_p, cummax = _cumulative("cummax", np.maximum, first_dtype)
-cummin_p, cummin = _cumulative("cummin", np.minimum, first_dtype)
+cummax_p, cummax = _cumulative("cummax", np.maximum, number_dtype_rule("cummax"))
+cummin_p, cummin = _cumulative("cummin", np.minimum, number_dtype_rule("cummin"))
 cumlogsumexp_p, cumlogsumexp = _cumulative("cumlogsumexp", np.logaddexp,
                                            number_dtype_rule("cumlogsumexp"))
 

@@ -59,7 +59,10 @@ def _logistic_impl(x: np.ndarray) -> np.ndarray:
 def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
     if rounding_method == RoundingMethod.TO_NEAREST_EVEN:
         return np.round(x)
-    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+    # exact: x - trunc(x) loses no bits, where |x| + 0.5 would round (0.49999997 -> 1.0)
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
 
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

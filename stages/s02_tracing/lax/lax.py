@@ -153,6 +153,8 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     if type(operand) is int:
         # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
         operand = np.asarray(operand).astype(new_dtype)[()]
+    elif type(operand) is complex and not np.issubdtype(new_dtype, np.complexfloating):
+        np.asarray(operand, new_dtype)  # as JAX: numpy refuses a Python complex as a real
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None
     )

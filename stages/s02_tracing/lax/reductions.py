@@ -108,21 +108,22 @@ def _argminmax_dtype_rule(operand: core.ShapedArray, *, axes, index_dtype) -> np
     return index_dtype
 
 
-# np.argmax, like XLA's reducer, returns the first maximum and treats NaN as the maximum
-argmax_p = standard_primitive(
-    _argminmax_shape_rule,
-    _argminmax_dtype_rule,
-    "argmax",
-    lambda x, *, axes, index_dtype: np.argmax(x, axis=axes[0]),
-    weak_type_rule=never_weak,
-)
-argmin_p = standard_primitive(
-    _argminmax_shape_rule,
-    _argminmax_dtype_rule,
-    "argmin",
-    lambda x, *, axes, index_dtype: np.argmin(x, axis=axes[0]),
-    weak_type_rule=never_weak,
-)
+def _argminmax_impl(np_fn: Any, comparator: str):
+    # np.argmax, like XLA's reducer, returns the first maximum and treats NaN as the maximum
+    def impl(x: np.ndarray, *, axes, index_dtype) -> np.ndarray:
+        if np.issubdtype(x.dtype, np.complexfloating):
+            # JAX traces it, then its reducer's comparison refuses complex numbers
+            raise TypeError(f"{comparator} does not accept dtype {x.dtype} at position 0. "
+                            "Accepted dtypes at position 0 are subtypes of integer, floating, "
+                            "bool.")
+        return np_fn(x, axis=axes[0])
+    return impl
+
+
+argmax_p = standard_primitive(_argminmax_shape_rule, _argminmax_dtype_rule, "argmax",
+                              _argminmax_impl(np.argmax, "gt"), weak_type_rule=never_weak)
+argmin_p = standard_primitive(_argminmax_shape_rule, _argminmax_dtype_rule, "argmin",
+                              _argminmax_impl(np.argmin, "lt"), weak_type_rule=never_weak)
 
 
 def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:

@@ -14,7 +14,13 @@ import numpy as np
 
 from .. import core, dtypes
 from ..array import Array
-from .utils import canonicalize_axis, check_same_dtypes, first_dtype, standard_primitive
+from .utils import (
+    canonicalize_axis,
+    check_same_dtypes,
+    check_shapelike,
+    first_dtype,
+    standard_primitive,
+)
 
 __all__ = [
     "broadcast", "broadcast_in_dim", "broadcast_in_dim_p", "broadcasted_iota", "concatenate",
@@ -23,18 +29,21 @@ __all__ = [
 ]
 
 
-def _shape_of(operand: Any) -> tuple[int, ...]:
-    return tuple(np.shape(operand))
-
-
 # ------------------------------------------------------------------ broadcast_in_dim
 
 
 def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions, sharding) -> tuple:
+    check_shapelike("broadcast_in_dim", "shape", shape)
+    check_shapelike("broadcast_in_dim", "broadcast_dimensions", broadcast_dimensions)
     if operand.ndim != len(broadcast_dimensions):
         raise TypeError(
             "broadcast_in_dim broadcast_dimensions must have length equal to operand ndim; "
             f"got broadcast_dimensions {broadcast_dimensions} for operand ndim {operand.ndim}."
+        )
+    if len(shape) < operand.ndim:
+        raise TypeError(
+            "broadcast_in_dim target broadcast shape must have equal or higher rank to the operand"
+            f" shape; got operand ndim {operand.ndim} and target broadcast ndim {len(shape)}."
         )
     if not set(broadcast_dimensions) <= set(range(len(shape))):
         raise TypeError(
@@ -48,15 +57,19 @@ def _broadcast_in_dim_shape_rule(operand, *, shape, broadcast_dimensions, shardi
             f"{operand.shape}, target broadcast shape {shape}, "
             f"broadcast_dimensions {broadcast_dimensions} "
         )
+    if len(set(broadcast_dimensions)) != len(broadcast_dimensions):
+        raise TypeError(
+            "broadcast_in_dim broadcast_dimensions must not contain duplicates, "
+            f"got broadcast_dimensions {broadcast_dimensions}"
+        )
     return shape
 
 
 def _broadcast_in_dim_impl(x, *, shape, broadcast_dimensions, sharding) -> np.ndarray:
-    # put x's axes where broadcast_dimensions say (size-1 axes elsewhere), then broadcast
-    expanded = [1] * len(shape)
-    for i, d in enumerate(broadcast_dimensions):
-        expanded[d] = x.shape[i]
-    return np.broadcast_to(x.reshape(expanded), shape).copy()
+    # x's axes in the order of their output dimensions, size-1 axes between, then broadcast
+    new_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    x = np.expand_dims(x.transpose(np.argsort(broadcast_dimensions)), new_axes)
+    return np.broadcast_to(x, shape).copy()
 
 
 broadcast_in_dim_p = standard_primitive(
@@ -100,7 +113,7 @@ def broadcast(operand: Any, sizes: Sequence[int], out_sharding: Any = None) -> A
     if len(sizes) == 0 and out_sharding is None:
         return operand  # nothing to add: no equation (a Python scalar stays weak)
     dims = tuple(range(len(sizes), len(sizes) + ndim))
-    return broadcast_in_dim(operand, tuple(sizes) + _shape_of(operand), dims, out_sharding)
+    return broadcast_in_dim(operand, tuple(sizes) + np.shape(operand), dims, out_sharding)
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
@@ -111,7 +124,7 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
     dims = {canonicalize_axis(d, ndim_out) for d in dimensions}
     if len(dims) != len(dimensions):
         raise ValueError(f"repeated axis in lax.expand_dims: {sorted(dims)}")
-    shape = list(_shape_of(array))
+    shape = list(np.shape(array))
     for d in sorted(dims):
         shape.insert(d, 1)
     kept = [d for d in range(ndim_out) if d not in dims]
@@ -170,12 +183,8 @@ def _transpose_shape_rule(operand, *, permutation) -> tuple:
     return tuple(operand.shape[d] for d in permutation)
 
 
-transpose_p = standard_primitive(
-    _transpose_shape_rule,
-    first_dtype,
-    "transpose",
-    lambda x, *, permutation: np.transpose(x, permutation),
-)
+transpose_p = standard_primitive(_transpose_shape_rule, first_dtype, "transpose",
+                                 lambda x, *, permutation: np.transpose(x, permutation))
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
@@ -187,6 +196,7 @@ def transpose(operand: Any, permutation: Sequence[int]) -> Any:
 
 
 def _rev_shape_rule(operand, *, dimensions) -> tuple:
+    check_shapelike("rev", "dimensions", dimensions)
     if len(set(dimensions)) != len(dimensions):
         raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
     if dimensions and not max(dimensions) < operand.ndim:
@@ -218,12 +228,8 @@ def _squeeze_shape_rule(operand, *, dimensions) -> tuple:
     return tuple(s for d, s in enumerate(operand.shape) if d not in dimensions)
 
 
-squeeze_p = standard_primitive(
-    _squeeze_shape_rule,
-    first_dtype,
-    "squeeze",
-    lambda x, *, dimensions: np.squeeze(x, axis=dimensions),
-)
+squeeze_p = standard_primitive(_squeeze_shape_rule, first_dtype, "squeeze",
+                               lambda x, *, dimensions: np.squeeze(x, axis=dimensions))
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
@@ -267,12 +273,8 @@ def _concatenate_dtype_rule(*operands, dimension) -> np.dtype:
     return operands[0].dtype
 
 
-concatenate_p = standard_primitive(
-    _concatenate_shape_rule,
-    _concatenate_dtype_rule,
-    "concatenate",
-    lambda *xs, dimension: np.concatenate(xs, axis=dimension),
-)
+concatenate_p = standard_primitive(_concatenate_shape_rule, _concatenate_dtype_rule, "concatenate",
+                                   lambda *xs, dimension: np.concatenate(xs, axis=dimension))
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -368,10 +370,9 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding) -> core.ShapedArra
 
 def _iota_impl(*, dtype, shape, dimension, sharding) -> np.ndarray:
     _iota_abstract_eval(dtype=dtype, shape=shape, dimension=dimension, sharding=sharding)
-    counts = np.arange(shape[dimension], dtype=dtype)
     view = [1] * len(shape)
     view[dimension] = shape[dimension]
-    return np.broadcast_to(counts.reshape(view), shape).copy()
+    return np.broadcast_to(np.arange(shape[dimension], dtype=dtype).reshape(view), shape).copy()
 
 
 # iota has no operands, so it is built by hand rather than with standard_primitive

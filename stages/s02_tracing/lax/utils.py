@@ -247,6 +247,13 @@ def canonicalize_axis(axis: int, ndim: int) -> int:
     return axis % ndim
 
 
+def check_shapelike(fun_name: str, arg_name: str, dims: Sequence[int]) -> None:
+    """A shape or a list of dimensions must not hold a negative entry."""
+    if any(d < 0 for d in dims):
+        raise TypeError(f"{fun_name} {arg_name} must have every element be nonnegative, "
+                        f"got {dims}.")
+
+
 def drop_params(*names: str, only_none: bool = True):
     """A printing rule hiding params JAX's printer hides (JAX: the *_pp_rule functions):
     `names` when None, or always with only_none=False."""

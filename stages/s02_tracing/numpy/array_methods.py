@@ -50,9 +50,17 @@ def _getitem(arr: Any, idx: Any) -> Any:
         return indexing.rewriting_take(arr, idx)
     entries = _expand_index(idx, np.ndim(arr))
     shape = np.shape(arr)
+    for _, value in entries:
+        if value is not None and not isinstance(value, slice):
+            dtype = value.dtype if isinstance(value, _ARRAYS) else np.asarray(value).dtype
+            if not np.issubdtype(dtype, np.integer):
+                raise TypeError("Indexer must have integer or boolean type, got indexer with "
+                                f"type {dtype}")
     starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
-    # a 0-d integer array (traced or not) is a dynamic start, as in JAX: dynamic_slice
-    is_dynamic = any(isinstance(v, _ARRAYS) for _, v in entries)
+    # a 0-d integer array (traced or not) is a dynamic start, as in JAX: dynamic_slice; so is
+    # an int out of range, which dynamic_slice clamps (JAX raises no IndexError)
+    is_dynamic = any(isinstance(v, _ARRAYS) for _, v in entries) or \
+        any(not isinstance(v, slice) and not -n <= v < n for (_, v), n in _sized(entries, shape))
     axis = 0
     for kind, value in entries:
         if kind == "none":
@@ -60,6 +68,8 @@ def _getitem(arr: Any, idx: Any) -> Any:
             newaxis_dims.append(len(starts) - len(squeeze_axes) + len(newaxis_dims))
             continue
         size = shape[axis]
+        if size == 0 and not isinstance(value, slice):
+            raise IndexError(f"index is out of bounds for axis {axis} with size 0")
         if isinstance(value, slice):
             start, stop, step = value.indices(size)
             if step < 0:
@@ -70,20 +80,17 @@ def _getitem(arr: Any, idx: Any) -> Any:
             limits.append(max(start, stop))
             strides.append(step)
         elif isinstance(value, _ARRAYS):
-            if not np.issubdtype(value.dtype, np.integer):
-                raise TypeError(f"indices must be integers, got {value.dtype}")
             starts.append(value)
             limits.append(None)
             strides.append(1)
             squeeze_axes.append(axis)
         else:
             i = int(value)
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {size}")
             if not is_dynamic and i < 0:
                 i += size  # dynamic_slice normalizes negative starts itself
-            starts.append(i)
-            limits.append(i + 1)
+            # dynamic, JAX makes the int an array: its normalization is staged
+            starts.append(lax_numpy.asarray(i) if is_dynamic else i)
+            limits.append(None if is_dynamic else i + 1)
             strides.append(1)
             squeeze_axes.append(axis)
         axis += 1
@@ -100,6 +107,11 @@ def _getitem(arr: Any, idx: Any) -> Any:
         result = lax.expand_dims(result, newaxis_dims)
     return result
 # --8<-- [end:getitem]
+
+
+def _sized(entries: list, shape: tuple) -> list:
+    """The entries that index an axis, each with that axis's size."""
+    return list(zip([e for e in entries if e[0] != "none"], shape, strict=True))
 
 
 def _dynamic_take(arr: Any, starts: list, limits: list, squeeze_axes: list) -> Any:

@@ -11,15 +11,17 @@ advanced axes were if they are next to each other, else in front.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import core, lax
+from .. import core, dtypes, lax
 from ..array import Array
 from ..lax import GatherDimensionNumbers, ScatterDimensionNumbers
-from ..lax.utils import const
+from ..lax.utils import canonicalize_axis, const
+from .util import promote_dtypes
 
 _ARRAYS = (core.Tracer, Array, np.ndarray)
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
@@ -92,7 +94,9 @@ def index_plan(shape: Sequence[int], idx: Any) -> Plan:
         elif _is_bool(x):
             if isinstance(x, core.Tracer):
                 raise NonConcreteBooleanIndexError(x)
-            for nz in np.nonzero(np.asarray(x)):  # a mask of rank n indexes n axes
+            if np.ndim(x) == 0:  # a scalar bool is a new axis, all of it (True) or none
+                newaxes.append(len(items))
+            for nz in np.nonzero(np.atleast_1d(x)):  # a mask of rank n indexes n axes
                 items.append(nz.astype(np.int32))
         else:
             items.append(x)
@@ -204,7 +208,19 @@ def scatter_update(arr: Any, idx: Any, values: Any, op: str, mode: Any = None,
     from . import lax_numpy
 
     plan = index_plan(np.shape(arr), idx)
-    operand = _expanded(lax_numpy.asarray(arr), plan)
+    operand = lax_numpy.asarray(arr)
+    dtype, weak_type = operand.dtype, dtypes.is_weakly_typed(operand)
+    fits = isinstance(values, int) and np.issubdtype(dtype, np.integer) and \
+        np.iinfo(dtype).min <= values <= np.iinfo(dtype).max
+    values = lax_numpy.asarray(values, dtype=dtype if fits else None)
+    if dtypes.result_type(values, operand) != dtypes.result_type(operand):
+        warnings.warn("scatter inputs have incompatible types: cannot safely cast value from "
+                      f"dtype={dtypes.dtype(values)} to dtype={dtype} with "
+                      "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
+                      "result in an error.", FutureWarning, stacklevel=3)
+    # as JAX: scatter in the joined dtype (an int array += 0.5 adds in float), then cast back
+    operand, values = promote_dtypes(operand, values)
+    operand = _expanded(operand, plan)
     s_rank = np.ndim(plan.indices) - 1
     out_shape = [0] * (s_rank + len(plan.offset_dims))
     windows = [a for a in range(np.ndim(operand)) if a not in plan.collapsed]
@@ -212,16 +228,14 @@ def scatter_update(arr: Any, idx: Any, values: Any, op: str, mode: Any = None,
         out_shape[d] = plan.slice_sizes[a]
     batch = iter(np.shape(plan.indices)[:-1])
     out_shape = [d if k in plan.offset_dims else next(batch) for k, d in enumerate(out_shape)]
-    values = lax_numpy.asarray(values)
-    values = lax.convert_element_type(values, operand.dtype) if values.dtype != operand.dtype \
-        else values
     updates = lax_numpy.broadcast_to(values, tuple(out_shape))
     dn = ScatterDimensionNumbers(update_window_dims=plan.offset_dims,
                                  inserted_window_dims=plan.collapsed,
                                  scatter_dims_to_operand_dims=plan.start_index_map)
     out = _SCATTERS[op](operand, plan.indices, updates, dn, mode=mode,
                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
-    return lax.squeeze(out, plan.newaxes) if plan.newaxes else out
+    out = lax.squeeze(out, plan.newaxes) if plan.newaxes else out
+    return lax.convert_element_type(out, dtype, weak_type)
 
 
 class IndexUpdateRef:
@@ -285,7 +299,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     a = lax_numpy.asarray(a)
     if axis is None:
         a, axis = lax_numpy.ravel(a), 0
-    axis = axis % max(np.ndim(a), 1)
+    axis = canonicalize_axis(axis, np.ndim(a))
     index = (slice(None),) * axis + (lax_numpy.asarray(indices),)
     return rewriting_take(a, index, "fill" if mode is None else mode, fill_value,
                           unique_indices, indices_are_sorted)
@@ -300,7 +314,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     arr, indices = lax_numpy.asarray(arr), lax_numpy.asarray(indices)
     if axis is None:
         arr, axis = lax_numpy.ravel(arr), 0
-    axis = axis % np.ndim(arr)
+    axis = canonicalize_axis(axis, np.ndim(arr))
     arr_shape = list(np.shape(arr))
     arr_shape[axis] = np.shape(indices)[axis]
     out_shape = np.broadcast_shapes(np.shape(indices), tuple(arr_shape))

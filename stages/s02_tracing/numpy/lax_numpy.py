@@ -43,16 +43,33 @@ def asarray(a: Any, dtype: Any = None) -> Any:
     numpy values and lists become Arrays of the canonical dtype, a Python scalar weakly typed."""
     if isinstance(a, (core.Tracer, Array)):
         return a if dtype is None else lax.convert_element_type(a, dtype)
-    if isinstance(a, (list, tuple)) and any(isinstance(x, (core.Tracer, Array)) for x in a):
-        return stack([asarray(x, dtype) for x in a])  # JAX: jnp.array of traced elements
     if type(a) in (int, float, complex) and dtype is None:
         if type(a) is int:
             dtypes.check_python_int(a)
         return lax.convert_element_type(a, None, weak_type=True)  # stays weak, as in JAX
-    arr = np.asarray(a)
-    dtypes.check_valid_dtype(arr.dtype)
+    leaves = _leaves(a)
+    if any(x is None for x in leaves):
+        raise ValueError("None is not a valid value for jnp.array")
+    if dtype is None and isinstance(a, np.ndarray):
+        return lax.convert_element_type(a, dtypes.dtype(a))  # the same array, one constant
+    if dtype is None:  # the leaves' joined dtype: a list of Python ints is int32
+        dtype = dtypes.lattice_result_type(*leaves)[0] if leaves else np.dtype(float32)
+    if any(isinstance(x, (core.Tracer, Array)) for x in leaves):
+        # JAX: each element converted to `dtype` (so made strong), then concatenated
+        parts = [lax.expand_dims(asarray(x, dtype), (0,)) for x in a]
+        while len(parts) > 16:  # a tree of concatenations, 16 at a time
+            parts = [lax.concatenate(parts[i : i + 16], 0) for i in range(0, len(parts), 16)]
+        return lax.concatenate(parts, 0)
+    # numpy converts straight to the canonical dtype, refusing Python ints that do not fit
+    arr = np.asarray(a, dtypes.canonicalize_dtype(dtype))
     # traced, a numpy value stays numpy (the trace makes it a constant); eager, an Array
-    return lax.convert_element_type(arr, arr.dtype if dtype is None else dtype)
+    return lax.convert_element_type(arr, dtype)
+
+
+def _leaves(a: Any) -> list[Any]:
+    if isinstance(a, (list, tuple)):
+        return [y for x in a for y in _leaves(x)]
+    return [np.asarray(a) if isinstance(a, str) else a]  # a str is a dtype name to np.dtype
 
 
 def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:

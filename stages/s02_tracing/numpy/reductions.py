@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes, lax
-from ..lax.utils import canonicalize_axis
+from ..lax.utils import canonicalize_axis, const
 from .util import check_arraylike, promote_dtypes_numeric
 
 __all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "max", "mean", "min",
@@ -56,18 +56,20 @@ def _no_out(name: str, out: Any) -> None:
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         keepdims: bool = False) -> Any:
-    """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32."""
-    return _sum_like("sum", lax.reduce_sum, a, axis, dtype, out, keepdims)
+    """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32
+    unless `dtype` is given; a bool sum is an `or` (JAX's reduce_or; ours reduce_max)."""
+    return _sum_like("sum", lax.reduce_sum, lax.reduce_max, a, axis, dtype, out, keepdims)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
          keepdims: bool = False) -> Any:
-    """Product over `axis` (all axes by default), accumulated as sum is."""
-    return _sum_like("prod", lax.reduce_prod, a, axis, dtype, out, keepdims)
+    """Product over `axis` (all axes by default), accumulated as sum is; a bool product is
+    an `and` (JAX's reduce_and; ours reduce_min)."""
+    return _sum_like("prod", lax.reduce_prod, lax.reduce_min, a, axis, dtype, out, keepdims)
 
 
-def _sum_like(name: str, lax_reduce: Any, a: Any, axis: Any, dtype: Any, out: None,
-              keepdims: bool) -> Any:
+def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, dtype: Any,
+              out: None, keepdims: bool) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
     (a,) = promote_dtypes_numeric(a)  # True + True is 2
@@ -76,9 +78,10 @@ def _sum_like(name: str, lax_reduce: Any, a: Any, axis: Any, dtype: Any, out: No
         result_dtype = _promote_integer_dtype(dtypes.dtype(a))
     else:
         result_dtype = dtypes.canonicalize_dtype(dtype)
-    computation_dtype = _upcast_f16(result_dtype)
+    # an explicit dtype is also the accumulator's
+    computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
     a = lax.convert_element_type(a, computation_dtype)
-    result = lax_reduce(a, axes)
+    result = (bool_reduce if computation_dtype == np.bool_ else lax_reduce)(a, axes)
     if keepdims:
         result = lax.expand_dims(result, axes)
     return lax.convert_element_type(result, result_dtype)
@@ -93,7 +96,8 @@ def _reduce_chooser(name: str, lax_reduce):
             raise ValueError(
                 f"zero-size array to reduction operation {name} which has no identity"
             )
-        result = lax_reduce(a, axes)
+        # JAX converts to the result dtype first, so a weak input gives a strong result
+        result = lax_reduce(lax.convert_element_type(a, dtypes.dtype(a)), axes)
         return lax.expand_dims(result, axes) if keepdims else result
 
     fn.__name__ = fn.__qualname__ = name
@@ -117,7 +121,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             result_dtype = np.dtype("float32")
     else:
         result_dtype = dtypes.canonicalize_dtype(dtype)
-    computation_dtype = _upcast_f16(result_dtype)
+    computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
     count = math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis))
     total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
     # JAX jits mean, so the count is always a literal (a constant, never a traced conversion)
@@ -168,6 +172,12 @@ def _cumulative(name: str, lax_fn: Any, a: Any, axis: Any, dtype: Any, out: None
         axis = 0
     axis = canonicalize_axis(int(axis), np.ndim(a))
     result_dtype = dtypes.dtype(a) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    computation_dtype = result_dtype
     if result_dtype == np.bool_:
-        result_dtype = np.dtype("int32")  # unlike sum, cumsum keeps narrow ints narrow
-    return lax_fn(lax.convert_element_type(a, result_dtype), axis)
+        if dtype is None:
+            result_dtype = np.dtype("int32")  # unlike sum, cumsum keeps narrow ints narrow
+        elif dtypes.dtype(a) != np.bool_:
+            a = lax.ne(a, const(a, 0))  # as JAX: -1 and 1 must not cancel
+        computation_dtype = np.dtype("int32")
+    result = lax_fn(lax.convert_element_type(a, computation_dtype), axis)
+    return lax.convert_element_type(result, result_dtype)

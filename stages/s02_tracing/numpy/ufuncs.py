@@ -72,7 +72,6 @@ greater_equal = _binop(lax.ge, "greater_equal")
 bitwise_and = _binop(lax.bitwise_and, "bitwise_and")
 bitwise_or = _binop(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _binop(lax.bitwise_xor, "bitwise_xor")
-left_shift = _binop(lax.shift_left, "left_shift")
 negative = _unop(lax.neg, "negative")
 bitwise_not = invert = _unop(lax.bitwise_not, "invert")
 sign = _unop(lax.sign, "sign")
@@ -84,6 +83,11 @@ cos = _unop(lax.cos, "cos", inexact=True)
 tan = _unop(lax.tan, "tan", inexact=True)
 tanh = _unop(lax.tanh, "tanh", inexact=True)
 sqrt = _unop(lax.sqrt, "sqrt", inexact=True)
+
+
+def left_shift(x1: Any, x2: Any, /) -> Any:
+    """x1 << x2 (bools shift as int32, as in JAX)."""
+    return lax.shift_left(*promote_args_numeric("left_shift", x1, x2))
 
 
 def right_shift(x1: Any, x2: Any, /) -> Any:
