@@ -139,7 +139,10 @@ def argnums_partial2(fun: Callable, dyn_argnums: int | Sequence[int], args: Sequ
 
     f_partial.__name__ = getattr(fun, "__name__", "fun")
     f_partial.__wrapped__ = fun  # error messages name fun's source, not this closure's
-    return f_partial, tuple(args[i] for i in nums)
+    # as JAX's: each argument is taken out of its slot, so an index given twice finds it empty
+    # and passes None (fun then fails on it, as under JAX)
+    slots = [i % len(args) for i in nums]
+    return f_partial, tuple(None if i in slots[:k] else args[i] for k, i in enumerate(slots))
 
 
 def fun_sourceinfo(fun: Callable) -> str:

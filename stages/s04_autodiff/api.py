@@ -22,9 +22,15 @@ from stages.s01_pytrees import (
     tree_map,
     tree_unflatten,
 )
-from stages.s02_tracing import api_util, core, lax
+from stages.s02_tracing import core, lax
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.api_util import check_arg, check_callable, debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.api_util import (
+    argnums_partial2,
+    check_arg,
+    check_callable,
+    debug_info,
+    flatten_fun_nokwargs,
+)
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 
 from . import ad
@@ -336,16 +342,6 @@ def check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
 
 
 _check_output_dtype_grad = functools.partial(check_output_dtype_revderiv, "grad")
-
-
-def argnums_partial2(fun: Callable, dyn_argnums: int | Sequence[int], args: Sequence[Any],
-                     kwargs: dict[str, Any]) -> tuple[Callable, tuple[Any, ...]]:
-    """api_util's, as JAX's reads it: each argument is taken out of its slot, so an index given
-    twice finds it empty and passes None (fun then fails on it, as under JAX)."""
-    f_partial, dyn_args = api_util.argnums_partial2(fun, dyn_argnums, args, kwargs)
-    nums = [int(i) % len(args) for i in np.atleast_1d(dyn_argnums)]
-    return f_partial, tuple(None if i in nums[:k] else x
-                            for k, (i, x) in enumerate(zip(nums, dyn_args, strict=True)))
 
 
 def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,

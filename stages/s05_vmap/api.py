@@ -31,6 +31,7 @@ from stages.s01_pytrees import (
 from stages.s02_tracing import core, dtypes, eval_shape, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import (
+    argnums_partial2,
     check_arg,
     check_callable,
     debug_info,
@@ -38,11 +39,7 @@ from stages.s02_tracing.api_util import (
 )
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
-from stages.s04_autodiff.api import (
-    argnums_partial2,
-    check_input_dtype_revderiv,
-    check_output_dtype_revderiv,
-)
+from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
 
 from . import batching_rules, gather_batching  # noqa: F401  (rules for stage 2's primitives)
 from .batching import AxisData, SpecMatchError, batch
