@@ -9,12 +9,14 @@ Reading path (the lesson, in order):
 
 Beside it:
   equality.py         where two pytrees differ, path by path: what mismatch errors list
+  partial.py          Partial: a functools.partial whose arguments are the leaves
 
 JAX: jax.tree_util (jax/_src/tree_util.py over jaxlib's C++ pytree.cc).
 """
 
 from .equality import equality_errors, equality_errors_pytreedef
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+from .partial import Partial
 from .pytree import PyTreeRegistry
 from .registration import (
     default_registry,
@@ -27,7 +29,6 @@ from .registration import (
     register_static,
 )
 from .tree_util import (
-    Partial,
     all_leaves,
     broadcast_prefix,
     flatten_one_level,

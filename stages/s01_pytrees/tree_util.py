@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 from .pytree import tuple_treedef
-from .registration import default_registry, register_pytree_node
+from .registration import default_registry
 from .treedef import PyTreeDef
 
 T = TypeVar("T")
@@ -316,18 +316,3 @@ def _metadata_error(name: str, where: str, prefix_tree: Any, prefix_meta: Any,
         f"    {full_text}\n"
         "so the diff in the metadata at these pytree nodes is\n"
         f"{textwrap.indent(diff, prefix='    ')}")
-
-
-# --8<-- [start:partial]
-class Partial(functools.partial):
-    """A functools.partial that is a pytree: its arguments are the children, the function
-    is the aux data. A transformation can return it (JAX: tree_util.Partial, what
-    linear_transpose returns)."""
-
-
-register_pytree_node(
-    Partial,
-    lambda partial_: ((partial_.args, partial_.keywords), partial_.func),
-    lambda func, xs: Partial(func, *xs[0], **xs[1]),
-)
-# --8<-- [end:partial]

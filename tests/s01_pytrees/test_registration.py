@@ -6,6 +6,7 @@ Every test defines its own classes: a type can be registered only once per proce
 from __future__ import annotations
 
 import collections
+import functools
 import dataclasses
 
 import jax.tree_util as jtu
@@ -252,3 +253,17 @@ def test_registration_reaches_every_registry():
     tu.register_pytree_node(Everywhere, lambda e: ((), None), lambda a, c: Everywhere())
     for registry in (tu.default_registry, tu.none_leaf_registry):
         assert registry.flatten(Everywhere())[0] == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda P: P(max, 1),
+    lambda P: P(max, 1, key=None),
+    lambda P: P(P(max, 1), 2),  # the inner Partial is the function: its 1 is no leaf
+    lambda P: P(functools.partial(max, 1), 2),
+], ids=["plain", "keyword", "partial_of_partial", "partial_of_functools_partial"])
+def test_partial_is_a_pytree_whose_arguments_are_the_leaves_as_jaxs(make):
+    ours, theirs = make(tu.Partial), make(jtu.Partial)
+    assert tu.tree_leaves(ours) == jtu.tree_leaves(theirs)
+    assert str(tu.tree_structure(ours)) == str(jtu.tree_structure(theirs)).replace(
+        "jax.tree_util.Partial", "Partial")
+    assert ours(0) == theirs(0)
