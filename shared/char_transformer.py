@@ -67,7 +67,8 @@ class CharTransformer(nn.Module):
     def __call__(self, ids: Any) -> Any:
         c, length = self.config, np.shape(ids)[-1]
         pos = self.param("pos", nn.normal(0.02), (c.context, c.d_model))
-        x = nn.Embed(self.vocab, c.d_model, name="embed")(ids) + pos[:length]
+        embed = nn.Embed(self.vocab, c.d_model, embedding_init=nn.normal(1.0), name="embed")
+        x = embed(ids) + pos[:length]
         mask = nn.make_causal_mask(length)
         for i in range(c.layers):
             x = Block(c.heads, name=f"block_{i}")(x, mask)

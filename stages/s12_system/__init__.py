@@ -17,7 +17,8 @@ Reading path (the lesson, in order):
   6. checkpoint_io.py params and optimizer state to disk and back
 
 Beside it:
-  special.py     erf_inv, the one new primitive (normal needs it), with a rule in every table
+  special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
+  nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
   schedules.py   learning-rate schedules
   numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules
 """

@@ -51,6 +51,11 @@ def _increment(count: Any) -> Any:
 
 # ------------------------------------------------------------------ building blocks
 
+def identity() -> GradientTransformation:
+    """Pass the updates through unchanged (optax: base.identity); its state is EmptyState."""
+    return GradientTransformation(_init_empty, lambda updates, state, params=None: (updates, state))
+
+
 # --8<-- [start:chain]
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
     """Apply the transformations in order, each to the previous one's updates."""
@@ -196,9 +201,10 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
 
 def sgd(learning_rate: ScalarOrSchedule, momentum: float | None = None,
         nesterov: bool = False) -> GradientTransformation:
-    """Stochastic gradient descent, with optional (Nesterov) momentum."""
-    parts = [trace(decay=momentum, nesterov=nesterov)] if momentum is not None else []
-    return chain(*parts, scale_by_learning_rate(learning_rate))
+    """Stochastic gradient descent, with optional (Nesterov) momentum; as in optax, `identity()`
+    stands where the momentum would be, so the state always has two entries."""
+    opt = trace(decay=momentum, nesterov=nesterov) if momentum is not None else identity()
+    return chain(opt, scale_by_learning_rate(learning_rate))
 
 
 def momentum(learning_rate: ScalarOrSchedule, beta: float = 0.9,

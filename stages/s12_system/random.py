@@ -9,13 +9,13 @@ top 23 bits of each word exactly as JAX makes them.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
+from stages.s02_tracing.numpy.util import check_arraylike
 from stages.s07_caches import jit
 
 from . import prng
@@ -43,9 +43,8 @@ _seed = jit(prng.threefry_seed)
 
 
 def PRNGKey(seed: Any) -> Any:  # noqa: N802 (JAX's name)
-    """A key, uint32[2], from an integer seed (JAX: jax.random.PRNGKey)."""
-    if isinstance(seed, int) and not -2**31 <= seed < 2**32:
-        raise OverflowError(f"seed {seed} does not fit 32 bits")
+    """A key, uint32[2], from an integer seed (JAX: jax.random.PRNGKey). A Python int goes
+    through int64 (beyond it, numpy's OverflowError); with x64 off only its low 32 bits count."""
     return _seed(np.int64(seed).astype(np.uint32) if isinstance(seed, int) else seed)
 
 
@@ -112,7 +111,11 @@ _uniform_jit = jit(_uniform, static_argnums=(3, 4))
 def uniform(key: Any, shape: Any = (), dtype: Any = np.float32, minval: Any = 0.0,
             maxval: Any = 1.0) -> Any:
     """Floats in [minval, maxval), 2**23 equally spaced values per unit interval."""
-    return _uniform_jit(key, minval, maxval, _shape(shape), _float_dtype(dtype, "uniform"))
+    shape, ranks = _shape(shape), {np.ndim(minval), np.ndim(maxval)}
+    if max(ranks) > len(shape):  # JAX's lax.max(minval, floats of `shape`) refuses this
+        raise TypeError(f"max: arrays must have the same number of dimensions, got "
+                        f"{ {len(shape), max(ranks)} }")
+    return _uniform_jit(key, minval, maxval, shape, _float_dtype(dtype, "uniform"))
 
 
 def _normal(key: Any, shape: tuple, dtype: np.dtype) -> Any:
@@ -140,8 +143,10 @@ _bernoulli_jit = jit(_bernoulli, static_argnums=2)
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     """True with probability p (JAX's default mode "low": one uniform per sample)."""
     shape = np.shape(p) if shape is None else _shape(shape)
-    p = np.asarray(p, dtype=np.float32) if isinstance(p, float | int) else p
-    _float_dtype(jnp.asarray(p).dtype, "bernoulli")
+    p = np.float32(p) if type(p) is float else jnp.asarray(p)
+    if not np.issubdtype(p.dtype, np.floating):
+        raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
+    _float_dtype(p.dtype, "bernoulli")
     return _bernoulli_jit(key, p, shape)
 
 
@@ -181,43 +186,22 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any
 
 # ------------------------------------------------------------------ permutation
 
-def _sort_by(keys: Any, x: Any) -> Any:
-    """x reordered by a stable sort of the uint32 keys, with ops stages 2-8 have: element i goes
-    to its rank, the keys below it plus the equal keys before it. O(n**2); JAX calls XLA's sort."""
-    n = keys.shape[0]
-    column, row = jnp.reshape(keys, (n, 1)), jnp.reshape(keys, (1, n))
-    earlier = lax.lt(lax.broadcasted_iota(np.int32, (n, n), 1),
-                     lax.broadcasted_iota(np.int32, (n, n), 0))
-    before = jnp.bitwise_or(jnp.less(row, column), jnp.bitwise_and(jnp.equal(row, column),
-                                                                   earlier))
-    rank = jnp.sum(before.astype(np.int32), axis=1)
-    lands = jnp.equal(jnp.reshape(rank, (n, 1)), lax.broadcasted_iota(np.int32, (n, n), 1))
-    return jnp.sum(jnp.where(lands, jnp.reshape(x, (n, 1)), jnp.zeros((), x.dtype)), axis=0)
-
-
 def _shuffle(key: Any, x: Any) -> Any:
     # JAX: a few rounds of sorting by fresh 32-bit keys, enough that ties are unlikely to matter
-    n = x.shape[0]
-    rounds = int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+    rounds = int(np.ceil(3 * np.log(max(1, x.shape[0])) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         keys = prng.threefry_split(key, (2,))
         key = lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,))
         subkey = lax.reshape(lax.slice(keys, (1, 0), (2, 2)), (2,))
-        x = _sort_by(_bits(subkey, x.shape), x)
+        _, x = lax.sort((_bits(subkey, x.shape), x), num_keys=1)  # values move, bit for bit
     return x
 
 
 def _permutation(key: Any, x: Any, n: int) -> Any:
-    if x is None:
-        return _shuffle(key, lax.iota(np.int32, n))
-    if np.ndim(x) == 1:
-        return _shuffle(key, x)
+    if x is None or np.ndim(x) == 1 or n == 0:  # no rows: nothing to gather
+        return _shuffle(key, lax.iota(np.int32, n) if x is None else x)
     order = _shuffle(key, lax.iota(np.int32, n))
-    # JAX gathers rows with `take`; ours has no gather, so a one-hot matrix picks them (exact)
-    pick = jnp.equal(jnp.reshape(order, (n, 1)), lax.broadcasted_iota(np.int32, (n, n), 1))
-    rows = jnp.reshape(x, (n, math.prod(np.shape(x)[1:])))
-    picked = jnp.dot(pick.astype(rows.dtype), rows)
-    return jnp.reshape(picked, np.shape(x))
+    return jnp.take(x, order, axis=0, unique_indices=True)  # a gather of whole rows
 
 
 _permutation_jit = jit(_permutation, static_argnums=2)
@@ -225,8 +209,9 @@ _permutation_jit = jit(_permutation, static_argnums=2)
 
 def permutation(key: Any, x: Any, axis: int = 0) -> Any:
     """A random permutation of range(x), or of x's rows (axis 0 only)."""
+    check_arraylike("permutation", x)
     if np.ndim(x) == 0:
-        if not isinstance(x, int | np.integer):
+        if not np.issubdtype(np.result_type(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
         return _permutation_jit(key, None, int(x))
     if axis != 0:

@@ -1,6 +1,7 @@
-"""erf_inv: the one primitive `random.normal` needs that stages 2-8 did not have.
+"""erf_inv, the primitive `random.normal` needs, and erfc, exact `gelu`'s: stages 2-8 lack both.
 
-JAX: jax/_src/lax/special.py (`erf_inv_p`, its jvp, and the lowering to `chlo.erf_inv`). A new
+JAX: jax/_src/lax/special.py (`erf_inv_p`, `erfc_p`, their jvps, and the lowerings to
+`chlo.erf_inv` and `chlo.erfc`). A new
 primitive is not done until every table knows it, so its rules are all here, one per stage:
 impl and abstract eval (stage 2), jvp (stage 4), batching (stage 5), lowering (stage 8).
 The numpy impl uses Giles' single-precision polynomial, the approximation XLA expands
@@ -9,13 +10,14 @@ The numpy impl uses Giles' single-precision polynomial, the approximation XLA ex
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing.lax.utils import FLOAT, const, same_dtype, unop
-from stages.s04_autodiff.jvp_rules import defjvp2
+from stages.s04_autodiff.jvp_rules import defjvp, defjvp2
 from stages.s05_vmap.batching import defvectorized
 from stages.s08_lowering import hlo, ir
 from stages.s08_lowering.mlir import LoweringRuleContext, register_lowering
@@ -64,3 +66,23 @@ def _erf_inv_lowering(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> l
 defjvp2(erf_inv_p, _erf_inv_jvp)
 defvectorized(erf_inv_p)
 register_lowering(erf_inv_p, _erf_inv_lowering)
+
+
+# erfc(x) = 1 - erf(x), without the cancellation 1 - erf(x) suffers for large x
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
+erfc_p = unop(same_dtype, FLOAT, "erfc", lambda x: _erfc(x).astype(np.asarray(x).dtype))
+
+
+def erfc(x: Any) -> Any:
+    """Elementwise complementary error function (JAX: lax.erfc)."""
+    return erfc_p.bind(x)
+
+
+def _erfc_jvp(g: Any, x: Any) -> Any:
+    # d/dx erfc(x) = -2/sqrt(pi) * exp(-x^2)
+    return lax.mul(const(x, -2 / np.sqrt(np.pi)), lax.mul(g, lax.exp(lax.neg(lax.mul(x, x)))))
+
+
+defjvp(erfc_p, _erfc_jvp)
+defvectorized(erfc_p)
+register_lowering(erfc_p, lambda ctx, x, **params: [hlo.chlo("erfc", x)])

@@ -1,7 +1,6 @@
 """jax.tree_util as the system sees it: stage 1's module under the name learners import."""
 
-from stages.s01_pytrees import register_dataclass, register_pytree_node_class
-from stages.s01_pytrees.tree_util import (
+from stages.s01_pytrees import (
     DictKey,
     GetAttrKey,
     Partial,
@@ -9,7 +8,9 @@ from stages.s01_pytrees.tree_util import (
     SequenceKey,
     all_leaves,
     keystr,
+    register_dataclass,
     register_pytree_node,
+    register_pytree_node_class,
     tree_all,
     tree_flatten,
     tree_flatten_with_path,

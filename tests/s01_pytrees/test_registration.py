@@ -6,8 +6,8 @@ Every test defines its own classes: a type can be registered only once per proce
 from __future__ import annotations
 
 import collections
-import functools
 import dataclasses
+import functools
 
 import jax.tree_util as jtu
 import pytest

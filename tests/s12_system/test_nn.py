@@ -204,3 +204,59 @@ def test_calling_a_module_outside_init_or_apply_is_reported():
     with pytest.raises(nn.ScopeError, match=r"Dense was called directly; use "
                        r"Dense\(\.\.\.\)\.init\(key, x\) and \.apply\(params, x\)"):
         nn.Dense(3)(X)
+
+
+def _bits_equal(ours, theirs):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
+    assert ours.tobytes() == theirs.tobytes()
+
+
+def test_relu_keeps_the_dtype_and_has_jax_derivative_at_zero():
+    for x in (np.int32([-2, 0, 3]), np.float32([-2.0, -0.0, 0.0, 3.0]), np.int8([-1, 5])):
+        _bits_equal(nn.relu(x), jax.nn.relu(x))
+    _bits_equal(grad(nn.relu)(0.0), jax.grad(jax.nn.relu)(0.0))  # 0, not the subgradient 0.5
+    from stages.s05_vmap import vmap
+    x = np.float32([-1.0, 0.0, 2.0])
+    _bits_equal(jit(vmap(grad(nn.relu)))(x), jax.vmap(jax.grad(jax.nn.relu))(x))
+
+
+@pytest.mark.parametrize("approximate", [True, False])
+def test_gelu_matches_jax_bit_for_bit(approximate):
+    """Integers become floats before x ** 3; approximate=False is JAX's erfc form."""
+    for x in (np.int32([2000, -3, 0, 1]), np.linspace(-9, 9, 73).astype(np.float32)):
+        _bits_equal(nn.gelu(x, approximate=approximate), jax.nn.gelu(x, approximate=approximate))
+        _bits_equal(jit(lambda v: nn.gelu(v, approximate=approximate))(x),
+                    jax.jit(lambda v: jax.nn.gelu(v, approximate=approximate))(x))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (0, 3)])
+def test_softmax_of_an_empty_axis_is_empty_as_in_jax(shape):
+    x = np.zeros(shape, np.float32)
+    for axis in (-1, 0):
+        _bits_equal(nn.softmax(x, axis=axis), jax.nn.softmax(x, axis=axis))
+        _bits_equal(nn.log_softmax(x, axis=axis), jax.nn.log_softmax(x, axis=axis))
+
+
+def test_erfc_has_a_rule_in_every_table():
+    from stages.s04_autodiff import ad
+    from stages.s05_vmap import batching, vmap
+    from stages.s08_lowering import mlir
+    from stages.s12_system.special import erfc, erfc_p
+
+    assert erfc_p in ad.primitive_jvps and erfc_p in batching.primitive_batchers
+    assert erfc_p in mlir.lowering_rules
+    x = np.float32([-3.0, -0.5, 0.0, 0.7, 4.0])
+    _bits_equal(erfc(x), jax.lax.erfc(x))
+    np.testing.assert_allclose(np.asarray(jit(vmap(grad(erfc)))(x)),
+                               np.asarray(jax.vmap(jax.grad(jax.lax.erfc))(x)), rtol=1e-6)
+
+
+def test_embeds_default_init_is_flaxs_default_embed_init():
+    """variance_scaling(1.0, "fan_in", "normal", out_axis=0): a normal of std 1/sqrt(features),
+    the same draws as JAX's initializer from the same key."""
+    shape = (50, 16)
+    ours = nn.Embed(*shape).embedding_init(random.PRNGKey(3), shape)
+    theirs = jax.nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0)(
+        jax.random.PRNGKey(3), shape)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)

@@ -125,3 +125,30 @@ def test_weight_decay_without_params_is_reported():
     tx = optim.adamw(1e-3)
     with pytest.raises(ValueError, match="add_decayed_weights needs the params"):
         tx.update(_grads(0), tx.init(_params()))
+
+
+SGD_CONFIGS = [dict(), dict(momentum=0.9), dict(momentum=0.9, nesterov=True), dict(momentum=0.0)]
+
+
+@pytest.mark.parametrize("kwargs", SGD_CONFIGS, ids=str)
+@pytest.mark.parametrize("scheduled", [False, True], ids=["constant", "schedule"])
+def test_sgd_state_has_optax_structure(kwargs, scheduled):
+    """optax.sgd chains identity() where there is no momentum: its state is always a pair."""
+    lr_ours = schedules.constant_schedule(0.1) if scheduled else 0.1
+    lr_theirs = optax.constant_schedule(0.1) if scheduled else 0.1
+    ours, theirs = optim.sgd(lr_ours, **kwargs), optax.sgd(lr_theirs, **kwargs)
+    state, tstate = ours.init(_params()), theirs.init(_params())
+    assert str(jax.tree_util.tree_structure(state)) == str(jax.tree_util.tree_structure(tstate))
+    assert [type(s).__name__ for s in state] == [type(s).__name__ for s in tstate]
+    for a, b in zip(jax.tree_util.tree_leaves(state), jax.tree_util.tree_leaves(tstate),
+                    strict=True):
+        assert (np.asarray(a).dtype, np.shape(a)) == (np.asarray(b).dtype, np.shape(b))
+    _run_both(ours, theirs, steps=2)
+
+
+def test_identity_passes_updates_through_with_an_empty_state():
+    g = _grads(0)
+    u, s = optim.identity().update(g, optim.identity().init(_params()))
+    v, t = optax.identity().update(g, optax.identity().init(_params()))
+    assert repr(s) == repr(t) == "EmptyState()"
+    _close(u, v)

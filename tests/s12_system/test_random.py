@@ -87,6 +87,81 @@ def test_permutation_matches_jax(seed):
     _same(random.permutation(k, np.arange(9)), jax.random.permutation(kj, np.arange(9)))
 
 
+def _bits_equal(ours, theirs):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
+    assert ours.tobytes() == theirs.tobytes()  # NaN payloads and the sign of -0.0 included
+
+
+PERMUTED = {
+    "inf_row": np.array([[np.inf], [1.0], [2.0]], np.float32),
+    "nan_and_zeros": np.float32([[-0.0, 1.0], [0.0, -0.0], [np.nan, -np.inf], [3.0, 4.0]]),
+    "negative_zeros": np.float32([-0.0, -0.0, 0.0, -0.0, np.nan]),
+    "bool": np.array([True, False, True, True, False]),
+    "bool_rows": np.array([[True, False], [False, False], [True, True]]),
+    "int_rows": np.arange(12, dtype=np.int32).reshape(4, 3) - 5,
+    "no_rows": np.zeros((0, 2), np.float32),
+}
+
+
+@pytest.mark.parametrize("name", PERMUTED)
+def test_permutation_moves_values_bit_for_bit(name):
+    """Rows are gathered and values sorted along with the keys, never computed: no inf * 0,
+    no -0.0 + 0.0, no bool summed into an int."""
+    for seed in (0, 5):
+        k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+        x = PERMUTED[name]
+        _bits_equal(random.permutation(k, x), jax.random.permutation(kj, x))
+
+
+@pytest.mark.parametrize("seed", [2**32 + 5, 2**40 + 7, -2**31 - 1, 2**63 - 1, -2**63,
+                                  np.int64(2**40 + 7)])
+def test_64_bit_seeds_keep_their_low_word_as_jax_does_without_x64(seed):
+    _same(random.PRNGKey(seed), jax.random.PRNGKey(seed))
+    _same(random.split(random.PRNGKey(seed)), jax.random.split(jax.random.PRNGKey(seed)))
+
+
+def _raises_as_jax(ours, theirs):
+    with pytest.raises(Exception) as want:
+        theirs()
+    with pytest.raises(type(want.value)) as got:
+        ours()
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("seed", [2**64, 2**64 + 3, -2**63 - 1])
+def test_seeds_beyond_64_bits_are_refused_as_jax_refuses_them(seed):
+    _raises_as_jax(lambda: random.PRNGKey(seed), lambda: jax.random.PRNGKey(seed))
+
+
+MISUSE = {
+    "int_p": lambda r, k: r.bernoulli(k, 1, (3,)),
+    "bool_p": lambda r, k: r.bernoulli(k, True, (3,)),
+    "int_array_p": lambda r, k: r.bernoulli(k, np.int32([0, 1])),
+    "minval_of_higher_rank": lambda r, k: r.uniform(k, (2,), minval=np.zeros((3, 2), np.float32)),
+    "maxval_not_broadcastable": lambda r, k: r.uniform(k, (2,), maxval=np.ones(3, np.float32)),
+    "permutation_of_a_list": lambda r, k: r.permutation(k, [3.0, 4.0]),
+    "permutation_of_a_tuple": lambda r, k: r.permutation(k, (3.0, 4.0)),
+    "permutation_of_a_bool": lambda r, k: r.permutation(k, True),
+}
+
+
+@pytest.mark.parametrize("name", MISUSE)
+def test_misuse_is_refused_with_jax_errors(name):
+    f = MISUSE[name]
+    _raises_as_jax(lambda: f(random, random.PRNGKey(0)), lambda: f(jax.random,
+                                                                   jax.random.PRNGKey(0)))
+
+
+def test_bounds_that_broadcast_still_match_jax():
+    k, kj = random.PRNGKey(3), jax.random.PRNGKey(3)
+    for lo in (np.zeros(2, np.float32), np.float32([[1.0], [-2.0], [0.5]]), -1.0):
+        _same(random.uniform(k, (3, 2), minval=lo, maxval=4.0),
+              jax.random.uniform(kj, (3, 2), minval=lo, maxval=4.0))
+    p = np.float32([0.2, 0.9])
+    _same(random.bernoulli(k, p), jax.random.bernoulli(kj, p))
+
+
 def test_key_derivation_and_sampling_trace_to_one_program():
     def draw(seed):
         k1, k2 = random.split(random.PRNGKey(seed))

@@ -1,5 +1,7 @@
-"""nn: Flax-style modules whose params are plain nested dicts (module.py), and the layers."""
+"""nn: Flax-style modules whose params are plain nested dicts (module.py), the layers, and the
+activations beside them (activation.py)."""
 
+from .activation import gelu, log_softmax, one_hot, relu, softmax
 from .layers import (
     MLP,
     Conv,
@@ -9,15 +11,10 @@ from .layers import (
     LayerNorm,
     MultiHeadAttention,
     Sequential,
-    gelu,
     lecun_normal,
-    log_softmax,
     make_causal_mask,
     normal,
-    one_hot,
     ones,
-    relu,
-    softmax,
     zeros,
 )
 from .module import Module, Scope, ScopeError, fold_in_path, param_count, tabulate

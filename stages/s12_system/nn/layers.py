@@ -15,12 +15,12 @@ import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
-from stages.s04_autodiff.ad_util import stop_gradient
 
 from .. import random
+from .activation import relu, softmax
 from .module import Module
 
-# ------------------------------------------------------------------ initializers and activations
+# ------------------------------------------------------------------ initializers
 
 def zeros(key: Any, shape: tuple, dtype: Any = np.float32) -> Any:
     return jnp.zeros(shape, dtype)
@@ -42,30 +42,6 @@ def lecun_normal(fan_in_axes: Sequence[int] = (-2,)) -> Callable:
         fan_in = int(np.prod([shape[a] for a in fan_in_axes]))
         return normal(1.0 / np.sqrt(fan_in))(key, shape, dtype)
     return init
-
-
-def relu(x: Any) -> Any:
-    return jnp.maximum(x, 0.0)
-
-
-def gelu(x: Any) -> Any:
-    """The tanh approximation, jax.nn.gelu's default."""
-    c = np.float32(np.sqrt(2 / np.pi))
-    return 0.5 * x * (1 + jnp.tanh(c * (x + 0.044715 * x ** 3)))
-
-
-def log_softmax(x: Any, axis: int = -1) -> Any:
-    shifted = x - stop_gradient(jnp.max(x, axis=axis, keepdims=True))
-    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
-
-
-def softmax(x: Any, axis: int = -1) -> Any:
-    return jnp.exp(log_softmax(x, axis))
-
-
-def one_hot(x: Any, num_classes: int, dtype: Any = np.float32) -> Any:
-    classes = lax.broadcasted_iota(np.int32, (1,) * np.ndim(x) + (num_classes,), np.ndim(x))
-    return jnp.equal(jnp.expand_dims(x, -1), classes).astype(dtype)
 
 
 # ------------------------------------------------------------------ layers
@@ -95,7 +71,9 @@ class Embed(Module):
 
     def __init__(self, num_embeddings: int, features: int, embedding_init: Callable | None = None):
         self.num_embeddings, self.features = num_embeddings, features
-        self.embedding_init = embedding_init or normal(1.0)
+        # Flax's default_embed_init, variance_scaling(1.0, "fan_in", "normal", out_axis=0): a
+        # normal of std 1/sqrt(features)
+        self.embedding_init = embedding_init or lecun_normal(fan_in_axes=(-1,))
 
     def __call__(self, ids: Any) -> Any:
         table = self.param("embedding", self.embedding_init, (self.num_embeddings, self.features))
