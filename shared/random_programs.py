@@ -46,7 +46,9 @@ BINARY = ("add", "sub", "mul", "max", "min")
 INT_UNARY = ("neg", "bitwise_not", "abs", "sign")
 INT_BINARY = {  # by kind of step
     "int_arith": ("add", "sub", "mul", "max", "min"),
-    "int_divide": ("div", "rem"),  # x / 0 and MIN / -1 are defined (XLA's answers)
+    # MIN / -1 is defined (XLA's answer); the divisor is made odd, never 0: XLA's compiler folds
+    # a divisor it can prove is 0 (say, from lt(n, n)) and dies of SIGFPE, jax.jit's too
+    "int_divide": ("div", "rem"),
     "int_bitwise": ("bitwise_and", "bitwise_or", "bitwise_xor"),
     "int_shift": ("shift_left", "shift_right_logical", "shift_right_arithmetic"),
 }
@@ -180,6 +182,8 @@ def apply(lax: Any, op: str, args: list[Any], extra: Any, ops: Any = None,
     if op == "int_unary":
         return getattr(lax, extra)(x)
     if op == "int_binary":
+        if extra in INT_BINARY["int_divide"]:
+            return getattr(lax, extra)(x, lax.bitwise_or(args[1], np.int32(1)))
         return getattr(lax, extra)(x, args[1])
     if op == "int_select":
         return lax.select(getattr(lax, extra)(x, args[1]), x, args[1])

@@ -68,7 +68,8 @@ class CustomCallPrimitive(core.Primitive):
         new_params = dict(params)
         call_jaxpr, num_consts = new_params.pop("call_jaxpr"), new_params.pop("num_consts")
         staged = [new_params.pop(name) for name in self.rule_params]
-        fun = lu.wrap_init(core.jaxpr_as_fun(call_jaxpr))
+        # the traced function's debug info goes with it: bound again, it keeps its name
+        fun = lu.wrap_init(core.jaxpr_as_fun(call_jaxpr), debug_info=call_jaxpr.jaxpr.debug_info)
         new_params["subfuns"] = (fun, *self.lift_rules(call_jaxpr, num_consts, *staged))
         return new_params
 

@@ -289,8 +289,10 @@ def _select_n_jvp(primals, tangents):
     _, *case_tangents = tangents
     out = lax.select_n(which, *cases)
     if all(type(t) is Zero for t in case_tangents):
-        return out, Zero.from_primal_value(out)
-    return out, lax.select_n(which, *map(instantiate_zeros, case_tangents))
+        return out, Zero(case_tangents[0].aval)
+    # as JAX's: the zeros are made like the first nonzero tangent (its weak type too)
+    zeros = lax.full_like(next(t for t in case_tangents if type(t) is not Zero), 0)
+    return out, lax.select_n(which, *(zeros if type(t) is Zero else t for t in case_tangents))
 
 
 def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):

@@ -113,3 +113,21 @@ def test_grad_of_scalar_broadcast_adds_no_reshape(ours, theirs):
     got = ours.make_jaxpr(ours.grad(lambda x, y: ours.jnp.sum(x + y)))(*args)
     want = theirs.make_jaxpr(theirs.grad(lambda x, y: theirs.jnp.sum(x + y)))(*args)
     assert str(got) == str(want)
+
+
+def test_select_n_jvp_makes_its_zeros_like_the_first_nonzero_tangent(ours, theirs):
+    """A case without a tangent gets zeros like another case's tangent (its weak type too),
+    made even when no case needs them, as JAX's rule makes them."""
+    def f(lib, x):
+        return lib.jvp(lambda x: lib.lax.select(lib.lax.gt(x, x), x, x), (x,), (x,))
+    x = np.ones(2, np.float32)
+    assert str(ours.make_jaxpr(lambda x: f(ours, x))(x)) == \
+        str(theirs.make_jaxpr(lambda x: f(theirs, x))(x))
+
+    def g(lib):  # the weak case's tangent is weak: so are the zeros, and the output
+        def h(s):
+            x, b = np.float32(1.0), lib.lax.gt(s, s) * s  # b is weak, x has no tangent
+            return lib.lax.select(lib.lax.gt(x, b), x, b)
+        return lib.jvp(h, (0.75,), (np.float32(.5),))
+    (_, t_ours), (_, t_theirs) = g(ours), g(theirs)
+    assert (t_ours.dtype, t_ours.weak_type) == (t_theirs.dtype, t_theirs.weak_type)

@@ -27,10 +27,10 @@ from stages.s07_caches import compilation_cache, explain, util
 
 OURS = SimpleNamespace(name="ours", jit=s07.jit, jnp=s02.numpy, lax=s02.lax, cf=s06,
                        make_jaxpr=s02.make_jaxpr, grad=s04.grad, jvp=s04.jvp, vjp=s04.vjp,
-                       vmap=s05.vmap, disable_jit=s07.disable_jit)
+                       vmap=s05.vmap, disable_jit=s07.disable_jit, custom_jvp=s04.custom_jvp)
 THEIRS = SimpleNamespace(name="jax", jit=jax.jit, jnp=jjnp, lax=jax.lax, cf=jax.lax,
                          make_jaxpr=jax.make_jaxpr, grad=jax.grad, jvp=jax.jvp, vjp=jax.vjp,
-                         vmap=jax.vmap, disable_jit=jax.disable_jit)
+                         vmap=jax.vmap, disable_jit=jax.disable_jit, custom_jvp=jax.custom_jvp)
 
 F32 = np.float32
 

@@ -52,7 +52,23 @@ CASES = {
         lambda c, xi: (ns.jit(lambda a, b: a * b)(c, xi), c), 1.0, x), (X3,)),
     "cond_in_jit": (lambda ns: ns.jit(lambda x: ns.cf.cond(x > 0, ns.jnp.sin, ns.jnp.cos, x)),
                     (1.0,)),
+    # a custom_jvp call staged in a jit and bound again keeps its function's name
+    "vmap_of_jit_of_custom_jvp": (lambda ns: ns.vmap(ns.jit(swish(ns))), (M23,)),
+    "jvp_of_jit_of_custom_jvp": (lambda ns: lambda x: ns.jvp(ns.jit(swish(ns)), (x,), (x,)),
+                                 (X3,)),
 }
+
+
+def swish(ns):
+    @ns.custom_jvp
+    def swish(x):
+        return ns.lax.mul(x, ns.lax.logistic(x))
+
+    @swish.defjvp
+    def swish_jvp(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return swish(x), ns.lax.mul(t, ns.lax.logistic(x))
+    return swish
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
