@@ -2,15 +2,14 @@
 equation, the inner binders named like the outer ones, a twice-used jaxpr hoisted, and jit under
 jvp, vmap, grad, vjp and control flow.
 
-Reverse mode is compared with `jax_use_direct_linearize` off: JAX then splits a jit with jvp and
-partial eval, as the course does (stage 4); its default fuses the two into one linearize rule.
+Under reverse mode JAX linearizes a jit in one rule where the course runs jvp, then partial
+evaluation (stage 4); both split it into the same known and unknown jits.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from jax._src import config as jax_config
 
 pytestmark = pytest.mark.oracle
 
@@ -74,10 +73,7 @@ def swish(ns):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_printed_jaxpr_equals_jaxs(name, ours, theirs):
     build, args = CASES[name]
-    got = str(ours.make_jaxpr(build(ours))(*args))
-    with jax_config.use_direct_linearize(False):
-        want = str(theirs.make_jaxpr(build(theirs))(*args))
-    assert got == want
+    assert str(ours.make_jaxpr(build(ours))(*args)) == str(theirs.make_jaxpr(build(theirs))(*args))
 
 
 def test_jit_of_grad_prints_as_jaxs_but_for_the_name_stage_4_gives_grad(ours, theirs):
