@@ -284,13 +284,12 @@ primitive_jvps[ad_util.stop_gradient_p] = _stop_gradient_jvp
 
 
 def _select_n_jvp(primals, tangents):
-    """The tangent is selected like the value; `which` has none."""
+    """Selected like the value; a missing tangent is zeros like the first one (weak or not)."""
     which, *cases = primals
     _, *case_tangents = tangents
     out = lax.select_n(which, *cases)
     if all(type(t) is Zero for t in case_tangents):
         return out, Zero(case_tangents[0].aval)
-    # as JAX's: the zeros are made like the first nonzero tangent (its weak type too)
     zeros = lax.full_like(next(t for t in case_tangents if type(t) is not Zero), 0)
     return out, lax.select_n(which, *(zeros if type(t) is Zero else t for t in case_tangents))
 
