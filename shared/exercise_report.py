@@ -16,8 +16,9 @@ done, not yet reached by a passing test, or reference (kept by ONLY=...), with i
 workspace copy, its docs anchor and the failing tests under it; or, when everything passes, "all N
 exercises of stage K pass". Failures that only reached a stub are left out of pytest's FAILURES
 section (the table lists them), so the tracebacks shown are the ones from the learner's own code.
-Hypothesis runs at most WORKSPACE_EXAMPLES examples a test, does not shrink (a stub fails every
-example) and saves none (the reference run must not replay a stub's failure).
+Hypothesis runs at most WORKSPACE_EXAMPLES examples a test, the same ones every run, does not
+shrink (a stub fails every example) and saves none (the reference run must not replay a stub's
+failure).
 
 `make check-exercises` reuses the trace: with UNDER_API_EXERCISE_MAP=file the run writes, per
 test, the exercises it reached; with UNDER_API_SELECT=file only the tests listed there run.
@@ -292,12 +293,13 @@ def _learners(name: str, copy: Path, regions: dict[str, Region]) -> set[str]:
 
 
 def _fewer_examples(item: pytest.Item) -> None:
-    """At most WORKSPACE_EXAMPLES hypothesis examples per test in a workspace run."""
+    """At most WORKSPACE_EXAMPLES hypothesis examples per test in a workspace run, the same ones
+    every run: a learner's table does not change between two runs of the same code."""
     test = getattr(item, "obj", None)
     # set by @settings on a @given test; hypothesis reads it when the test runs
     current = getattr(test, "_hypothesis_internal_use_settings", None)
-    if current is not None and current.max_examples > WORKSPACE_EXAMPLES:
+    if current is not None:
         from hypothesis import settings
 
-        test._hypothesis_internal_use_settings = settings(current,
-                                                          max_examples=WORKSPACE_EXAMPLES)
+        test._hypothesis_internal_use_settings = settings(
+            current, max_examples=min(current.max_examples, WORKSPACE_EXAMPLES), derandomize=True)
