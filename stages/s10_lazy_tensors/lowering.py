@@ -118,6 +118,8 @@ def _check_pow(self: Any, exponent: Any) -> None:
 
 def _check_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
     """torch's alpha_check: alpha must fit the result's dtype (a float alpha, an int result)."""
+    if type(alpha) is int:  # the default 1, and any int: every result takes it (asked per add)
+        return
     dtype = torch.result_type(self, other)
     if isinstance(alpha, bool) and dtype != torch.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
