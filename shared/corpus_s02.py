@@ -239,6 +239,12 @@ def reductions(lax, jnp, x):
     return (lax.reduce_sum(x, (0,)), lax.reduce_max(x, (1,)), lax.reduce_min(x, (0, 1)))
 
 
+@case(np.array([[True, False, True], [True, True, True]]), _i32(3, 4))
+def logical_reductions(lax, jnp, b, i):
+    return (lax.reduce_or(b, (0,)), lax.reduce_and(b, (0, 1)), lax.reduce_xor(b, (1,)),
+            lax.reduce_or(i, (1,)), lax.reduce_and(i, (0,)), lax.reduce_xor(i, ()))
+
+
 @case(_f32(3, 5))
 def argmax_and_cumsum(lax, jnp, x):
     return lax.argmax(x, 1, np.int32), lax.cumsum(x, axis=1), lax.cumsum(x, 0, reverse=True)
@@ -283,6 +289,12 @@ def jnp_reductions(lax, jnp, x):
 @case(_f32(4, 3))
 def jnp_reshape_and_transpose(lax, jnp, x):
     return jnp.reshape(x, (3, 4)).T, jnp.exp(jnp.log(jnp.abs(x) + 1.0)), x.reshape(12)
+
+
+@case(_f32(4, 3), _i32(2, 3))
+def jnp_any_all(lax, jnp, x, i):
+    return (jnp.any(x > 0.5), jnp.all(x, axis=0), i.any(axis=-1, keepdims=True), i.all(),
+            jnp.sum(x < 0, axis=1, dtype=bool), jnp.prod(i, dtype=bool))
 
 
 # JAX 0.10.2 wraps jnp.where in a jit (a `jit[name=_where jaxpr={...}]` equation): see the tag.

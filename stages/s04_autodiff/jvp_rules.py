@@ -260,7 +260,7 @@ defjvp2(lax.max_p, _max_jvp_lhs, _max_jvp_rhs)
 defjvp2(lax.min_p, _max_jvp_lhs, _max_jvp_rhs)  # the same balanced rule picks the min
 for _p in (lax.and_p, lax.or_p, lax.xor_p, lax.shift_left_p, lax.shift_right_logical_p,
            lax.shift_right_arithmetic_p, lax.eq_p, lax.ne_p, lax.lt_p, lax.le_p, lax.gt_p,
-           lax.ge_p):
+           lax.ge_p, lax.reduce_or_p, lax.reduce_and_p, lax.reduce_xor_p):  # bool/int out
     defjvp_zero(_p)
 
 

@@ -44,7 +44,7 @@ for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax
 
 # reductions over `axes`
 for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.reduce_prod_p, lax.argmax_p,
-           lax.argmin_p):
+           lax.argmin_p, lax.reduce_or_p, lax.reduce_and_p, lax.reduce_xor_p):
     defreducer(_p)
 
 

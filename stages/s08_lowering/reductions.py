@@ -1,10 +1,11 @@
 """Lowering rules of the reductions: a `stablehlo.reduce` whose region combines two elements.
 
-JAX: jax/_src/lax/lax.py (`_unary_reduce_lower` for reduce_sum/max/min, `_compute_argminmax`
-lowered with `lower_fun` and inline=False for argmax/argmin) and lax/control_flow/loops.py
-(cumsum: `cumred_reduce_window_impl`, a reduce_window over a window as long as the axis, also
-emitted as its own function). argmax reduces two arrays at once, the values and their indices,
-so its region takes two accumulators and two elements and returns two results.
+JAX: jax/_src/lax/lax.py (`_unary_reduce_lower` for reduce_sum/max/min/or/and/xor,
+`_compute_argminmax` lowered with `lower_fun` and inline=False for argmax/argmin) and
+lax/control_flow/loops.py (cumsum: `cumred_reduce_window_impl`, a reduce_window over a window
+as long as the axis, also emitted as its own function). argmax reduces two arrays at once, the
+values and their indices, so its region takes two accumulators and two elements and returns two
+results.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ def _cumsum_lowering(ctx: LoweringRuleContext, x: ir.Value, *, axis: int, revers
 register_lowering(lax.reduce_sum_p, reduce_rule("add", get_sum_identity))
 register_lowering(lax.reduce_max_p, reduce_rule("maximum", get_max_identity))
 register_lowering(lax.reduce_min_p, reduce_rule("minimum", get_min_identity))
+register_lowering(lax.reduce_or_p, reduce_rule("or", get_sum_identity))  # False, 0
+register_lowering(lax.reduce_and_p, reduce_rule("and", lambda dtype: np.array(-1).astype(dtype)))
+register_lowering(lax.reduce_xor_p, reduce_rule("xor", get_sum_identity))
 register_lowering(lax.argmax_p, _argminmax_lowering("GT", get_max_identity), inline=False)
 register_lowering(lax.argmin_p, _argminmax_lowering("LT", get_min_identity), inline=False)
 register_lowering(lax.cumsum_p, _cumsum_lowering, inline=False)

@@ -269,7 +269,7 @@ def _select_n_rule(which: Any, *cases: Any) -> tuple:
 for _p in elementwise_prims | {lx.integer_pow_p, add_jaxvals_p}:
     sharding_rules[_p] = functools.partial(broadcasting_sharding_rule, _p.name)
 for _p in (lx.reduce_max_p, lx.reduce_min_p, lx.reduce_prod_p, lx.argmax_p, lx.argmin_p,
-           lx.reduce_sum_p):
+           lx.reduce_sum_p, lx.reduce_or_p, lx.reduce_and_p, lx.reduce_xor_p):
     sharding_rules[_p] = _reduce_rule
 for _p in (lx.cumsum_p, lx.cumprod_p, lx.cummax_p, lx.cummin_p, lx.cumlogsumexp_p):
     sharding_rules[_p] = _cumulative_rule

@@ -89,9 +89,10 @@ def test_take_refuses_an_axis_out_of_bounds_as_jax_does(call):
     assert str(ours.value) == str(theirs.value)
 
 
-def test_boolean_einsum_contracts_as_jax_and_refuses_a_boolean_sum():
-    b = np.array([[True, False], [True, True]])
-    assert_same_typed_values(ojnp.einsum("ij,jk->ik", b, b), jjnp.einsum("ij,jk->ik", b, b))
-    # JAX sums booleans with reduce_or, which this stage does not have
-    with pytest.raises(NotImplementedError, match="einsum summing an index of a boolean"):
-        ojnp.einsum("ij->i", b)
+@pytest.mark.parametrize("spec", ["ij,jk->ik", "ij->i", "ij,jk->i", "ii->", "ij,ij->"])
+def test_boolean_einsum_sums_with_or_as_jax(spec):
+    b = np.array([[True, False], [False, False]])
+    args = (b,) * spec.split("->")[0].count(",") + (b,)
+    assert_same_typed_values(ojnp.einsum(spec, *args), jjnp.einsum(spec, *args))
+    ours = ojnp_make_jaxpr(lambda *a: ojnp.einsum(spec, *a))(*args)
+    assert str(ours) == str(jax.make_jaxpr(lambda *a: jjnp.einsum(spec, *a))(*args))

@@ -8,7 +8,7 @@ lax never promotes dtypes (numpy/ does, then calls lax).
   elementwise.py  arithmetic, one and two operands: sin, exp, integer_pow, add, mul, ...
   bitwise.py      not, and, or, xor, the shifts, and the comparisons eq, lt, ...
   structural.py   broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, iota, rev
-  reductions.py   reduce_sum/max/min, argmax/argmin, cumsum
+  reductions.py   reduce_sum/max/min/or/and/xor, argmax/argmin, cumsum
   lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
   slicing.py      slice, dynamic_slice, dynamic_update_slice, and `for row in tracer`
   cumulative.py   cumprod/cummax/cummin/cumlogsumexp, reduce_prod, associative_scan

@@ -1,7 +1,8 @@
-"""Reductions: reduce_sum/max/min over axes, argmax/argmin along one axis, cumsum.
+"""Reductions: reduce_sum/max/min/or/and/xor over axes, argmax/argmin along one axis, cumsum.
 
 JAX: jax/_src/lax/lax.py (reduce_*_p, argmax_p) and jax/_src/lax/control_flow/loops.py
-(cumsum_p). lax takes only non-negative axes; jax.numpy normalizes negative ones first.
+(cumsum_p). lax takes only non-negative axes; jax.numpy normalizes negative ones first. The
+logical reductions are bitwise on ints (jnp.any/all reduce bools with them).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from .utils import never_weak, standard_primitive
 
 __all__ = [
     "argmax", "argmax_p", "argmin", "argmin_p", "cumsum", "cumsum_p", "reduce_max", "reduce_max_p",
-    "reduce_min", "reduce_min_p", "reduce_sum", "reduce_sum_p",
+    "reduce_and", "reduce_and_p", "reduce_min", "reduce_min_p", "reduce_or", "reduce_or_p",
+    "reduce_sum", "reduce_sum_p", "reduce_xor", "reduce_xor_p",
 ]
 
 
@@ -88,6 +90,42 @@ def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
     """Minimum over `axes`."""
     return reduce_min_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def _reduce_logical_shape_rule(operand: core.ShapedArray, *, axes) -> tuple:
+    if operand.dtype != np.bool_ and not np.issubdtype(operand.dtype, np.integer):
+        raise TypeError(f"logical reduction requires operand dtype bool or int, got "
+                        f"{operand.dtype}.")
+    return reduce_op_shape_rule(operand, axes=axes)
+
+
+def _logical_reducer(name: str, ufunc: np.ufunc) -> core.Primitive:
+    def impl(x: np.ndarray, *, axes) -> np.ndarray:
+        # an empty axis gives the identity: False/0 for or and xor, True/all ones for and
+        init = np.array(-1).astype(x.dtype) if ufunc is np.bitwise_and else np.zeros((), x.dtype)
+        return np.asarray(ufunc.reduce(x, axis=axes, initial=init), x.dtype)
+    return standard_primitive(_reduce_logical_shape_rule, lambda operand, *, axes: operand.dtype,
+                              name, impl, weak_type_rule=never_weak)
+
+
+reduce_or_p = _logical_reducer("reduce_or", np.bitwise_or)
+reduce_and_p = _logical_reducer("reduce_and", np.bitwise_and)
+reduce_xor_p = _logical_reducer("reduce_xor", np.bitwise_xor)
+
+
+def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
+    """`or` over `axes` (bitwise for ints); any(x) of a bool array."""
+    return reduce_or_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
+    """`and` over `axes` (bitwise for ints); all(x) of a bool array."""
+    return reduce_and_p.bind(operand, axes=tuple(int(a) for a in axes))
+
+
+def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
+    """`xor` over `axes` (bitwise for ints): the parity of a bool array."""
+    return reduce_xor_p.bind(operand, axes=tuple(int(a) for a in axes))
 
 
 def _argminmax_shape_rule(operand: core.ShapedArray, *, axes, index_dtype) -> tuple:

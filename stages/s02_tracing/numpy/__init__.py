@@ -6,7 +6,7 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
 
   util.py           dtype promotion and broadcasting (promote_dtypes, broadcast_to, ...)
   ufuncs.py         elementwise functions: add, multiply, sin, where, clip, ...
-  reductions.py     sum, mean, max, min, argmax, argmin, cumsum over numpy-style axes
+  reductions.py     sum, mean, max, min, any, all, argmax, argmin, cumsum over numpy-style axes
   lax_numpy.py      creating arrays, dot and matmul, reshape, transpose, stack, ...
   array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
   indexing.py       index arrays, masks and `x.at[...]` as gather/scatter; take, take_along_axis

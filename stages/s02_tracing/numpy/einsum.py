@@ -51,8 +51,8 @@ class _Contraction:
     def sum(self, x: Any, axes: list[int]) -> Any:
         if dtypes.promote_types(dtypes.dtype(x), self.dtype) != dtypes.dtype(x):
             x = lax.convert_element_type(x, self.dtype)
-        if dtypes.dtype(x) == np.bool_:
-            raise NotImplementedError("einsum summing an index of a boolean operand")
+        if dtypes.dtype(x) == np.bool_:  # a boolean sum is an `or`
+            return lax.reduce_or(x, tuple(axes))
         return lax.reduce_sum(x, tuple(axes))
 
     def sum_uniques(self, x: Any, names: str, uniques: list[str]) -> tuple[Any, str]:

@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, max, min, argmax, argmin, cumsum over numpy-style `axis` arguments.
+"""Reductions: sum, mean, max, min, any, all, argmax, argmin, cumsum over numpy-style axes.
 
 JAX: jax/_src/numpy/reductions.py. Negative axes are normalized here (lax takes only
 non-negative ones); narrow ints and float16 are widened for the accumulation as jnp does.
@@ -6,6 +6,7 @@ non-negative ones); narrow ints and float16 are widened for the accumulation as 
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any
 
@@ -15,8 +16,8 @@ from .. import dtypes, lax
 from ..lax.utils import canonicalize_axis, const
 from .util import check_arraylike, promote_dtypes_numeric
 
-__all__ = ["amax", "amin", "argmax", "argmin", "cumprod", "cumsum", "max", "mean", "min",
-           "prod", "sum"]
+__all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum", "max", "mean",
+           "min", "prod", "sum"]
 
 
 def _ravel(a: Any) -> Any:
@@ -57,15 +58,15 @@ def _no_out(name: str, out: Any) -> None:
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         keepdims: bool = False) -> Any:
     """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32
-    unless `dtype` is given; a bool sum is an `or` (JAX's reduce_or; ours reduce_max)."""
-    return _sum_like("sum", lax.reduce_sum, lax.reduce_max, a, axis, dtype, out, keepdims)
+    unless `dtype` is given; a bool sum is an `or`."""
+    return _sum_like("sum", lax.reduce_sum, lax.reduce_or, a, axis, dtype, out, keepdims)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
          keepdims: bool = False) -> Any:
     """Product over `axis` (all axes by default), accumulated as sum is; a bool product is
-    an `and` (JAX's reduce_and; ours reduce_min)."""
-    return _sum_like("prod", lax.reduce_prod, lax.reduce_min, a, axis, dtype, out, keepdims)
+    an `and`."""
+    return _sum_like("prod", lax.reduce_prod, lax.reduce_and, a, axis, dtype, out, keepdims)
 
 
 def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, dtype: Any,
@@ -92,7 +93,7 @@ def _reduce_chooser(name: str, lax_reduce):
         _no_out(name, out)
         check_arraylike(name, a)
         axes = _reduction_axes(a, axis)
-        if any(np.shape(a)[d] == 0 for d in axes):
+        if builtins.any(np.shape(a)[d] == 0 for d in axes):
             raise ValueError(
                 f"zero-size array to reduction operation {name} which has no identity"
             )
@@ -108,6 +109,25 @@ def _reduce_chooser(name: str, lax_reduce):
 max = _reduce_chooser("max", lax.reduce_max)
 min = _reduce_chooser("min", lax.reduce_min)
 amax, amin = max, min
+
+
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Whether any element along `axis` is true: `reduce_or` of the array cast to bool."""
+    return _logical("any", lax.reduce_or, a, axis, out, keepdims)
+
+
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Whether every element along `axis` is true: `reduce_and` of the array cast to bool."""
+    return _logical("all", lax.reduce_and, a, axis, out, keepdims)
+
+
+def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims: bool) -> Any:
+    _no_out(name, out)
+    check_arraylike(name, a)
+    a = lax.convert_element_type(a, np.bool_)
+    axes = _reduction_axes(a, axis)
+    result = lax_reduce(a, axes)
+    return lax.expand_dims(result, axes) if keepdims else result
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
