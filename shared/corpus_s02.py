@@ -297,6 +297,12 @@ def jnp_any_all(lax, jnp, x, i):
             jnp.sum(x < 0, axis=1, dtype=bool), jnp.prod(i, dtype=bool))
 
 
+@case(np.array([1.0, np.nan, np.inf, -np.inf, -0.0], np.float32), _i32(5))
+def jnp_logical_and_float_tests(lax, jnp, x, i):  # jnp.isinf is a jit in JAX: in test_numpy
+    return (jnp.isnan(x), jnp.isfinite(x), jnp.isfinite(i), jnp.logical_and(x, i),
+            jnp.logical_or(x > 0, i), jnp.logical_xor(i, True), jnp.logical_not(x))
+
+
 # JAX 0.10.2 wraps jnp.where in a jit (a `jit[name=_where jaxpr={...}]` equation): see the tag.
 @case(_f32(4, 3), tags="jit_inside_in_jax")
 def jnp_where(lax, jnp, x):

@@ -161,7 +161,7 @@ defjvp2(lax.logistic_p, _logistic_jvp)
 defjvp(lax.erf_p, _erf_jvp)
 defjvp(lax.integer_pow_p, _integer_pow_jvp)
 deflinear(lax.neg_p)
-for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p):
+for _p in (lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.not_p, lax.is_finite_p):
     defjvp_zero(_p)
 
 # ------------------------------------------------------------------ elementwise, two operands

@@ -152,6 +152,7 @@ _NARY_OPS = {
     lax.or_p: "or", lax.xor_p: "xor", lax.shift_left_p: "shift_left",
     lax.shift_right_arithmetic_p: "shift_right_arithmetic",
     lax.shift_right_logical_p: "shift_right_logical", lax.clamp_p: "clamp",
+    lax.is_finite_p: "is_finite",
 }
 _COMPARISONS = {lax.eq_p: "EQ", lax.ne_p: "NE", lax.lt_p: "LT", lax.le_p: "LE", lax.gt_p: "GT",
                 lax.ge_p: "GE"}

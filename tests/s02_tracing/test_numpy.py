@@ -228,3 +228,31 @@ def test_traced_operator_values_match_jax(a, b):
     theirs = np.asarray(fn(jnp.asarray(a), b))
     assert ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours, theirs, rtol=RTOL_ELEMENTWISE)
+
+
+_TESTED_VALUES = [np.array([1.0, np.nan, np.inf, -np.inf, -0.0], np.float32),
+                  np.array([1, 0, -2], np.int32), np.array([True, False]), np.float16(np.inf),
+                  np.array([1 + 1j, np.inf + 0j, 1j * np.nan, 0j], np.complex64),
+                  np.array([2, 0], np.uint8), 1.0, 0, True, 1j]
+
+
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite", "logical_not"])
+@pytest.mark.parametrize("x", _TESTED_VALUES, ids=repr)
+def test_float_tests_and_logical_not_equal_jnp(name, x):
+    ours, theirs = getattr(snp, name), getattr(jnp, name)
+    with jax.disable_jit():  # JAX's isinf is a jit: inlined, its jaxpr is written as ours
+        assert str(s02.make_jaxpr(ours)(x)) == str(jax.make_jaxpr(theirs)(x))
+    got, want = ours(x), theirs(x)
+    assert (got.dtype, got.shape, got.weak_type) == (want.dtype, want.shape, want.weak_type)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("x", _TESTED_VALUES, ids=repr)
+def test_logical_binary_ops_take_nonzero_as_true_as_jnp(name, x):
+    for y in (np.arange(np.size(x), dtype=np.float32).reshape(np.shape(x)), 1, True, 0.0):
+        ours, theirs = getattr(snp, name), getattr(jnp, name)
+        assert str(s02.make_jaxpr(ours)(x, y)) == str(jax.make_jaxpr(theirs)(x, y))
+        got, want = ours(x, y), theirs(x, y)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -34,6 +34,7 @@ from .utils import (
 __all__ = [
     "RoundingMethod", "abs", "abs_p", "add", "add_p", "ceil", "ceil_p", "cos", "cos_p", "div",
     "div_p", "erf", "erf_p", "exp", "exp_p", "floor", "floor_p", "integer_pow", "integer_pow_p",
+    "is_finite", "is_finite_p",
     "log", "log1p", "log1p_p", "log_p", "logistic", "logistic_p", "max", "max_p", "min", "min_p",
     "mul", "mul_p", "neg", "neg_p", "pow", "pow_p", "rem", "rem_p", "round", "round_p", "rsqrt",
     "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "sub", "sub_p", "tan", "tan_p",
@@ -80,6 +81,7 @@ ceil_p = unop(same_dtype, FLOAT, "ceil", np.ceil)
 round_p = unop(same_dtype, FLOAT, "round", _round_impl)
 abs_p = unop(_complex_basetype, SIGNED_INT + FLOAT + COMPLEX, "abs", np.abs)
 erf_p = unop(same_dtype, FLOAT, "erf", _erf)
+is_finite_p = unop(lambda dtype: np.dtype(np.bool_), FLOAT, "is_finite", np.isfinite)
 # These carry JAX's `accuracy` param (an XLA precision hint) with its default None.
 exp_p = unop(same_dtype, FLOAT + COMPLEX, "exp", lambda x, accuracy: np.exp(x))
 log_p = unop(same_dtype, FLOAT + COMPLEX, "log", lambda x, accuracy: np.log(x))
@@ -103,6 +105,11 @@ def neg(x: Any) -> Any:
 def sign(x: Any) -> Any:
     """Elementwise sign: -1, 0 or 1 (x / |x| for complex)."""
     return sign_p.bind(x)
+
+
+def is_finite(x: Any) -> Any:
+    """Elementwise: True where `x` is neither infinite nor NaN (floating point only)."""
+    return is_finite_p.bind(x)
 
 
 def floor(x: Any) -> Any:

@@ -27,10 +27,11 @@ from .util import (
 __all__ = [
     "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
     "clip", "conj", "conjugate", "cos", "divide", "equal", "exp", "floor", "floor_divide",
-    "greater", "greater_equal", "imag", "invert", "left_shift", "less", "less_equal", "log",
-    "log1p", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive", "power",
-    "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square", "subtract",
-    "tan", "tanh", "true_divide", "where"
+    "greater", "greater_equal", "imag", "invert", "isfinite", "isinf", "isnan", "left_shift",
+    "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive",
+    "power", "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square",
+    "subtract", "tan", "tanh", "true_divide", "where"
 ]
 
 
@@ -96,6 +97,50 @@ def right_shift(x1: Any, x2: Any, /) -> Any:
     if np.issubdtype(dtypes.dtype(x1), np.unsignedinteger):
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
+
+
+def _to_bool(x: Any) -> Any:
+    return x if dtypes.dtype(x) == np.bool_ else lax.ne(x, const(x, 0))
+
+
+def _logical(lax_fn, name: str):
+    def fn(*args: Any) -> Any:
+        return lax_fn(*map(_to_bool, promote_args(name, *args)))  # nonzero is True
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (jnp.{name}) of the arguments taken as booleans."
+    return fn
+
+
+logical_and = _logical(lax.bitwise_and, "logical_and")
+logical_or = _logical(lax.bitwise_or, "logical_or")
+logical_xor = _logical(lax.bitwise_xor, "logical_xor")
+logical_not = _logical(lax.bitwise_not, "logical_not")
+
+
+def isnan(x: Any, /) -> Any:
+    """NaN is the one value not equal to itself."""
+    (x,) = promote_args("isnan", x)
+    return lax.ne(x, x)
+
+
+def isinf(x: Any, /) -> Any:
+    (x,) = promote_args("isinf", x)
+    if np.issubdtype(dtypes.dtype(x), np.complexfloating):
+        re, im = lax.real(x), lax.imag(x)
+        return lax.bitwise_or(isinf(re), isinf(im))
+    if np.issubdtype(dtypes.dtype(x), np.floating):  # a strong inf: the result is never weak
+        return lax.eq(lax.abs(x), np.array(np.inf, dtypes.dtype(x)))
+    return lax.full_like(x, False, dtype=np.bool_)
+
+
+def isfinite(x: Any, /) -> Any:
+    (x,) = promote_args("isfinite", x)
+    if np.issubdtype(dtypes.dtype(x), np.complexfloating):
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    if np.issubdtype(dtypes.dtype(x), np.floating):
+        return lax.is_finite(x)
+    return lax.full_like(x, True, dtype=np.bool_)
 
 
 def _as_array(x: Any) -> Any:
