@@ -135,7 +135,8 @@ def _bind_scan(consts: list[Any], init: list[Any], xs: list[Any], jaxpr: ClosedJ
                       num_carry=len(init), unroll=unroll)
     carry_out, ys = split_list(out, [len(init)])
     ys_iter = iter(ys)
-    ys = [next(ys_iter) if f is None else xs[f] for f in y_is_x]
+    # a numpy xs comes back as the array the loop would have made (JAX: _maybe_put)
+    ys = [next(ys_iter) if f is None else jnp.asarray(xs[f]) for f in y_is_x]
     return [*merge_lists(to_const, carry_out, new_consts), *ys]
 
 
@@ -298,7 +299,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
             jnp.reshape(x[:done], (num_batches, batch_size, *x.shape[1:])) for x in leaves])
         _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), batches)
         parts.append(tree_map(lambda y: jnp.reshape(y, (-1, *y.shape[2:])), ys))
-    if remainder:
+    if remainder or not num_batches:  # no whole batch: vmap all there is, even nothing
         parts.append(vmap(f)(tree_unflatten(treedef, [x[done:] for x in leaves])))
     if len(parts) == 1:
         return parts[0]

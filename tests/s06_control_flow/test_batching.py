@@ -134,12 +134,13 @@ def test_switch_with_a_batched_index_selects_among_all_branches(ours, theirs, cl
     assert [e.primitive.name for e in eqns].count("select_n") == 1 + 3  # 3 masks, 1 pick
 
 
+@pytest.mark.parametrize("n", [7, 0])
 @pytest.mark.parametrize("batch_size", [None, 2, 3, 8])
-def test_map_with_a_batch_size_agrees_with_jax(batch_size, ours, theirs, close):
+def test_map_with_a_batch_size_agrees_with_jax(batch_size, n, ours, theirs, close):
     def build(ns):
         return lambda xs: ns.cf.map(lambda x: ns.jnp.sin(x) * 2.0, xs, batch_size=batch_size)
 
-    xs = np.linspace(-1, 1, 14).astype(F32).reshape(7, 2)
+    xs = np.linspace(-1, 1, 2 * n).astype(F32).reshape(n, 2)
     close(build(ours)(xs), build(theirs)(xs))
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import stages.s06_control_flow as s06
+from stages.s02_tracing.array import Array
 from stages.s06_control_flow.util import scan_trip_count
 
 F32 = np.float32
@@ -57,6 +58,16 @@ def test_ys_have_the_dtype_of_the_bodys_out_avals_not_of_python_scalars(
     args = (init, np.arange(3, dtype=F32))
     close(build(ours)(*args), build(theirs)(*args))
     assert np.asarray(build(ours)(*args)[1]).dtype == build(theirs)(*args)[1].dtype
+
+
+@pytest.mark.parametrize("xs", [np.arange(3, dtype=F32), np.arange(3.0)], ids=["f32", "f64"])
+def test_a_y_that_is_its_x_comes_back_as_an_array_as_jax(xs, ours, theirs):
+    # the forwarded y never enters the loop; it is xs itself, made an array as the loop's are
+    got = ours.cf.scan(lambda c, x: (c + x, x), 0.0, xs)[1]
+    want = theirs.cf.scan(lambda c, x: (c + x, x), 0.0, xs)[1]
+    assert isinstance(got, Array)
+    assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 def test_scan_impl_runs_the_body_jaxpr_once_per_step():
