@@ -108,8 +108,7 @@ def _add_jaxvals_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _add_jaxvals_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
-    # weak only if both are: what JAX's eager add_any (an `add`) gives (its staged one says x's)
-    return x.update(weak_type=x.weak_type and y.weak_type)
+    return x  # x's type, weak type included, as JAX's (a transposed loop's carry stays weak)
 
 
 add_jaxvals_p.def_impl(_add_jaxvals_impl)

@@ -41,3 +41,22 @@ def test_pow_converts_both_operands_so_its_tangent_is_strongly_typed_as_jaxs():
     ours, theirs = run(lax, s04.jvp), run(jax.lax, jax.jvp)
     assert [o.weak_type for o in ours] == [t.weak_type for t in theirs] == [True, False]
     np.testing.assert_allclose(np.asarray(ours[1]), np.asarray(theirs[1]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["scan", "fori_loop"])
+def test_a_gradient_through_a_transposed_loop_keeps_its_weak_type(name, ours, theirs):
+    # the transposed body sums cotangents with add_any, whose result has its first operand's
+    # type: a weak carry stays weak, as in JAX
+    def build(ns):
+        if name == "scan":
+            xs = np.ones(3, np.float32)
+            return lambda a: ns.cf.scan(lambda c, x: (c * x, c), a, xs)[1].sum()
+        return lambda x: ns.cf.fori_loop(0, 3, lambda i, c: c * x ** i, 1.0)
+
+    for use_jvp in (False, True):
+        if use_jvp:
+            got = ours.jvp(build(ours), (0.3,), (0.3,))[1]
+            want = theirs.jvp(build(theirs), (0.3,), (0.3,))[1]
+        else:
+            got, want = ours.grad(build(ours))(0.3), theirs.grad(build(theirs))(0.3)
+        assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
