@@ -6,6 +6,7 @@ JAX: jax/_src/api_util.py.
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -227,3 +228,44 @@ def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
             "typically means that a jit-wrapped function was called with a non-array argument, "
             "and this argument was not marked as static using the static_argnums or "
             "static_argnames parameters of jax.jit.") from None
+
+
+def fun_signature(fun: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (ValueError, TypeError):
+        return None
+
+
+def _ensure_index_tuple(x: Any) -> tuple[int, ...]:
+    if x is None:
+        return ()
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(map(operator.index, x))
+
+
+def _ensure_str_tuple(x: Any) -> tuple[str, ...]:
+    if x is None:
+        return ()
+    return (x,) if isinstance(x, str) else tuple(x)
+
+
+def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argnames: Any
+                               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Given one of argnums or argnames, the other from the signature (JAX: same name)."""
+    if (argnums is None and argnames is None) or sig is None:
+        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
+    if argnums is not None and argnames is not None:
+        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
+    params = list(sig.parameters.items())
+    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if argnums is None:
+        argnames = _ensure_str_tuple(argnames)
+        argnums = tuple(i for i, (k, p) in enumerate(params)
+                        if p.kind == positional and k in argnames)
+        return argnums, argnames
+    argnums = _ensure_index_tuple(argnums)
+    argnames = tuple(k for i, (k, p) in enumerate(params) if p.kind == positional and i in argnums)
+    return argnums, argnames

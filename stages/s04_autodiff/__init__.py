@@ -13,6 +13,7 @@ Beside it:
   gather_rules.py        the jvp and transpose rules of gather and the scatters
   cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
+  custom_arguments.py    their arguments: keywords to positions, the non-differentiable ones
   custom_calls.py        their two primitives, and one rule per trace type in two tables
   ad_checkpoint.py       checkpoint (remat2) and its rules; the remat policies
 
@@ -27,6 +28,7 @@ from . import (
     ad_util,
     complex_rules,
     cumulative_rules,
+    custom_arguments,
     custom_calls,
     custom_derivatives,
     gather_rules,
@@ -45,6 +47,7 @@ __all__ = [
     "checkpoint",
     "checkpoint_name",
     "complex_rules",
+    "custom_arguments",
     "custom_calls",
     "cumulative_rules",
     "custom_derivatives",

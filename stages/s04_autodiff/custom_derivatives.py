@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +33,13 @@ from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra
 
 from .ad_util import SymbolicZero, Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
+from .custom_arguments import (
+    check_for_tracers,
+    nondiff_argnums_of,
+    resolve_kwargs,
+    split_nondiff,
+    stop_gradient_tracers,
+)
 from .custom_calls import (  # noqa: F401  (re-exported: JAX has them in custom_derivatives)
     custom_jvp_call_p,
     custom_jvp_call_rules,
@@ -237,47 +243,14 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
 # ------------------------------------------------------------------ the decorators
 
 
-def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
-    """The arguments bound to fun's signature, keywords moved into their positions (the call
-    primitives take positions); JAX's message when they do not bind."""
-    # JAX: api_util.resolve_kwargs and its caller in custom_jvp/custom_vjp.__call__
-    try:
-        bound = inspect.signature(functools.partial(fun) if isinstance(
-            fun, functools.partial) else fun).bind(*args, **kwargs)
-    except ValueError:  # no signature to read (a builtin): positions are positions
-        return args
-    except TypeError as err:
-        name = getattr(fun, "__name__", "fun")
-        raise TypeError(f"The input arguments to the {kind}-decorated function {name} could "
-                        "not be resolved to positional-only arguments. Binding failed with the "
-                        f"error:\n{err}") from err
-    bound.apply_defaults()
-    return bound.args
-
-
-def _split_nondiff(fun: Callable, nondiff_argnums: tuple[int, ...], args: tuple
-                   ) -> tuple[Callable, list[Any], tuple]:
-    """fun of the differentiable arguments only, the static ones, and the dynamic ones."""
-    static = [args[i] for i in nondiff_argnums]
-    dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
-
-    def fun_of_dyn(*dyn_args: Any) -> Any:
-        it_dyn, it_static = iter(dyn_args), iter(static)
-        full = [next(it_static) if i in nondiff_argnums else next(it_dyn)
-                for i in range(len(args))]
-        return fun(*full)
-
-    functools.update_wrapper(fun_of_dyn, fun)
-    return fun_of_dyn, static, dyn
-
-
 class custom_jvp:
     """A function with its own forward-mode rule: `@custom_jvp` then `@f.defjvp`."""
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = nondiff_argnums_of(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable | None = None
         self.symbolic_zeros = False
 
@@ -292,6 +265,8 @@ class custom_jvp:
 
     def defjvps(self, *jvps: Callable | None) -> None:
         """One rule per argument, rule(g, ans, *primals) -> its tangent contribution."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
 
         def jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
             primal_out = self(*primals)
@@ -308,8 +283,10 @@ class custom_jvp:
         name = getattr(self.fun, "__name__", "fun")
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_kwargs("custom_jvp", self.fun, args, kwargs)
-        fun, static, dyn_args = _split_nondiff(self.fun, self.nondiff_argnums, args)
+        args = resolve_kwargs("custom_jvp", self.fun, args, kwargs)
+        args = tuple(stop_gradient_tracers(x) if i in self.nondiff_argnums else x
+                     for i, x in enumerate(args))
+        fun, static, dyn_args = split_nondiff(self.fun, self.nondiff_argnums, args)
         rule = self.jvp
         if static:
             rule = functools.update_wrapper(functools.partial(self.jvp, *static), self.jvp)
@@ -330,10 +307,11 @@ class custom_jvp:
 class custom_vjp:
     """A function with its own reverse-mode rule: `@custom_vjp` then `f.defvjp(fwd, bwd)`."""
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = (),
+                 nondiff_argnames: Sequence[str] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = nondiff_argnums_of(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.symbolic_zeros = False
@@ -351,9 +329,11 @@ class custom_vjp:
         name = getattr(self.fun, "__name__", "fun")
         if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_kwargs("custom_vjp", self.fun, args, kwargs)
-        fun, static, dyn_args = _split_nondiff(self.fun, self.nondiff_argnums, args)
-        fwd, _, _ = _split_nondiff(self.fwd, self.nondiff_argnums, args)
+        args = resolve_kwargs("custom_vjp", self.fun, args, kwargs)
+        for i in self.nondiff_argnums:
+            check_for_tracers(args[i])
+        fun, static, dyn_args = split_nondiff(self.fun, self.nondiff_argnums, args)
+        fwd, _, _ = split_nondiff(self.fwd, self.nondiff_argnums, args)
         bwd = self.bwd
         if static:
             bwd = functools.update_wrapper(functools.partial(self.bwd, *static), self.bwd)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import operator
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,7 +23,11 @@ from stages.s01_pytrees import (
     tree_structure,
 )
 from stages.s02_tracing import core
-from stages.s02_tracing.api_util import shaped_abstractify
+from stages.s02_tracing.api_util import (  # noqa: F401  (fun_signature: jit's, re-exported)
+    fun_signature,
+    infer_argnums_and_argnames,
+    shaped_abstractify,
+)
 from stages.s02_tracing.eval_shape import ShapeDtypeStruct
 
 
@@ -59,47 +62,6 @@ def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
     if isinstance(fun, functools.partial):
         return fun_name(fun.func)
     return default_name
-
-
-def fun_signature(fun: Callable) -> inspect.Signature | None:
-    try:
-        return inspect.signature(fun)
-    except (ValueError, TypeError):
-        return None
-
-
-def _ensure_index_tuple(x: Any) -> tuple[int, ...]:
-    if x is None:
-        return ()
-    try:
-        return (operator.index(x),)
-    except TypeError:
-        return tuple(map(operator.index, x))
-
-
-def _ensure_str_tuple(x: Any) -> tuple[str, ...]:
-    if x is None:
-        return ()
-    return (x,) if isinstance(x, str) else tuple(x)
-
-
-def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argnames: Any
-                               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """Given one of argnums or argnames, the other from the signature (JAX: same name)."""
-    if (argnums is None and argnames is None) or sig is None:
-        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
-    if argnums is not None and argnames is not None:
-        return _ensure_index_tuple(argnums), _ensure_str_tuple(argnames)
-    params = list(sig.parameters.items())
-    positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    if argnums is None:
-        argnames = _ensure_str_tuple(argnames)
-        argnums = tuple(i for i, (k, p) in enumerate(params)
-                        if p.kind == positional and k in argnames)
-        return argnums, argnames
-    argnums = _ensure_index_tuple(argnums)
-    argnames = tuple(k for i, (k, p) in enumerate(params) if p.kind == positional and i in argnums)
-    return argnums, argnames
 
 
 _P = inspect.Parameter

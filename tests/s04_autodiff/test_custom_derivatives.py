@@ -153,6 +153,83 @@ def test_nondiff_argnums(helpers):
         rtol=helpers.RTOL_ELEMENTWISE)
 
 
+def _scale_by_nondiff(cj):
+    @functools.partial(cj, nondiff_argnums=(0,))
+    def f(s, x):
+        return s * x
+
+    @f.defjvp
+    def f_jvp(s, primals, tangents):
+        return f(s, primals[0]), s * tangents[0] * 7.0
+
+    return f
+
+
+def test_a_traced_nondiff_argument_of_a_custom_jvp_is_a_constant_of_its_rule(helpers):
+    # JAX stops its gradient first: the rule sees the value, and no tracer escapes
+    from stages.s05_vmap import vmap
+    from stages.s07_caches import jit
+
+    ours, theirs = _scale_by_nondiff(custom_jvp), _scale_by_nondiff(jax.custom_jvp)
+    for o, t in [(grad, jax.grad), (lambda f: jit(grad(f)), lambda f: jax.jit(jax.grad(f)))]:
+        helpers.assert_trees_close(o(lambda a: ours(a, a))(2.0), t(lambda a: theirs(a, a))(2.0),
+                                   rtol=helpers.RTOL_ELEMENTWISE)
+    x = np.arange(3, dtype=np.float32)
+    helpers.assert_trees_close(vmap(grad(lambda a: ours(a, a)))(x),
+                               jax.vmap(jax.grad(lambda a: theirs(a, a)))(x),
+                               rtol=helpers.RTOL_ELEMENTWISE)
+
+
+def _nondiff_custom_vjp(cv):
+    @functools.partial(cv, nondiff_argnums=(0,))
+    def g(s, x):
+        return s * x
+
+    g.defvjp(lambda s, x: (g(s, x), None), lambda s, res, ct: (s * ct * 7.0,))
+    return g
+
+
+@pytest.mark.parametrize("how", ["jit", "grad", "jit_of_grad"])
+def test_a_traced_nondiff_argument_of_a_custom_vjp_raises_jaxs_error(how):
+    from stages.s07_caches import jit
+
+    def call(g, jit, grad):
+        if how == "jit":
+            return jit(lambda s: g(s, 2.0))(3.0)
+        if how == "grad":
+            return grad(lambda s: g(s, 2.0))(3.0)
+        return jit(grad(g, 1))(3.0, 2.0)
+
+    with pytest.raises(jax.errors.UnexpectedTracerError) as theirs:
+        call(_nondiff_custom_vjp(jax.custom_vjp), jax.jit, jax.grad)
+    from stages.s02_tracing.errors import UnexpectedTracerError
+    with pytest.raises(UnexpectedTracerError) as ours:
+        call(_nondiff_custom_vjp(custom_vjp), jit, grad)
+    assert str(ours.value) == str(theirs.value).split("\n--------------------")[0]
+
+
+@pytest.mark.parametrize("which", ["custom_jvp", "custom_vjp"])
+def test_nondiff_argnames_name_positions_as_jax(which):
+    def f(x, n, *, k=1):
+        return x
+
+    for names in [("n",), ("n", "x"), ("k",)]:
+        ours = {"custom_jvp": custom_jvp, "custom_vjp": custom_vjp}[which]
+        theirs = getattr(jax, which)
+        assert (ours(f, nondiff_argnames=names).nondiff_argnums
+                == theirs(f, nondiff_argnames=names).nondiff_argnums)
+    assert (ours(f, nondiff_argnums=(1,), nondiff_argnames=("x",)).nondiff_argnums
+            == theirs(f, nondiff_argnums=(1,), nondiff_argnames=("x",)).nondiff_argnums)
+
+
+def test_defjvps_refuses_nondiff_argnums_as_jax():
+    with pytest.raises(TypeError) as theirs:
+        jax.custom_jvp(lambda n, x: x, nondiff_argnums=(0,)).defjvps(None)
+    with pytest.raises(TypeError) as ours:
+        custom_jvp(lambda n, x: x, nondiff_argnums=(0,)).defjvps(None)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_custom_vjp_over_pytrees_with_a_none_cotangent(helpers):
     def make(cv, lax):
         @cv
