@@ -256,3 +256,15 @@ def test_logical_binary_ops_take_nonzero_as_true_as_jnp(name, x):
         got, want = ours(x, y), theirs(x, y)
         assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("name", ["float32", "int32", "bool_", "uint8", "float16"])
+def test_scalar_types_are_dtypes_and_functions_that_trace_as_jnp(name):
+    ours, theirs = getattr(snp, name), getattr(jnp, name)
+    assert ours == getattr(np, name) and hash(ours) == hash(getattr(np, name))
+    assert np.dtype(ours) == np.dtype(theirs) and np.zeros(2, ours).dtype == np.dtype(theirs)
+    assert isinstance(getattr(np, name)(1), ours)
+    got, want = ours(3), theirs(3)  # a 0-d array, not numpy's scalar
+    assert type(got) is Array and (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+    assert str(s02.make_jaxpr(lambda x: ours(x))(2.5)) == str(
+        jax.make_jaxpr(lambda x: theirs(x))(2.5))

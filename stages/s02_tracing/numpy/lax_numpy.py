@@ -26,11 +26,35 @@ __all__ = [
     "zeros", "zeros_like",
 ]
 
-# dtype names, as jnp.float32 etc. (numpy's scalar types; jnp's are its own classes)
-bool_, int8, int16, int32, uint8, uint16, uint32 = (
-    np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
-)
-float16, float32, complex64 = np.float16, np.float32, np.complex64
+
+class _ScalarMeta(type):
+    """jnp.float32 and the others: a dtype wherever numpy takes one (they compare and hash as
+    numpy's type, and carry `.dtype`), and a function that makes a 0-d array of it, traced
+    under a transformation (JAX: numpy/scalar_types.py)."""
+
+    dtype: np.dtype
+
+    def __hash__(self) -> int:
+        return hash(self.dtype.type)
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other or self.dtype.type == other
+
+    def __call__(self, x: Any) -> Any:  # jnp.float32(x) is asarray(x, float32)
+        return asarray(x, dtype=self.dtype)
+
+    def __instancecheck__(self, instance: Any) -> bool:
+        return isinstance(instance, self.dtype.type)
+
+
+def _make_scalar_type(np_type: type) -> _ScalarMeta:
+    return _ScalarMeta(np_type.__name__, (object,), {"dtype": np.dtype(np_type),
+                                                     "__module__": __name__})
+
+
+bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, complex64 = map(
+    _make_scalar_type, (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
+                        np.float16, np.float32, np.complex64))
 promote_types = dtypes.promote_types
 result_type = dtypes.result_type
 ndim, shape, size = np.ndim, np.shape, np.size
