@@ -86,9 +86,21 @@ class _HashableWithStrictTypeEquality:
                 and type(self.val) is type(other.val) and self.val == other.val)
 
 
+class Unhashable:
+    """A static argument kept out of every cache key (a tracer, say): it has no hash."""
+
+    __slots__ = ("val",)
+
+    def __init__(self, val: Any):
+        self.val = val
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unhashable) and self.val == other.val
+
+
 @lu.transformation2
 def _argnums_partial(f: Callable, dyn_argnums: tuple[int, ...],
-                     fixed_args: tuple[_HashableWithStrictTypeEquality, ...],
+                     fixed_args: tuple[_HashableWithStrictTypeEquality | Unhashable, ...],
                      *dyn_args: Any, **kwargs: Any) -> Any:
     # put the static arguments back between the dynamic ones
     n = len(dyn_argnums) + len(fixed_args)
@@ -98,13 +110,17 @@ def _argnums_partial(f: Callable, dyn_argnums: tuple[int, ...],
     return f(*args, **kwargs)
 
 
-def argnums_partial(f: lu.WrappedFun, dyn_argnums: Sequence[int], args: Sequence[Any]
+def argnums_partial(f: lu.WrappedFun, dyn_argnums: Sequence[int], args: Sequence[Any],
+                    require_static_args_hashable: bool = True
                     ) -> tuple[lu.WrappedFun, tuple[Any, ...]]:
     """Close `f` over the arguments not in `dyn_argnums`; return it and the dynamic ones."""
     dyn_argnums = tuple(dyn_argnums)
-    fixed_args = []
+    fixed_args: list[_HashableWithStrictTypeEquality | Unhashable] = []
     for i, arg in enumerate(args):
         if i in dyn_argnums:
+            continue
+        if not require_static_args_hashable:  # a function that is never cached (checkpoint)
+            fixed_args.append(Unhashable(arg))
             continue
         try:
             hash(arg)

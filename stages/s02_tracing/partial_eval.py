@@ -182,7 +182,8 @@ def trace_to_jaxpr_dynamic(fun: lu.WrappedFun, in_avals: Sequence[ShapedArray]
 
 
 def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
-                   debug_info: lu.DebugInfo | None, static_argnums: Sequence[int] = ()
+                   debug_info: lu.DebugInfo | None, static_argnums: Sequence[int] = (),
+                   require_static_args_hashable: bool = True
                    ) -> tuple[ClosedJaxpr, list[Any], PyTreeDef]:
     """Trace `fun(*args, **kwargs)` once: the arguments at `static_argnums` reach it as the
     Python values they are, every leaf of the others as a tracer.
@@ -196,7 +197,7 @@ def trace_to_jaxpr(fun: Callable, args: Sequence[Any], kwargs: dict[str, Any],
     f = lu.wrap_init(fun, debug_info=debug_info)
     if static_argnums:
         dyn_argnums = [i for i in range(len(args)) if i not in static_argnums]
-        f, args = argnums_partial(f, dyn_argnums, args)
+        f, args = argnums_partial(f, dyn_argnums, args, require_static_args_hashable)
     args_flat, in_tree = tree_flatten((args, kwargs))
     flat_fun, out_tree = flatten_fun(f, in_tree)
     in_avals = [shaped_abstractify(fun, x, path)

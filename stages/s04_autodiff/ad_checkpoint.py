@@ -239,7 +239,9 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     def fun_remat(*args: Any, **kwargs: Any) -> Any:
         static = _resolve_static_argnums(static_argnums, len(args))
         dbg = debug_info("checkpoint / remat", fun, args, kwargs, static)
-        closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static)
+        # a static argument may be anything, a tracer too: it is closed over, never a key
+        closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static,
+                                                     require_static_args_hashable=False)
         out_flat = remat_p.bind(*closed.consts, *args_flat,
                                 jaxpr=convert_constvars_jaxpr(closed.jaxpr),
                                 prevent_cse=prevent_cse, differentiated=False, policy=policy)

@@ -194,6 +194,19 @@ def test_checkpoint_resolves_negative_static_argnums_like_jax():
         assert float(grad(mine)(2.0, 3)) == 12.0
 
 
+def test_a_static_argument_may_be_a_tracer_or_unhashable_as_in_jax():
+    # checkpoint never caches its trace, so a static argument is only closed over
+    from stages.s07_caches import jit
+
+    def build(cp, lax):
+        return lambda a: cp(lambda u, n: lax.mul(u, n[0]), static_argnums=(1,))(a, [a])
+
+    mine, real = build(checkpoint, olax), build(jax.checkpoint, jax.lax)
+    for ours, theirs in [(jit, jax.jit), (grad, jax.grad),
+                         (lambda f: jit(grad(f)), lambda f: jax.jit(jax.grad(f)))]:
+        assert repr(ours(mine)(0.5)) == repr(theirs(real)(0.5))
+
+
 @pytest.mark.parametrize("argnums", [2, -3, [1]])
 def test_bad_static_argnums_fail_with_jaxs_messages(argnums):
     def f(x, n):
