@@ -123,18 +123,26 @@ def test_an_unhashable_static_argument_is_rejected_with_jaxs_message(static):
                                       "occurred while trying to hash an object of type")
 
 
-def test_jnp_scalar_constructors_fold_where_jax_stages_an_add():
-    # A deliberate difference: our jnp.float32 is numpy's float32 and eager values are numpy
-    # arrays, so `jnp.float32(1.0) + 2` runs in numpy even inside a trace and becomes a literal;
-    # JAX's jnp.float32(1.0) is a jax.Array, whose `+` binds `add` to the current trace.
+def test_jnp_scalar_constructors_make_arrays_whose_operators_are_staged_as_jax():
+    # jnp.float32(1.0) is a 0-d Array (not numpy's scalar), so its `+` binds `add` to the
+    # current trace even with no tracer involved
     ours = make_jaxpr(lambda x: jnp.float32(1.0) + 2)(1.0)
     theirs = jax.make_jaxpr(lambda x: jax.numpy.float32(1.0) + 2)(1.0)
-    assert str(ours) == "{ lambda ; a:f32[]. let  in (3.0:f32[],) }"
-    assert str(theirs) == "{ lambda ; a:f32[]. let b:f32[] = add 1.0:f32[] 2.0:f32[] in (b,) }"
-    # once a tracer is involved the two agree
+    assert str(ours) == str(theirs)
+    assert str(ours) == "{ lambda ; a:f32[]. let b:f32[] = add 1.0:f32[] 2.0:f32[] in (b,) }"
     ours = make_jaxpr(lambda x: x * jnp.float32(1.0) + 2)(np.float32(1.0))
     theirs = jax.make_jaxpr(lambda x: x * jax.numpy.float32(1.0) + 2)(np.float32(1.0))
     assert str(ours) == str(theirs)
+
+
+def test_return_shape_gives_the_output_as_shape_dtype_structs_as_jax():
+    def f(x, y):
+        return {"a": x * 2, "b": (y, 1.0)}
+
+    args = (np.ones(2, np.float32), 3)
+    ours, ours_shape = make_jaxpr(f, return_shape=True)(*args)
+    theirs, theirs_shape = jax.make_jaxpr(f, return_shape=True)(*args)
+    assert str(ours) == str(theirs) and repr(ours_shape) == repr(theirs_shape)
 
 
 def test_closed_over_arrays_are_constvars_and_their_values_are_the_consts():
