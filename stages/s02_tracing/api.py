@@ -46,7 +46,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
     """
 
     @functools.wraps(fun)
-    def make_jaxpr_f(*args: Any, **kwargs: Any) -> Any:
+    def make_jaxpr_f(*args: Any, **kwargs: Any) -> ClosedJaxpr | tuple[ClosedJaxpr, Any]:
         static = _normalize_argnums(static_argnums, len(args), getattr(fun, "__name__", "fun"))
         check_static_args_hashable(args, static)
         dbg = debug_info("make_jaxpr", fun, args, kwargs, static)
