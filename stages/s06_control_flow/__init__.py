@@ -9,11 +9,12 @@ Reading path (the lesson, in order):
                       stacking, the transpose that runs backwards
 
 Beside it:
-  while_rules.py  while_p and its rules: scan's ideas without a trip count
-  platforms.py    a branch per platform, chosen for the one we run on ("cpu")
-  common.py       what the three share: body tracing, const hoisting, the carry check and
-                  weak-type promotion, the fixed point, jaxpr surgery
-  util.py         list helpers, type matching, pytree structure differences
+  scan_residuals.py  where a split scan's residuals come from: forwarded, hoisted, stacked
+  while_rules.py     while_p and its rules: scan's ideas without a trip count
+  platforms.py       a branch per platform, chosen for the one we run on ("cpu")
+  common.py          what the three share: body tracing, const hoisting, the carry check and
+                     weak-type promotion, the fixed point, jaxpr surgery
+  util.py            list helpers, type matching, pytree structure differences
 
 JAX: jax/_src/lax/control_flow/ (conditionals.py, loops.py, common.py). Importing the stage
 registers the rules of cond, while and scan in the tables of stages 3-5. switch uses lax.clamp
@@ -26,6 +27,7 @@ from . import (
     conditionals,
     loops,
     platforms,
+    scan_residuals,
     scan_rules,
     util,
     while_rules,
@@ -50,6 +52,7 @@ __all__ = [
     "platforms",
     "scan",
     "scan_p",
+    "scan_residuals",
     "scan_rules",
     "switch",
     "util",

@@ -46,6 +46,7 @@ from .common import (
     stage_unknown_eqn,
     unmapped_leading_aval,
 )
+from .scan_residuals import residual_kinds, scan_known_hoisting
 from .util import merge_lists, partition_list, split_list, typematch
 
 scan_p = core.Primitive("scan")
@@ -204,32 +205,6 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
 # ------------------------------------------------------------------ partial eval
 
 
-def _residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_consts: int,
-                    num_known_carry: int, known_ins: list[Any]) -> list[tuple[str, int | None]]:
-    """Where each residual of a split scan body comes from.
-
-    ("const", i): a known const of the loop, or a constant of the body: loop-invariant, so it
-    is passed once, as a const of the unknown scan. ("xs", i): a known xs slice: the stacked
-    xs already hold it (unless a numpy array: JAX forwards none, it stacks them anew).
-    ("loop", None): computed per iteration, stacked by the known scan."""
-    invars = jaxpr_known.jaxpr.invars
-    position = {id(v): i for i, v in enumerate(invars)}
-    constvars = {id(v): num_known_consts + j for j, v in enumerate(jaxpr_known.jaxpr.constvars)}
-    kinds: list[tuple[str, int | None]] = []
-    for v in jaxpr_known.jaxpr.outvars[num_known_outs:]:
-        i = position.get(id(v)) if isinstance(v, Var) else None
-        if i is not None and i < num_known_consts:
-            kinds.append(("const", i))
-        elif isinstance(v, Var) and id(v) in constvars:
-            kinds.append(("const", constvars[id(v)]))
-        elif i is not None and i >= num_known_consts + num_known_carry and \
-                not isinstance(known_ins[i], np.ndarray):
-            kinds.append(("xs", i))
-        else:
-            kinds.append(("loop", None))
-    return kinds
-
-
 # --8<-- [start:scan_partial_eval]
 def _scan_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, reverse: bool, length: int,
                        num_consts: int, num_carry: int, jaxpr: ClosedJaxpr,
@@ -254,29 +229,34 @@ def _scan_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, reverse: 
     num_res = len(res_avals)
     num_known_outs = len(jaxpr_known.out_avals) - num_res
     num_known_consts = num_consts - sum(const_uk)
-    # Residual stacking: a residual computed per iteration is stacked by the known scan, as
-    # an extra y, and read by the unknown scan as an extra x. A residual that is a const of the
-    # loop, or an xs slice, is already held by an input: it is passed as it is, not stacked.
+    # Residuals: a const of the loop, or an xs slice, is already held by an input and passed
+    # as it is; one computed from consts alone is hoisted, computed once before the loop; the
+    # rest change per iteration: the known scan stacks them as extra ys, the unknown scan
+    # reads them as extra xs (scan_residuals.py).
     known_ins = [t.pval.get_known() for t, uk in zip(tracers, unknowns, strict=True) if not uk]
-    kinds = _residual_kinds(jaxpr_known, num_known_outs, num_known_consts,
-                            num_carry - sum(carry_uk), known_ins)
+    kinds = residual_kinds(jaxpr_known, num_known_outs, num_known_consts,
+                           num_carry - sum(carry_uk), known_ins)
+    invariant_vals = [*known_ins[:num_known_consts], *jaxpr_known.consts]
     jaxpr_known = prune_closed_jaxpr_outputs(
         jaxpr_known, [True] * num_known_outs + [kind == "loop" for kind, _ in kinds])
+    jaxpr_known, known_consts, kinds, hoisted = scan_known_hoisting(
+        jaxpr_known, known_ins[:num_known_consts], kinds)
     # unknown body: [residuals, unknown ins] -> [intensive res, unknown ins, extensive res]
     num_unknown_ins = len(jaxpr_unknown.in_avals) - num_res
-    jaxpr_unknown = move_binders_to_back(jaxpr_unknown, [kind != "const" for kind, _ in kinds]
+    intensive = [kind in ("const", "hoisted") for kind, _ in kinds]
+    jaxpr_unknown = move_binders_to_back(jaxpr_unknown, [not i for i in intensive]
                                          + [False] * num_unknown_ins)
     tracers = [trace.instantiate_const(t) if uk else t
                for t, uk in zip(tracers, unknowns, strict=True)]
     outs = [] if not jaxpr_known.out_avals else scan_p.bind(
-        *known_ins, jaxpr=jaxpr_known, num_consts=num_known_consts,
-        num_carry=num_carry - sum(carry_uk), **params)
+        *known_consts, *known_ins[num_known_consts:], jaxpr=jaxpr_known,
+        num_consts=len(known_consts), num_carry=num_carry - sum(carry_uk), **params)
     known_outs, loop_res = split_list(outs, [num_known_outs])
-    invariant_vals = [*known_ins[:num_known_consts], *jaxpr_known.consts]
-    loop_res_iter = iter(loop_res)
-    int_res = [invariant_vals[i] for kind, i in kinds if kind == "const"]
+    loop_res_iter, hoisted_iter = iter(loop_res), iter(hoisted)
+    int_res = [invariant_vals[i] if kind == "const" else next(hoisted_iter)
+               for kind, i in kinds if kind in ("const", "hoisted")]
     ext_res = [known_ins[i] if kind == "xs" else next(loop_res_iter)
-               for kind, i in kinds if kind != "const"]
+               for kind, i in kinds if kind in ("xs", "loop")]
     in_tracers = [*[trace.new_instantiated_const(r) for r in int_res],
                   *[t for t, uk in zip(tracers, unknowns, strict=True) if uk],
                   *[trace.new_instantiated_const(r) for r in ext_res]]

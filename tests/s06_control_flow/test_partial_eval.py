@@ -83,6 +83,28 @@ def test_loop_invariant_residuals_stay_consts_instead_of_being_stacked():
     assert eqn.params["num_consts"] == 1 and eqn.invars[0].aval.shape == ()
 
 
+@pytest.mark.parametrize("transform", ["grad", "linearize"])
+def test_a_residual_computed_from_consts_alone_is_hoisted_out_of_the_loop_as_jax(transform):
+    # sin(w) depends on no carry and no x: computed once before the loop, passed as a const,
+    # not stacked three times by the known scan
+    xs = np.ones(3, F32)
+
+    def build(ns, lax):
+        return lambda c, w: lax.scan(lambda c, x: (c * x * ns.sin(w), c), c, xs)[0]
+
+    ours_f, jax_f = build(jnp, s06), build(jax.numpy, jax.lax)
+    if transform == "grad":
+        ours, theirs = make_jaxpr(grad(ours_f))(0.5, 0.3), jax.make_jaxpr(jax.grad(jax_f))(0.5, 0.3)
+        assert str(ours) == str(theirs)
+    else:
+        ours = make_jaxpr(lambda c, w: linearize(ours_f, c, w)[1](1.0, 0.0))(0.5, 0.3)
+        theirs = jax.make_jaxpr(lambda c, w: jax.linearize(jax_f, c, w)[1](1.0, 0.0))(0.5, 0.3)
+    assert [e.primitive.name for e in ours.eqns][0] == "sin"  # outside every scan
+    known_scan = next(e for e in ours.eqns if e.primitive.name == "scan")
+    assert "sin" not in str(known_scan.params["jaxpr"])
+    assert [e.primitive.name for e in ours.eqns] == [e.primitive.name for e in theirs.eqns]
+
+
 def test_cond_split_joins_the_residuals_of_both_branches():
     def f(p, x, y):
         return s06.cond(p, lambda x, y: jnp.sin(x) * y, lambda x, y: jnp.cos(y) + x * x, x, y)
