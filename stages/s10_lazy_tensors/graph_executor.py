@@ -58,9 +58,6 @@ class ComputationCache:
         while len(self._entries) > self.max_size:
             self._entries.popitem(last=False)
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def values(self) -> list[CachedComputation]:  # least recently used first
         return list(self._entries.values())
 
@@ -137,17 +134,18 @@ class PostOrderData:
 
 
 def run_post_order(ir_values: Sequence[Value]) -> PostOrderData:
-    """The nodes in post order and the graph's parameters: each distinct buffer once, and for
-    each device data node the index of its parameter (C++: RunPostOrder)."""
+    """The nodes in post order, the graph's parameters (each distinct buffer once), and the
+    parameter of each device data node, then (ours) of each operand (C++: RunPostOrder)."""
     post_order = compute_post_order(v.node for v in ir_values)
     index: dict[int, int] = {}
     parameters, sequence = [], []
-    for node in post_order:
-        if isinstance(node, DeviceData):
-            k = index.setdefault(id(node.data), len(parameters))
-            if k == len(parameters):
-                parameters.append(node.data)
-            sequence.append(k)
+    for node in (n for n in post_order if isinstance(n, DeviceData)):
+        if index.setdefault(id(node.data), len(parameters)) == len(parameters):
+            parameters.append(node.data)
+        sequence.append(index[id(node.data)])
+    # device data hashes its shape alone: the operands' parameters tell (x - y) from (y - x)
+    sequence += [index[id(o.node.data)] for node in post_order for o in node.operands
+                 if o is not None and isinstance(o.node, DeviceData)]
     return PostOrderData(post_order, parameters, sequence)
 
 

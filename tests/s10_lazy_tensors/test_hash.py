@@ -132,3 +132,22 @@ def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     assert one != half  # 1 is a special scalar: a constant in the program
     node = get_xla_tensor(x * 0.5).get_ir_value().node
     assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
+
+
+def test_graphs_that_wire_same_shaped_buffers_differently_hash_differently():
+    # device data hashes its shape alone, so (x - y) and (y - x) have one node hash: the
+    # parameter each operand reads must enter the graph hash, or the second graph would run
+    # the first one's cached program and give its numbers
+    dev = torch_xla.device()
+    x, y = torch.tensor([1.0, 2, 3]), torch.tensor([10.0, 20, 30])
+    xl, yl = x.to(dev), y.to(dev)
+    same = (xl - yl).sum() * (xl - yl)
+    swapped = (xl - yl).sum() * (yl - xl)
+    assert torch_xla.get_graph_hash([same]) != torch_xla.get_graph_hash([swapped])
+    torch.testing.assert_close(same.cpu(), (x - y).sum() * (x - y))
+    torch.testing.assert_close(swapped.cpu(), (x - y).sum() * (y - x))
+    a, b = x.to(dev).requires_grad_(), y.to(dev).requires_grad_()
+    torch.nn.functional.mse_loss(a, b).backward()
+    ea, eb = x.clone().requires_grad_(), y.clone().requires_grad_()
+    torch.nn.functional.mse_loss(ea, eb).backward()
+    torch.testing.assert_close((a.grad.cpu(), b.grad.cpu()), (ea.grad, eb.grad))
