@@ -16,6 +16,7 @@ from stages.s02_tracing.core import ShapedArray
 from . import device_data, graph_executor, metrics
 from .op_schema import is_inplace
 from .tensor import DEVICE_TYPE, get_xla_tensor, is_lazy, make_tensor_from_data, to_numpy_dtype
+from .tensor_impl import refuse_write_through_view
 
 
 def _on_cpu(x: Any) -> Any:
@@ -27,6 +28,8 @@ def _on_cpu(x: Any) -> Any:
 def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
     (C++: xla_cpu_fallback, counted as `aten::<op>`)."""
+    if is_inplace(func) and is_lazy(args[0]):
+        refuse_write_through_view(args[0])  # else the result would land in the view alone
     metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)
     flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
     lazy = [x for x in flat if is_lazy(x)]

@@ -58,6 +58,9 @@ class ComputationCache:
         while len(self._entries) > self.max_size:
             self._entries.popitem(last=False)
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def values(self) -> list[CachedComputation]:  # least recently used first
         return list(self._entries.values())
 
@@ -258,17 +261,15 @@ def get_tensors(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     computed = dict(zip(coll.indices, outputs, strict=True))
     handles = [computed.get(i, t.handle) for i, t in enumerate(lazy)]
     arrays = iter(device_data.transfer_from_device([h for h in handles if h is not None]))
-    results, k = [], 0
+    pairs, results = iter(zip(lazy, handles, strict=True)), []
     for t in tensors:
-        if not is_lazy(t):
+        data, handle = next(pairs) if is_lazy(t) else (None, None)
+        if data is None:
             results.append(t)
-            continue
-        data = lazy[k]
-        if handles[k] is None:  # host data not uploaded yet
+        elif handle is None:  # host data not uploaded yet
             results.append(data.tensor_data)
         else:
             results.append(from_device(next(arrays), data.dtype))
-        k += 1
     return results
 
 

@@ -52,6 +52,13 @@ def is_inplace(func: Any) -> bool:
 
 
 def _functional(func: Any) -> Any:
-    """`add_.Tensor` -> `add.Tensor`: an in-place op is its functional op, then an update."""
-    base = func._schema.name.split("::")[1].rstrip("_")
-    return getattr(getattr(torch.ops.aten, base, None), func._overloadname, None)
+    """`add_.Tensor` -> `add.Tensor`: an in-place op is its functional op, then an update.
+    The overload is the one taking the same arguments, whatever its name (`pow_.Scalar` ->
+    `pow.Tensor_Scalar`, not `pow.Scalar`, which takes a number and a tensor)."""
+    packet = getattr(torch.ops.aten, func._schema.name.split("::")[1].rstrip("_"), None)
+    signature = [(a.name, str(a.type)) for a in func._schema.arguments]
+    for name in packet.overloads() if packet is not None else ():
+        overload = getattr(packet, name)
+        if [(a.name, str(a.type)) for a in overload._schema.arguments] == signature:
+            return overload
+    return None

@@ -1,4 +1,5 @@
-"""An in-place view op (`squeeze_`, `unsqueeze_`, `t_`) on a lazy tensor: new sizes, same values.
+"""An in-place view op (`squeeze_`, `unsqueeze_`, `t_`) on a lazy tensor: new sizes, same values;
+and the one in-place write refused: into a view, which would not reach its base.
 
 torch_xla: tensor_methods.cpp (`squeeze_` and its kin set the tensor's IR value to the view's)
 and tensor_impl.cpp (`XLATensorImpl::SetupSizeProperties`: the sizes PyTorch sees follow the
@@ -30,3 +31,12 @@ def set_view_in_place(dst: LazyTensor, view: LazyTensor) -> LazyTensor:
     dst.data = view
     dst.untyped_storage()._xla = data
     return dst
+
+
+def refuse_write_through_view(dst: LazyTensor) -> None:
+    """A view holds its own IR value (there is no functionalization): a write into it would
+    not reach its base, so it is refused, never lost (copy_ and the CPU fallback ask)."""
+    base = dst._base
+    if base is not None and get_xla_tensor(base) is not get_xla_tensor(dst):
+        raise NotImplementedError(f"in place on a view {tuple(dst.shape)} of a lazy tensor "
+                                  f"{tuple(base.shape)}: it would not reach the base")

@@ -135,6 +135,20 @@ def test_an_in_place_update_of_a_view_is_refused_not_lost(dev):
     np.testing.assert_array_equal(x.cpu().numpy(), np.arange(6.0).reshape(2, 3))  # untouched
 
 
+@pytest.mark.parametrize("write", [
+    lambda v: v.pow_(torch.full((4,), 2.0, device=v.device)),  # pow_.Tensor: no same-named twin
+    lambda v: v.bernoulli_(1.0), lambda v: v.normal_(),  # run by the CPU fallback
+    lambda v: v.floor_divide_(torch.full((4,), 2.0, device=v.device)),
+], ids=["pow_", "bernoulli_", "normal_", "floor_divide_"])
+def test_every_in_place_path_refuses_a_write_into_a_view(dev, write):
+    # each of these once reached the CPU fallback, whose result landed in the view alone
+    x = torch.arange(12.0).reshape(3, 4).to(dev)
+    with pytest.raises(NotImplementedError, match=r"^in place on a view \(4,\) of a lazy "
+                       r"tensor \(3, 4\): it would not reach the base$"):
+        write(x[0])
+    np.testing.assert_array_equal(x.cpu().numpy(), np.arange(12.0).reshape(3, 4))
+
+
 def test_a_view_taken_before_an_in_place_write_to_its_base_is_refused_not_stale(dev):
     """A view's IR value was built from the base's value at the time: after `x.add_(1)` it
     would still show the old numbers, where PyTorch's view shows the new ones. Reading it is
@@ -164,12 +178,13 @@ def test_a_copy_from_a_view_of_itself_reads_the_view_before_the_write(dev):
         np.testing.assert_array_equal(x.cpu().numpy(), eager.numpy())
 
 
-@pytest.mark.parametrize("op", ["t_", "unsqueeze_"])
-def test_an_in_place_view_op_changes_the_shape_as_in_eager_torch(dev, op):
+@pytest.mark.parametrize("op, args", [("t_", ()), ("unsqueeze_", (0,)), ("transpose_", (0, 1)),
+                                      ("swapdims_", (1, 0)), ("swapaxes_", (0, 1))])
+def test_an_in_place_view_op_changes_the_shape_as_in_eager_torch(dev, op, args):
     eager = torch.arange(12.0).reshape(3, 4)
     x = eager.to(dev)
     for t in (eager, x):
-        assert getattr(t, op)(*(() if op == "t_" else (0,))) is t
+        assert getattr(t, op)(*args) is t
     assert (x.shape, x.dtype) == (eager.shape, eager.dtype)  # strides: ours are contiguous
     np.testing.assert_array_equal((x * 2).cpu().numpy(), (eager * 2).numpy())
     with pytest.raises(NotImplementedError, match="another tensor shares"):
