@@ -57,8 +57,15 @@ def python_scalar_dtype(pytype: type, value: Any = None) -> np.dtype:
 # --8<-- [end:canonical]
 
 
+# The tangent dtype of an integer or boolean value (stage 4): a dtype with no data at all, so
+# `np.zeros(shape, float0)` holds nothing. An aval may have it; an Array never holds it.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
 def short_dtype_name(dtype: Any) -> str:
     """The name an aval prints with: float32 -> f32, uint8 -> u8, complex64 -> c64, bool -> bool."""
+    if np.dtype(dtype) == float0:
+        return "float0"
     name = np.dtype(dtype).name
     for long, short in (("float", "f"), ("uint", "u"), ("int", "i"), ("complex", "c")):
         name = name.replace(long, short)
@@ -76,8 +83,8 @@ jax_dtypes = frozenset(
 
 
 def check_valid_dtype(dtype: np.dtype) -> None:
-    """Reject dtypes a JAX array cannot have (strings, objects, ...)."""
-    if dtype not in jax_dtypes:
+    """Reject dtypes a JAX array cannot have (strings, objects, ...); float0 is a tangent's."""
+    if dtype not in jax_dtypes and dtype != float0:
         raise TypeError(
             f"Dtype {dtype} is not a valid JAX array type. "
             "Only arrays of numeric types are supported by JAX."

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_map
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing.core import ShapedArray
 
-# The tangent dtype of an integer or boolean value: a dtype with no data at all.
-# JAX: dtypes.float0 (same definition), so `np.zeros(shape, float0)` holds nothing.
-float0 = np.dtype([("float0", np.void, 0)])
+# The tangent dtype of an integer or boolean value, a dtype with no data at all (JAX:
+# dtypes.float0), is stage 2's: avals, jaxprs and jit's signatures may hold it.
+float0 = dtypes.float0
 
 
 def primal_dtype_to_tangent_dtype(dtype: Any) -> np.dtype:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core
+from stages.s02_tracing import core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 
@@ -64,7 +64,10 @@ _IR_DTYPES = {"bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64
 # --8<-- [start:aval_to_ir_type]
 @functools.cache
 def dtype_to_ir_type(dtype: Any) -> str:
-    """`f32` for float32, `ui8` for uint8, `i1` for bool (JAX: mlir.dtype_to_ir_type)."""
+    """`f32` for float32, `ui8` for uint8, `i1` for bool (JAX: mlir.dtype_to_ir_type); a float0
+    tangent, which holds nothing, travels as `i1` zeros."""
+    if np.dtype(dtype) == dtypes.float0:
+        return "i1"
     try:
         return _IR_DTYPES[np.dtype(dtype).name]
     except KeyError:
@@ -83,6 +86,8 @@ def aval_to_ir_type(aval: core.ShapedArray) -> str:
 def ir_constant(val: Any, aval: core.ShapedArray | None = None) -> ir.Value:
     """A `stablehlo.constant` holding `val` (a Python scalar, numpy scalar or array)."""
     dtype = np.result_type(val) if aval is None else aval.dtype
+    if dtype == dtypes.float0:  # as its type says: false
+        val, dtype = np.zeros(np.shape(val), np.bool_), np.dtype(np.bool_)
     x = np.asarray(val, dtype=dtype)
     if x.ndim and 0 in x.strides and x.size:
         # a broadcast numpy array (np.broadcast_to) is stored once and broadcast in the IR

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import config
+from stages.s02_tracing import config, dtypes
 from stages.s02_tracing.core import ClosedJaxpr
 from stages.s07_caches import api, dispatch
 from stages.s07_caches.compiler import CompileOptions
@@ -42,6 +42,7 @@ class PjRtExecutable:
         self.program, self.computation, self.client = program, computation, client
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
         self.device = computation.devices[0]
+        self._float0_outs = any(a.dtype == dtypes.float0 for a in self.out_avals)
 
     def call(self, *args: Any) -> list[ArrayImpl]:
         device, arguments, host = self.device, [], []
@@ -51,13 +52,16 @@ class PjRtExecutable:
                 arguments.append(x.data_on(device))
             else:  # a host value: transferred below, all in one TransferToDevice
                 host.append(len(arguments))
-                arguments.append(np.asarray(x, dtype=self.in_avals[i].dtype))
+                arguments.append(_host_value(x, self.in_avals[i]))
         if host:
             put = self.client.transfer_to_device([arguments[k] for k in host],
                                                  [device] * len(host))
             for k, data in zip(host, put, strict=True):
                 arguments[k] = data
         outs = self.client.execute_computation(self.computation, arguments, device)
+        if self._float0_outs:  # a float0 result holds nothing: numpy zeros, as JAX's handler
+            return [np.zeros(a.shape, a.dtype) if a.dtype == dtypes.float0 else
+                    ArrayImpl(a, d, self.client) for a, d in zip(self.out_avals, outs, strict=True)]
         return [ArrayImpl(aval, data, self.client)
                 for aval, data in zip(self.out_avals, outs, strict=True)]
     # --8<-- [end:executable]
@@ -68,6 +72,13 @@ class PjRtExecutable:
 
     def cost_analysis(self) -> dict[str, float]:
         return self.computation.cost_analysis()
+
+
+def _host_value(x: Any, aval: Any) -> np.ndarray:
+    """A host argument as the program takes it: a float0 tangent travels as bool zeros."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(np.shape(x), np.bool_)
+    return np.asarray(x, dtype=aval.dtype)
 
 
 class PjRtBackend:
