@@ -5,6 +5,7 @@ JAX: jax/_src/api_util.py.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import operator
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -285,3 +286,29 @@ def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argn
     argnums = _ensure_index_tuple(argnums)
     argnames = tuple(k for i, (k, p) in enumerate(params) if p.kind == positional and i in argnums)
     return argnums, argnames
+
+
+def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
+    name = getattr(fun, "__name__", None)
+    if name is not None:
+        return name
+    if isinstance(fun, functools.partial):
+        return fun_name(fun.func)
+    return default_name
+
+
+def wraps(wrapped: Callable, docstr: str | None = None, **kwargs: Any
+          ) -> Callable[[Callable], Callable]:
+    """Name a transformed function after the function it transforms, as JAX's transformations
+    do: `grad(f).__name__` is "f", so `jit(grad(f))` prints `name=f`. `docstr` is formatted
+    with `fun` (that name), `doc` (its docstring) and `kwargs` (JAX: api_util.wraps)."""
+    def wrapper(fun: Callable) -> Callable:
+        name, doc = fun_name(wrapped), getattr(wrapped, "__doc__", "") or ""
+        fun.__dict__.update(getattr(wrapped, "__dict__", {}))
+        fun.__annotations__ = getattr(wrapped, "__annotations__", {})
+        fun.__name__, fun.__qualname__ = name, getattr(wrapped, "__qualname__", name)
+        fun.__module__ = getattr(wrapped, "__module__", "<unknown module>")
+        fun.__doc__ = doc if docstr is None else docstr.format(fun=name, doc=doc, **kwargs)
+        fun.__wrapped__ = wrapped
+        return fun
+    return wrapper

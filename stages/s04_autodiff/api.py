@@ -30,6 +30,7 @@ from stages.s02_tracing.api_util import (
     check_callable,
     debug_info,
     flatten_fun_nokwargs,
+    wraps,
 )
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 
@@ -351,6 +352,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     argnums_t = (argnums,) if isinstance(argnums, int) else tuple(argnums)
 
     # --8<-- [start:value_and_grad]
+    @wraps(fun, docstr="Value and gradient of {fun} with respect to positional argument(s) "
+           "{argnums}.", argnums=argnums)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         if max(argnums_t) >= len(args):
             raise TypeError(
@@ -373,7 +376,6 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
         # END EXERCISE
     # --8<-- [end:value_and_grad]
 
-    value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
     return value_and_grad_f
 
 
@@ -385,11 +387,12 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     value_and_grad_f = value_and_grad(fun, argnums, has_aux=has_aux, holomorphic=holomorphic,
                                       allow_int=allow_int)
 
+    @wraps(fun, docstr="Gradient of {fun} with respect to positional argument(s) {argnums}.",
+           argnums=argnums)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         ans_aux, g = value_and_grad_f(*args, **kwargs)
         return (g, ans_aux[1]) if has_aux else g
 
-    grad_f.__name__ = f"grad({getattr(fun, '__name__', 'fun')})"
     return grad_f
 
 

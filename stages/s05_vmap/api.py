@@ -36,6 +36,7 @@ from stages.s02_tracing.api_util import (
     check_callable,
     debug_info,
     flatten_fun,
+    wraps,
 )
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
@@ -324,6 +325,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     """
     check_callable(fun)
 
+    @wraps(fun, docstr="Jacobian of {fun} with respect to positional argument(s) {argnums}.",
+           argnums=argnums)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
         for leaf in tree_leaves(dyn_args):
@@ -356,6 +359,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     _check_output_dtype_jacrev = functools.partial(check_output_dtype_revderiv, "jacrev",
                                                    holomorphic)
 
+    @wraps(fun, docstr="Jacobian of {fun} with respect to positional argument(s) {argnums}.",
+           argnums=argnums)
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = argnums_partial2(fun, argnums, args, kwargs)
         for leaf in tree_leaves(dyn_args):

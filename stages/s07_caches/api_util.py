@@ -23,7 +23,8 @@ from stages.s01_pytrees import (
     tree_structure,
 )
 from stages.s02_tracing import core
-from stages.s02_tracing.api_util import (  # noqa: F401  (fun_signature: jit's, re-exported)
+from stages.s02_tracing.api_util import (  # noqa: F401  (fun_name, fun_signature: jit's)
+    fun_name,
     fun_signature,
     infer_argnums_and_argnames,
     shaped_abstractify,
@@ -53,15 +54,6 @@ class Static:
 
     def __hash__(self) -> int:
         return hash(self.val)
-
-
-def fun_name(fun: Callable, default_name: str = "<unnamed function>") -> str:
-    name = getattr(fun, "__name__", None)
-    if name is not None:
-        return name
-    if isinstance(fun, functools.partial):
-        return fun_name(fun.func)
-    return default_name
 
 
 _P = inspect.Parameter

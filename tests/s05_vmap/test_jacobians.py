@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jjnp
 import jax.tree_util as jtu
@@ -140,3 +142,18 @@ def test_an_aux_that_is_not_an_array_is_returned_or_refused_like_jax(name, close
                          ids=["vector", "scalar"])
 def test_jacfwd_of_an_integer_output_is_integer_zeros_as_in_jax(fun, arg):
     assert_same_typed_values(jacfwd(fun(onp))(arg), jax.jacfwd(fun(jjnp))(arg))
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"])
+def test_a_transformed_function_has_the_name_of_the_function_it_transforms(name):
+    # as JAX's: so jit(grad(f)) prints name=f and lowers to module @jit_f
+    import stages.s04_autodiff as s04
+    import stages.s05_vmap as s05
+
+    def loss(x):
+        return x
+
+    ours = (getattr(s04, name, None) or getattr(s05, name))(loss)
+    theirs = getattr(jax, name)(loss)
+    assert (ours.__name__, ours.__qualname__) == (theirs.__name__, theirs.__qualname__)
+    assert inspect.unwrap(ours) is loss and inspect.unwrap(theirs) is loss

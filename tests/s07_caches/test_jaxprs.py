@@ -76,8 +76,8 @@ def test_printed_jaxpr_equals_jaxs(name, ours, theirs):
     assert str(ours.make_jaxpr(build(ours))(*args)) == str(theirs.make_jaxpr(build(theirs))(*args))
 
 
-def test_jit_of_grad_prints_as_jaxs_but_for_the_name_stage_4_gives_grad(ours, theirs):
-    # stage 4's grad names its function grad(f); JAX's keeps f's name, which jit then shows
+def test_jit_of_grad_prints_as_jaxs_with_the_function_s_own_name(ours, theirs):
+    # grad(f) is named f, as JAX's transformations name what they return: jit shows name=loss
     def build(ns):
         def loss(w, x):
             return ns.jnp.tanh(x * w).sum()
@@ -86,5 +86,5 @@ def test_jit_of_grad_prints_as_jaxs_but_for_the_name_stage_4_gives_grad(ours, th
     args = (np.float32(0.5), M23)
     got = str(ours.make_jaxpr(build(ours))(*args))
     want = str(theirs.make_jaxpr(build(theirs))(*args))
-    assert "name=grad(loss) jaxpr=grad(loss)" in got and "name=loss jaxpr=loss" in want
-    assert got == want.replace("loss", "grad(loss)")
+    assert "name=loss jaxpr=loss" in want
+    assert got == want
