@@ -38,7 +38,7 @@ from .tensor import (
     make_tensor_from_data,
     to_numpy_dtype,
 )
-from .tensor_impl import set_view_in_place
+from .tensor_impl import refuse_write_through_view, set_view_in_place
 
 aten = torch.ops.aten
 _CORE = core_aten_decompositions()
@@ -115,9 +115,7 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
         dst.copy_(graph_executor.get_tensors([src])[0])
         return dst
     data = get_xla_tensor(dst)
-    if dst._base is not None and get_xla_tensor(dst._base) is not data:  # no functionalization
-        raise NotImplementedError(f"in place on a view {tuple(dst.shape)} of a lazy tensor "
-                                  f"{tuple(dst._base.shape)}: it would not reach the base")
+    refuse_write_through_view(dst)  # no functionalization
     if data in _views_made:  # a view a decomposition made (below autograd: no `_base`)
         raise NotImplementedError(f"in place on a view {tuple(dst.shape)} inside a "
                                   f"decomposition: it would not reach the base")
@@ -132,6 +130,10 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
         data.set_ir_value(get_xla_tensor(src).get_ir_value())
     data.version += 1  # the views taken of it so far no longer show it
     return dst
+
+
+def _full_scalar(s: Any, dtype: torch.dtype) -> LazyTensor:
+    return make_tensor(scalar_value(s, to_numpy_dtype(dtype)), dtype)
 
 
 def _write_back(dst: LazyTensor, result: Any) -> Any:
@@ -180,7 +182,7 @@ SPECIAL: dict[Any, Callable[..., Any]] = {
     aten._to_copy.default: _to_copy,
     aten._local_scalar_dense.default: _local_scalar_dense,
     aten.scalar_tensor.default:  # a wrapped number, `where(c, x, 0)`'s 0 (C++: full({}, s))
-        lambda s, dtype=None, **_: make_tensor(scalar_value(s, to_numpy_dtype(dtype)), dtype),
+        lambda s, dtype=None, **_: _full_scalar(s, dtype or torch.get_default_dtype()),
     aten.empty.memory_format: empty,
     aten.empty_strided.default: lambda size, stride, dtype=None, **_: empty(size, dtype),
     aten.empty_like.default: lambda x, **kw: empty(x.shape, kw.get("dtype") or x.dtype),
@@ -197,8 +199,7 @@ def eager_sync(out: Any) -> Any:
     """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
     flat = [get_xla_tensor(t) for t in (out if isinstance(out, (list, tuple)) else [out])
             if is_lazy(t)]
-    graph_executor.sync_tensors_graph(flat, graph_executor.SyncTensorsConfig(
-        sync_ltc_data=False))
+    graph_executor.sync_tensors_graph(flat, graph_executor.SyncTensorsConfig(sync_ltc_data=False))
     return out
 
 

@@ -85,8 +85,9 @@ def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
 def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
     # a copy, in C order: the CPU client may alias a host array (as JAX's device_put does),
-    # and torch's .to(device) never shares memory with the host tensor
-    array = np.array(host.detach().cpu().numpy(), dtype=aval.dtype, order="C")
+    # and torch's .to(device) never shares memory with the host tensor; force=True: a zero
+    # gradient may be autograd's ZeroTensor, which has no data for a plain numpy()
+    array = np.array(host.detach().cpu().numpy(force=True), dtype=aval.dtype, order="C")
     return transfer_to_device(array)
 
 
@@ -100,13 +101,24 @@ def get_device_data(value: Any, dtype: np.dtype) -> Any:
     data = _device_data_cache.get(key)
     if data is None or not data.has_value():
         metrics.DeviceDataCacheMiss.add_value(1)
-        data = transfer_to_device(np.asarray(value, dtype))
+        data = transfer_to_device(np.asarray(_wrap_integer(value, dtype), dtype))
         data.read_only = True
         _device_data_cache[key] = data
         if len(_device_data_cache) > int(os.environ.get("XLA_DEVICE_DATA_CACHE_SIZE", "128")):
             _device_data_cache.popitem(last=False)
     _device_data_cache.move_to_end(key)
     return data
+
+
+def _wrap_integer(value: Any, dtype: np.dtype) -> Any:
+    """A Python int outside a narrow integer dtype wraps around, as torch casts it to the
+    tensor's dtype (uint8 + 300 adds 44, uint8 < 256 compares with 0). Not for int32, which
+    may stand for a torch int64 (64-bit types are 32-bit on the device): that one raises."""
+    dtype = np.dtype(dtype)
+    if type(value) is not int or dtype.kind not in "iu" or dtype.itemsize >= 4:
+        return value
+    info = np.iinfo(dtype)
+    return (value - int(info.min)) % (1 << info.bits) + int(info.min)
 
 
 def from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:

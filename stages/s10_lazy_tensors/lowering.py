@@ -11,6 +11,7 @@ promotion are explicit here: operands are converted to the output dtype and broa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,11 +56,12 @@ def bcast(x: Any, shape: Sequence[int]) -> Any:
 
 
 def axes(dim: Any, ndim: int) -> list[int]:
-    """torch's `dim` argument (an int, a list, or None for all) as sorted positive axes."""
-    if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+    """torch's `dim` argument (an int, a list, or None for all) as sorted positive axes; none
+    for a 0-d tensor, whose dim 0 or -1 torch accepts as the tensor itself."""
+    if dim is None or (isinstance(dim, (list, tuple)) and not dim) or not ndim:
         return list(range(ndim))
     dims = [dim] if isinstance(dim, int) else list(dim)
-    return sorted(d % ndim if ndim else 0 for d in dims)
+    return sorted(d % ndim for d in dims)
 
 
 def scale(x: Any, factor: Any, dtype: Any) -> Any:
@@ -75,12 +77,21 @@ def scale(x: Any, factor: Any, dtype: Any) -> Any:
 # ------------------------------------------------------------------ elementwise
 
 
+@functools.cache
+def result_type(*avals: tuple[np.dtype, bool]) -> np.dtype:
+    """torch.result_type of operands given as (dtype, is 0-d): a 0-d tensor decides the dtype
+    only when its category (bool, integer, float) is higher than the others' (uint8 < int8's
+    0-d stays uint8), which np.promote_types does not know (C++: at::result_type)."""
+    dummies = [torch.from_numpy(np.zeros(() if zero_d else (1,), dtype)) for dtype, zero_d in avals]
+    return torch.empty(0, dtype=torch.result_type(*dummies)).numpy().dtype
+
+
 def _binary(fn: Callable[[Any, Any], Any], compare: bool = False,
             on_bool: Callable[[Any, Any], Any] | None = None) -> Callable[..., Any]:
     def rule(self, other, alpha=None, *, out, **_):
-        o = out[0]
-        dtype = np.promote_types(get_aval(self).dtype, get_aval(other).dtype) if compare \
-            else o.dtype
+        o = out[0]  # a comparison's output is bool: it compares in the operands' result type
+        dtype = result_type(*[(get_aval(x).dtype, not get_aval(x).shape) for x in (self, other)]) \
+            if compare else o.dtype
         x = bcast(cast(self, dtype), o.shape)
         y = scale(bcast(cast(other, dtype), o.shape), alpha, dtype)
         return [(on_bool if on_bool is not None and dtype == np.bool_ else fn)(x, y)]
@@ -329,6 +340,8 @@ def _split(self, split_sizes=None, dim=0, split_size=None, *, out, **_):
 def _cat(tensors, dim=0, *, out, **_):
     o = out[0]
     parts = [cast(t, o.dtype) for t in tensors if get_aval(t).size]
+    if not parts:  # every input empty (lax's concatenate needs one): so is the result
+        return [lax.full(o.shape, 0, o.dtype)]
     return [lax.concatenate(parts, dim % len(o.shape))]
 
 

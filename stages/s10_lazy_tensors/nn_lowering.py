@@ -10,6 +10,7 @@ Convolution is the one op lax lacks: its rules emit `stablehlo.convolution` dire
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -92,7 +93,10 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ou
     shape = get_aval(input).shape
     reduced = list(range(len(shape) - len(normalized_shape), len(shape)))
     count = float(np.prod([shape[a] for a in reduced]))
-    dtype = out[0].dtype
+    # float16 is computed in float32, as torch's CPU kernel does; mean and rstd come out in
+    # the dtypes the meta kernel gives them (float32), y in the input's
+    dtype = np.float32 if out[0].dtype == np.float16 else out[0].dtype
+    input = cast(input, dtype)
     mean = lax.div(lax.reduce_sum(input, reduced), lax.full((), count, dtype))
     mean = lax.reshape(mean, out[1].shape)
     centered = lax.sub(input, bcast(mean, shape))
@@ -101,10 +105,10 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ou
     rstd = lax.rsqrt(lax.add(lax.reshape(var, out[2].shape), lax.full((), eps, dtype)))
     y = lax.mul(centered, bcast(rstd, shape))
     if weight is not None:
-        y = lax.mul(y, bcast(weight, shape))
+        y = lax.mul(y, bcast(cast(weight, dtype), shape))
     if bias is not None:
-        y = lax.add(y, bcast(bias, shape))
-    return [y, mean, rstd]
+        y = lax.add(y, bcast(cast(bias, dtype), shape))
+    return [cast(y, out[0].dtype), cast(mean, out[1].dtype), cast(rstd, out[2].dtype)]
 
 
 @register(aten.gelu.default)
@@ -135,7 +139,21 @@ def _to_last(x: Any, dim: int) -> Any:
     return lax.transpose(x, [a for a in range(n) if a != dim] + [dim])
 
 
+def _0d_as_1d(rule: Any) -> Any:
+    """torch gathers and scatters along dim 0 (or -1) of a 0-d tensor, or by a 0-d index, as if
+    it had shape (1,): the rule sees such operands so, and its result gets the output's shape."""
+    @functools.wraps(rule)
+    def wrapped(*, out, **kw):  # rules are called with keywords only (lowering_context.py)
+        if get_aval(kw["self"]).shape and get_aval(kw["index"]).shape:
+            return rule(out=out, **kw)
+        kw = {k: lax.reshape(x, (1,)) if hasattr(x, "aval") and not get_aval(x).shape else x
+              for k, x in kw.items()}
+        return [lax.reshape(y, out[0].shape) for y in rule(out=out, **kw)]
+    return wrapped
+
+
 @register(aten.gather.default)
+@_0d_as_1d
 def _gather(self, dim, index, sparse_grad=False, *, out, **_):
     """out[..., j, ...] = self[..., index[..., j, ...], ...] along `dim`; bools are summed
     as int32 (lax sums no bools), one hit each."""
@@ -151,6 +169,7 @@ def _gather(self, dim, index, sparse_grad=False, *, out, **_):
 
 
 @register(aten.scatter.value)
+@_0d_as_1d
 def _scatter_value(self, dim, index, value, *, out, **_):
     """self with `value` written at index[..., j, ...] along `dim`; an index smaller than
     self elsewhere covers the leading block, as in scatter_add."""
@@ -167,6 +186,7 @@ def _scatter_value(self, dim, index, value, *, out, **_):
 
 
 @register(aten.scatter_add.default)
+@_0d_as_1d
 def _scatter_add(self, dim, index, src, *, out, **_):
     """self plus src[..., j, ...] added at index[..., j, ...] along `dim` (gather's transpose):
     each source element lands on the row its one-hot picks; an index smaller than self

@@ -27,15 +27,15 @@ from .register_xla import DEVICE_TYPE  # made a device on import
 DEVICE = torch.device(DEVICE_TYPE, 0)
 LazyTensor = torch.Tensor  # a tensor whose device is DEVICE_TYPE (C++: an XLATensorImpl)
 _ids = itertools.count(1)
-_TO_NUMPY = {torch.bool: np.bool_, torch.int32: np.int32, torch.int64: np.int64,
-             torch.uint8: np.uint8, torch.int8: np.int8, torch.float16: np.float16,
-             torch.float32: np.float32, torch.float64: np.float64}
+_TO_NUMPY = {getattr(torch, name): np.dtype(name) for name in (  # the dtypes the device holds
+    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")}
 
 
 def to_numpy_dtype(dtype: torch.dtype) -> np.dtype:
-    """The dtype a torch dtype has on the device: 64-bit types are 32-bit there, as in JAX with
-    x64 disabled (stage 2's canonical dtypes); torch still sees the tensor's own dtype."""
-    return canonicalize_dtype(_TO_NUMPY[dtype])
+    """The dtype a torch dtype has on the device: 64-bit types are 32-bit, as in JAX, x64 off."""
+    if dtype not in _TO_NUMPY:  # bfloat16, complex, float8, uint16: no numpy dtype, or no ops
+        raise TypeError(f"{dtype} is not supported on the lazy device, only {[*_TO_NUMPY]}")
+    return canonicalize_dtype(_TO_NUMPY[dtype])  # stage 2's; torch still sees its own dtype
 
 
 # --8<-- [start:tensor_data]
