@@ -16,10 +16,12 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import linear_util as lu
-from stages.s02_tracing.core import ClosedJaxpr, Var
+from stages.s02_tracing.core import ClosedJaxpr, Jaxpr, Var
 from stages.s02_tracing.jaxpr import jaxpr_as_fun
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
+from stages.s02_tracing.pretty_printer import jaxprs_in_params
 from stages.s03_partial_eval import partial_eval as pe
+from stages.s04_autodiff.custom_calls import custom_jvp_call_p, custom_vjp_call_p
 
 
 def residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_consts: int,
@@ -57,6 +59,8 @@ def scan_known_hoisting(jaxpr_known: ClosedJaxpr, known_consts: list[Any],
     Returns the known body (its consts now what that evaluation left it as leading invars),
     those consts, the kinds with the hoisted residuals marked ("hoisted", None), and their
     values in order."""
+    if _calls_a_custom_rule(jaxpr_known.jaxpr):
+        return jaxpr_known, known_consts, kinds, []  # nothing hoisted: the loop stacks them
     num_res = sum(kind == "loop" for kind, _ in kinds)
     num_known_outs = len(jaxpr_known.out_avals) - num_res
     pvals = [*map(pe.PartialVal.known, known_consts),
@@ -69,3 +73,12 @@ def scan_known_hoisting(jaxpr_known: ClosedJaxpr, known_consts: list[Any],
              for kind, i in kinds]
     hoisted = [p.get_known() for p in pvals_out[num_known_outs:] if p.is_known()]
     return ClosedJaxpr(convert_constvars_jaxpr(jaxpr), ()), list(new_consts), kinds, hoisted
+
+
+def _calls_a_custom_rule(jaxpr: Jaxpr) -> bool:
+    """Whether a custom_jvp/custom_vjp function is called, here or in a sub-jaxpr: partial
+    evaluation with some inputs unknown calls its function and drops its rule (stage 4's
+    JaxprTrace; JAX's stages a custom_vjp whole), so the body is not split for hoisting."""
+    return any(e.primitive in (custom_jvp_call_p, custom_vjp_call_p)
+               or any(map(_calls_a_custom_rule, jaxprs_in_params(e.params)))
+               for e in jaxpr.eqns)
