@@ -11,6 +11,8 @@ import operator
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from stages.s01_pytrees import (
     PyTreeDef,
     keystr,
@@ -232,6 +234,10 @@ def check_arg(arg: Any) -> None:
 def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
     """The aval of an argument of a function being traced, or JAX's error naming its path."""
     # JAX: the message jit's (and so make_jaxpr's) argument abstraction gives
+    if isinstance(arg, np.ma.MaskedArray):  # its mask would be dropped without a word
+        raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
+                         "functions. Use arr.filled() to convert the value to a standard numpy "
+                         "array.")
     try:
         return core.get_aval(arg)
     except OverflowError:

@@ -122,16 +122,14 @@ class ShapedArray:
     _int = concretization_function_error(int, True)
     _float = concretization_function_error(float, True)
     _complex = concretization_function_error(complex, True)
-    _hex = concretization_function_error(hex)
-    _oct = concretization_function_error(oct)
+    _hex, _oct = concretization_function_error(hex), concretization_function_error(oct)
     _index = concretization_function_error(operator.index)
     # numpy/array_methods.py installs _add, _radd, ..., _getitem, _T; lax/slicing.py _iter
 # --8<-- [end:shaped_array]
 
 
 pytype_aval_mappings: dict[type, Callable[[Any], ShapedArray]] = {}  # later stages' array types
-# rule(primitive, avals_in, avals_out, params) -> avals_out: later stages' richer types
-out_type_rules: list[Callable[..., Any]] = []
+out_type_rules: list[Callable[..., Any]] = []  # later stages' types: rule(p, ins, outs, params)
 
 
 def get_aval(x: Any) -> ShapedArray:
@@ -147,6 +145,8 @@ def get_aval(x: Any) -> ShapedArray:
         dtype = dtypes.canonicalize_dtype(x.dtype)
         dtypes.check_valid_dtype(dtype)  # no strings or objects
         return ShapedArray(x.shape, dtype)
+    if isinstance(x, (int, float, complex)):  # a subclass (an IntEnum): as its Python base
+        return get_aval(next(b for b in t.__mro__ if b in (bool, int, float, complex))(x))
     raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
 
 

@@ -17,6 +17,7 @@ from . import linear_util as lu
 from . import partial_eval as pe
 from .api_util import debug_info, flatten_fun, shaped_abstractify
 from .core import ShapedArray
+from .dtypes import canonicalize_dtype
 
 
 class ShapeDtypeStruct:
@@ -45,10 +46,9 @@ class ShapeDtypeStruct:
 
 
 def _abstract(x: Any) -> ShapedArray:
-    if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
     if hasattr(x, "shape") and hasattr(x, "dtype") and not hasattr(x, "__array__"):
-        return ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
+        # a ShapeDtypeStruct, or a look-alike; float64 stands for float32, as an array would
+        return ShapedArray(x.shape, canonicalize_dtype(x.dtype), getattr(x, "weak_type", False))
     return shaped_abstractify(eval_shape, x, "")
 
 

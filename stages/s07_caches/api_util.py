@@ -29,6 +29,7 @@ from stages.s02_tracing.api_util import (  # noqa: F401  (fun_name, fun_signatur
     infer_argnums_and_argnames,
     shaped_abstractify,
 )
+from stages.s02_tracing.dtypes import canonicalize_dtype
 from stages.s02_tracing.eval_shape import ShapeDtypeStruct
 
 
@@ -130,8 +131,8 @@ def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str
 def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:
     """The aval jit traces an argument leaf with; JAX's error for a non-array, or an int that
     does not fit int32."""
-    if isinstance(x, ShapeDtypeStruct):
-        return core.ShapedArray(x.shape, x.dtype, x.weak_type)
+    if isinstance(x, ShapeDtypeStruct):  # float64 stands for float32, as an array's would
+        return core.ShapedArray(x.shape, canonicalize_dtype(x.dtype), x.weak_type)
     return shaped_abstractify(fun, x, arg_name)
 
 

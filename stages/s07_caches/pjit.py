@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import types
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
-from stages.s02_tracing import config, core
+from stages.s02_tracing import config, core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import (
@@ -91,6 +92,8 @@ class JitWrapped:
 
     def __init__(self, fun: Callable, jit_info: JitInfo):
         functools.update_wrapper(self, fun)
+        self.__name__ = fun_name(fun)  # a partial, a callable object: named as JAX names them
+        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
         self._fun, self._jit_info = fun, jit_info
         self._stats = Stats()
         self._signatures = _signature_cache.table(fun)  # held, as JAX's PjitFunction holds it
@@ -99,7 +102,7 @@ class JitWrapped:
         return f"<PjitFunction of {self._fun!r}>"  # as JAX's C++ object prints
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else functools.partial(self, obj)  # jit on a method
+        return self if obj is None else types.MethodType(self, obj)  # jit on a method
 
     # --8<-- [start:call]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -142,14 +145,16 @@ class JitWrapped:
         sig = []
         for x in leaves:
             t = type(x)
-            if t is np.ndarray:
-                sig.append((x.shape, x.dtype))
+            if t is np.ndarray:  # a 64-bit array is traced as its 32-bit form: one entry
+                sig.append((x.shape, dtypes.canonicalize_dtype(x.dtype)))
             elif t is Array:
                 sig.append(x.aval)  # an eager Array: its shape, dtype and weak type
             elif t in _WEAK_SCALARS:
+                if t is int and not -(2**31) <= x < 2**31:
+                    return None  # the slow path raises JAX's OverflowError, naming the argument
                 sig.append(t)  # the type decides the dtype, and whether it is weak
-            elif isinstance(x, np.generic):
-                sig.append(x.dtype)
+            elif isinstance(x, np.generic):  # a numpy scalar: a 0-d array, as JAX keys it
+                sig.append(((), dtypes.canonicalize_dtype(x.dtype)))
             elif t in core.pytype_aval_mappings:  # a later stage's array: its aval says all
                 sig.append(core.pytype_aval_mappings[t](x))
             else:  # a tracer, or not an array at all: the slow path says what is wrong

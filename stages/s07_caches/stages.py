@@ -13,7 +13,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from stages.s01_pytrees import equality_errors_pytreedef, keystr, tree_flatten, tree_unflatten
+from stages.s01_pytrees import (
+    equality_errors_pytreedef,
+    keystr,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 from stages.s02_tracing import core
 
 from .api_util import ShapeDtypeStruct
@@ -31,12 +38,29 @@ class ArgInfo:
     dtype = property(lambda self: self._aval.dtype)
 
 
-def _out_info(out_tree: Any, out_avals: Any) -> Any:
-    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+def _out_info(out_tree: Any, out_avals: Any, weak: bool = True) -> Any:
+    """The outputs' shapes and dtypes; weak types are a tracing fact, gone once lowered."""
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak and a.weak_type)
                                      for a in out_avals])
 
 
-class Traced:
+class _Stage:
+    """What every station says of its arguments, read off `args_info` (JAX: stages.Stage)."""
+
+    args_info: Any
+
+    @property
+    def in_avals(self) -> Any:
+        """The arguments' avals, as a tree of the arguments' structure."""
+        return tree_map(lambda info: info._aval, self.args_info)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The flat indices of the donated argument leaves."""
+        return tuple(i for i, info in enumerate(tree_leaves(self.args_info)) if info.donated)
+
+
+class Traced(_Stage):
     """A function traced for argument types: `.jaxpr`, `.out_info`, `.lower()`."""
 
     def __init__(self, p: Any, lower: Callable[[dict], Any]):
@@ -44,12 +68,11 @@ class Traced:
         self.jaxpr = p.params["jaxpr"]
         self.fun_name = p.params["name"]
         self.in_tree, self.out_tree = p.in_tree, p.out_tree
-        self.in_avals = p.in_avals
 
     @property
     def args_info(self) -> Any:
         donated = self._p.params["donated_invars"][len(self._p.consts):]
-        infos = [ArgInfo(a, d) for a, d in zip(self.in_avals, donated, strict=True)]
+        infos = [ArgInfo(a, d) for a, d in zip(self._p.in_avals, donated, strict=True)]
         return tree_unflatten(self.in_tree, infos)
 
     @property
@@ -70,13 +93,14 @@ class Traced:
         return tree_unflatten(self.out_tree, outs)
 
 
-class Lowered:
+class Lowered(_Stage):
     """A lowered program: `.as_text()`, `.cost_analysis()`, `.compile()`."""
 
     def __init__(self, computation: Any, traced: Traced):
         self._computation, self._traced = computation, traced
         self.in_tree, self.out_tree = traced.in_tree, traced.out_tree
-        self.args_info, self.out_info = traced.args_info, traced.out_info
+        self.args_info = traced.args_info
+        self.out_info = _out_info(traced.out_tree, traced.jaxpr.out_avals, weak=False)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         return self._computation.as_text(dialect, debug_info)
@@ -93,13 +117,14 @@ class Lowered:
         return Compiled(self._computation.compile(), self._traced)
 
 
-class Compiled:
+class Compiled(_Stage):
     """An executable for one signature: call it like the function, with the same types."""
 
     def __init__(self, executable: Any, traced: Traced):
         self._executable, self._traced = executable, traced
         self.in_tree, self.out_tree = traced.in_tree, traced.out_tree
-        self.args_info, self.out_info = traced.args_info, traced.out_info
+        self.args_info = traced.args_info
+        self.out_info = _out_info(traced.out_tree, traced.jaxpr.out_avals, weak=False)
 
     def as_text(self) -> str:
         return self._executable.xla_executable.as_text()
