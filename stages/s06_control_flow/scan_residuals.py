@@ -21,7 +21,7 @@ from stages.s02_tracing.jaxpr import jaxpr_as_fun
 from stages.s02_tracing.partial_eval import convert_constvars_jaxpr
 from stages.s02_tracing.pretty_printer import jaxprs_in_params
 from stages.s03_partial_eval import partial_eval as pe
-from stages.s04_autodiff.custom_calls import custom_jvp_call_p, custom_vjp_call_p
+from stages.s04_autodiff import custom_calls
 
 
 def residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_consts: int,
@@ -79,6 +79,6 @@ def _calls_a_custom_rule(jaxpr: Jaxpr) -> bool:
     """Whether a custom_jvp/custom_vjp function is called, here or in a sub-jaxpr: partial
     evaluation with some inputs unknown calls its function and drops its rule (stage 4's
     JaxprTrace; JAX's stages a custom_vjp whole), so the body is not split for hoisting."""
-    return any(e.primitive in (custom_jvp_call_p, custom_vjp_call_p)
+    return any(e.primitive in (custom_calls.custom_jvp_call_p, custom_calls.custom_vjp_call_p)
                or any(map(_calls_a_custom_rule, jaxprs_in_params(e.params)))
                for e in jaxpr.eqns)

@@ -35,6 +35,7 @@ from stages.s02_tracing.api_util import (
     debug_info,
     flatten_fun,
     result_paths,
+    wraps,
 )
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
@@ -91,9 +92,7 @@ class JitWrapped:
     """`jit(f)`: call it, or stop at a station: `.trace(...)`, `.lower(...)`, `.eval_shape`."""
 
     def __init__(self, fun: Callable, jit_info: JitInfo):
-        functools.update_wrapper(self, fun)
-        self.__name__ = fun_name(fun)  # a partial, a callable object: named as JAX names them
-        self.__qualname__ = getattr(fun, "__qualname__", self.__name__)
+        wraps(fun)(self)  # named as JAX names it, a partial or a callable object too
         self._fun, self._jit_info = fun, jit_info
         self._stats = Stats()
         self._signatures = _signature_cache.table(fun)  # held, as JAX's PjitFunction holds it
@@ -149,15 +148,13 @@ class JitWrapped:
                 sig.append((x.shape, dtypes.canonicalize_dtype(x.dtype)))
             elif t is Array:
                 sig.append(x.aval)  # an eager Array: its shape, dtype and weak type
-            elif t in _WEAK_SCALARS:
-                if t is int and not -(2**31) <= x < 2**31:
-                    return None  # the slow path raises JAX's OverflowError, naming the argument
+            elif t in _WEAK_SCALARS and (t is not int or -(2**31) <= x < 2**31):
                 sig.append(t)  # the type decides the dtype, and whether it is weak
             elif isinstance(x, np.generic):  # a numpy scalar: a 0-d array, as JAX keys it
                 sig.append(((), dtypes.canonicalize_dtype(x.dtype)))
             elif t in core.pytype_aval_mappings:  # a later stage's array: its aval says all
                 sig.append(core.pytype_aval_mappings[t](x))
-            else:  # a tracer, or not an array at all: the slow path says what is wrong
+            else:  # a tracer, an int beyond int32, no array: the slow path says what is wrong
                 return None
         return (ji, treedef, tuple(sig), tuple(statics), config.trace_context()), leaves
         # END EXERCISE
@@ -186,10 +183,8 @@ class JitWrapped:
         _trace_cache.evict(self._fun)
 
     def cache_info(self) -> dict[str, CacheInfo]:
-        """Per layer, how often this function's calls were answered there, and missed it.
-
-        `currsize` counts this function's entries in the layers keyed on it (signature, trace).
-        """
+        """Per layer, how often this function's calls were answered there, and missed it;
+        `currsize` counts this function's entries in the layers keyed on it (signature, trace)."""
         own = {"signature": _signature_cache, "trace": _trace_cache}
         out = {}
         for layer in ("signature", "trace", "lowering", "executable", "persistent"):
