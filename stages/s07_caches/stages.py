@@ -9,6 +9,7 @@ thing twice does the work once.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -113,8 +114,17 @@ class Lowered(_Stage):
         """An estimate from the program before compiling, or None if the backend has none."""
         return self._computation.cost_analysis()
 
-    def compile(self) -> Compiled:
-        return Compiled(self._computation.compile(), self._traced)
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
+        """Compile (through the executable cache); `compiler_options` add to jit's own, a
+        new entry of the cache: the same program, other flags."""
+        computation = self._computation
+        if compiler_options:
+            computation = copy.copy(computation)
+            options = {**dict(computation.compile_options.env_option_overrides),
+                       **compiler_options}
+            computation.compile_options = dataclasses.replace(
+                computation.compile_options, env_option_overrides=tuple(sorted(options.items())))
+        return Compiled(computation.compile(), self._traced)
 
 
 class Compiled(_Stage):

@@ -129,3 +129,14 @@ def test_a_second_process_reads_the_executable_instead_of_compiling(tmp_path):
     assert second["value"] == first["value"]
     x = np.linspace(-1.0, 1.0, 4, dtype=np.float32)
     np.testing.assert_allclose(first["value"], np.tanh(x) * 3.0 + 1.0, rtol=1e-5, atol=1e-6)
+
+
+def test_lowered_compile_takes_compiler_options_as_jaxs_and_xla_checks_them():
+    x = np.ones(3, np.float32)
+    lowered = s07.jit(lambda v: v * 2.0).lower(x)
+    fast = lowered.compile(compiler_options={"xla_cpu_enable_fast_math": True})
+    assert fast is not lowered.compile()  # other flags: another executable
+    np.testing.assert_array_equal(fast(x), jax.jit(lambda v: v * 2.0).lower(x).compile(
+        compiler_options={"xla_cpu_enable_fast_math": True})(x))
+    with pytest.raises(Exception, match="No such compile option: 'xla_bogus'"):
+        lowered.compile(compiler_options={"xla_bogus": 1})

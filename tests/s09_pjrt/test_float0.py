@@ -16,3 +16,4 @@ def test_float0_lowers_to_jaxs_text_and_runs_as_jax(name):
     assert s07.jit(ours).lower(*args).as_text() == jax.jit(theirs).lower(*args).as_text()
     assert_same_results(s07.jit(ours)(*args), jax.jit(theirs)(*args))
     assert_same_results(s07.jit(ours)(*args), jax.jit(theirs)(*args))  # the cache hit too
+
