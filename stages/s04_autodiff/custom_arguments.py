@@ -40,7 +40,7 @@ def resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple
 
 
 def split_nondiff(fun: Callable, nondiff_argnums: tuple[int, ...], args: tuple
-                   ) -> tuple[Callable, list[Any], tuple]:
+                  ) -> tuple[Callable, list[Any], tuple]:
     """fun of the differentiable arguments only, the static ones, and the dynamic ones."""
     static = [args[i] for i in nondiff_argnums]
     dyn = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
@@ -56,7 +56,7 @@ def split_nondiff(fun: Callable, nondiff_argnums: tuple[int, ...], args: tuple
 
 
 def nondiff_argnums_of(fun: Callable, argnums: Sequence[int], argnames: Sequence[str]
-                     ) -> tuple[int, ...]:
+                       ) -> tuple[int, ...]:
     """The positions of the non-differentiable arguments, named by number or by name."""
     names_at = infer_argnums_and_argnames(fun_signature(fun), None, argnames)[0]
     return tuple(sorted({*argnums, *(names_at if argnames else ())}))

@@ -25,7 +25,7 @@ from stages.s04_autodiff import custom_calls
 
 
 def residual_kinds(jaxpr_known: ClosedJaxpr, num_known_outs: int, num_known_consts: int,
-                    num_known_carry: int, known_ins: list[Any]) -> list[tuple[str, int | None]]:
+                   num_known_carry: int, known_ins: list[Any]) -> list[tuple[str, int | None]]:
     """Where each residual of a split scan body comes from.
 
     ("const", i): a known const of the loop, or a constant of the body: loop-invariant, so it
