@@ -69,3 +69,17 @@ def test_the_report_sets_the_three_runs_side_by_side(legs):
                                        legs["spmd"]["losses"][0]], atol=1e-6)
     assert "1 compile, 3 cached compiles, CPU fallbacks: none" in text
     assert "the batch split 2 rows per device over a ('data',) mesh of 4" in text
+
+
+def test_the_loss_of_a_minus_infinite_wrong_logit_is_optaxs_not_nan():
+    # a product with a one-hot gives (-inf) * 0 = NaN where the logit is not the target
+    import optax
+
+    from stages.s02_tracing import numpy as ojnp
+
+    logits = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    logits[0, 2] = -np.inf
+    targets = np.array([1, 4])
+    want = optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+    np.testing.assert_allclose(np.asarray(ct.cross_entropy(ojnp, logits, targets, 5)), want,
+                               rtol=1e-6)

@@ -143,7 +143,7 @@ def test_attention_matches_jax_numpy():
 def test_dropout_draws_from_its_rng_stream_by_path():
     class Net(nn.Module):
         def __call__(self, x):
-            return nn.Dropout(0.5)(x)
+            return nn.Dropout(0.5, deterministic=False)(x)
 
     x = np.ones((3, 4), np.float32)
     out = np.asarray(Net().apply({}, x, rngs={"dropout": random.PRNGKey(7)}))
@@ -260,3 +260,34 @@ def test_embeds_default_init_is_flaxs_default_embed_init():
     theirs = jax.nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0)(
         jax.random.PRNGKey(3), shape)
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+
+
+def test_layer_norm_of_float16_computes_its_statistics_in_float32_as_flax():
+    # E[x^2] - E[x]^2 in float16 cancels to noise: Flax promotes the statistics to float32
+    x = (np.random.default_rng(3).standard_normal((2, 64)) * 3 + 10).astype(np.float16)
+    layer = nn.LayerNorm()
+    y = layer.apply(layer.init(random.PRNGKey(0), x), x)
+    x64 = x.astype(np.float64)
+    want = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-6)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(y, np.float64), want, atol=5e-3)
+
+
+def test_dropout_of_rate_one_is_zeros_with_zero_gradients_as_flax():
+    key = random.PRNGKey(0)
+    drop = nn.Dropout(1.0)
+    g = grad(lambda y: drop.apply({}, y, deterministic=False, rngs={"dropout": key}).sum())(X)
+    np.testing.assert_array_equal(np.asarray(g), np.zeros_like(X))  # not x / 0's NaN
+
+
+def test_dropout_asks_for_deterministic_as_flax():
+    with pytest.raises(ValueError, match='^Parameter "deterministic" must be passed to the '
+                       "constructor or at call time.$"):
+        nn.Dropout(0.5).apply({}, X, rngs={"dropout": random.PRNGKey(0)})
+
+
+def test_conv_takes_an_int_kernel_size_as_one_spatial_dimension():
+    x = np.ones((1, 9, 3), np.float32)
+    params = nn.Conv(2, 3).init(random.PRNGKey(0), x)
+    assert np.shape(params["kernel"]) == (3, 3, 2)
+    assert np.shape(nn.Conv(2, 3).apply(params, x)) == (1, 9, 2)

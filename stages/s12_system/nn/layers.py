@@ -94,6 +94,8 @@ class LayerNorm(Module):
         self.epsilon, self.use_bias, self.use_scale = epsilon, use_bias, use_scale
 
     def __call__(self, x: Any) -> Any:
+        # the statistics in float32 at least, as Flax's: E[x²] - E[x]² cancels away in float16
+        x = x.astype(jnp.promote_types(jnp.asarray(x).dtype, np.float32))
         mean = jnp.mean(x, axis=-1, keepdims=True)
         var = jnp.maximum(0.0, jnp.mean(jnp.square(x), axis=-1, keepdims=True) - mean * mean)
         y = (x - mean) * lax.rsqrt(var + self.epsilon)
@@ -113,8 +115,13 @@ class Dropout(Module):
 
     def __call__(self, x: Any, deterministic: bool | None = None) -> Any:
         deterministic = self.deterministic if deterministic is None else deterministic
+        if deterministic is None:  # Flax's merge_param
+            raise ValueError('Parameter "deterministic" must be passed to the constructor or at '
+                             "call time.")
         if deterministic or self.rate == 0.0:
             return x
+        if self.rate == 1.0:  # nothing kept: zeros, not x / 0 (whose gradient is NaN)
+            return jnp.zeros_like(x)
         keep = random.bernoulli(self.make_rng("dropout"), 1.0 - self.rate, np.shape(x))
         return jnp.where(keep, x / (1.0 - self.rate), jnp.zeros_like(x))
 
@@ -125,9 +132,10 @@ class Conv(Module):
     No convolution primitive here: the sum over kernel offsets of shifted slices times the
     kernel's slice at that offset (XLA's conv computes the same sum)."""
 
-    def __init__(self, features: int, kernel_size: Sequence[int], padding: str = "SAME",
+    def __init__(self, features: int, kernel_size: int | Sequence[int], padding: str = "SAME",
                  use_bias: bool = True):
-        self.features, self.kernel_size = features, tuple(kernel_size)
+        self.features = features  # an int kernel_size is one spatial dimension, as Flax's
+        self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
         self.padding, self.use_bias = padding.upper(), use_bias
 
     def __call__(self, x: Any) -> Any:
