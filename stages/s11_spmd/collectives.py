@@ -151,6 +151,9 @@ def _reduce_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_index_gro
 
 def _ppermute_rule(ctx, x, *, axis_name, perm):
     groups = replica_groups(_mesh(), _named(axis_name))
+    ends = [(s % len(groups[0]), d % len(groups[0])) for s, d in perm]
+    if len({s for s, _ in ends}) < len(ends) or len({d for _, d in ends}) < len(ends):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
     pairs = [[g[s], g[d]] for g in groups for s, d in perm]
     rows = ", ".join(f"[{s}, {d}]" for s, d in pairs)
     props = (f"{_CHANNEL}, source_target_pairs = dense<[{rows}]> : "

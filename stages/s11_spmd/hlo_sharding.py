@@ -144,3 +144,17 @@ def _iota_candidates(devices: np.ndarray):
     for perm in itertools.permutations(range(len(shape))):
         dims = tuple(shape[p] for p in np.argsort(perm))
         yield dims, perm
+    # a device order whose minor mesh axis is major ((y, x) over a (4, 2) mesh: 0 2 4 6 1 3
+    # 5 7) is an iota of the mesh's shape, not the tile's: try n's factorizations too
+    for k in (2, 3):
+        for dims in _factorizations(n, k):
+            for perm in itertools.permutations(range(k)):
+                yield dims, perm
+
+
+def _factorizations(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every k-tuple of factors above 1 whose product is n, in order."""
+    if k == 1:
+        return [(n,)] if n > 1 else []
+    return [(d, *rest) for d in range(2, n) if n % d == 0
+            for rest in _factorizations(n // d, k - 1)]

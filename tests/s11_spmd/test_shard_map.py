@@ -150,3 +150,15 @@ def test_the_types_of_a_check_vma_body_are_what_infer_vma_derives(four, body):
     in_vmas = [frozenset({"x", "y"}), frozenset({"y"})]
     assert [v.aval.vma for v in typed.jaxpr.invars] == in_vmas
     assert infer_vma(typed.jaxpr, in_vmas) == [v.aval.vma for v in typed.jaxpr.outvars]
+
+
+@pytest.mark.parametrize("perm", [[(0, 1), (1, 1)], [(0, 1), (0, 0)], [(0, 1), (2, 0)]])
+def test_ppermute_refuses_repeated_sources_or_destinations_when_lowered(four, perm):
+    # JAX's check is in the lowering, indices taken modulo the axis size ((2, 0) is (0, 0))
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    f = s11.jit(s11.shard_map(lambda a: parallel.ppermute(a, "x", perm), mesh=mesh,
+                              in_specs=P("x"), out_specs=P("x")))
+    with pytest.raises(ValueError) as err:
+        f(np.ones((4,), np.float32))
+    assert str(err.value) == ("ppermute sources and destinations must be unique, got "
+                              f"{tuple(map(tuple, perm))}.")

@@ -208,3 +208,25 @@ def test_a_spec_longer_than_the_rank_raises_jaxs_whole_message():
 
 def test_each_devices_slice_of_a_size_0_dimension_and_equivalence_are_jaxs():
     assert _our_checks()["index_maps"] == _jax_checks()["index_maps"]
+
+
+@pytest.mark.parametrize("order, text", [
+    ([0, 2, 4, 6, 1, 3, 5, 7], "{devices=[8,1]<=[4,2]T(1,0)}"),  # (y, x) over a (4, 2) mesh
+    ([0, 4, 1, 5, 2, 6, 3, 7], "{devices=[8,1]<=[2,4]T(1,0)}"),
+])
+def test_a_device_order_with_the_minor_axis_major_reads_back_as_xlas_iota(order, text):
+    # the iota's shape is the mesh's, not the tile's: both must be searched to read it back
+    sharding = HloSharding.from_devices(np.array(order).reshape(8, 1))
+    assert str(sharding) == text
+    assert sharding.devices().ravel().tolist() == order
+
+
+def test_jit_lays_an_output_out_minor_axis_first(eight):
+    m = s11.make_mesh((4, 2), ("x", "y"))
+    x = np.arange(64.0, dtype=np.float32).reshape(8, 8)
+    out = s11.jit(lambda a: a * 2, out_shardings=s11.NamedSharding(m, P(("y", "x"))))(x)
+    assert out.sharding.spec == P(("y", "x"))
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
+    for shard in out.addressable_shards:  # device k of the (y, x) order holds block k
+        k = [0, 2, 4, 6, 1, 3, 5, 7].index(shard.device.id)
+        np.testing.assert_array_equal(np.asarray(shard.data), x[k:k + 1] * 2)
