@@ -22,6 +22,7 @@ Beside it:
   sharding_rules.py       each primitive's sharding rule, JAX's messages where none applies
   sharding_constraint.py  with_sharding_constraint and reshard, primitives with their rules
   visualize.py            which device holds which block, drawn in the terminal
+  iota_search.py          a compiled tile assignment read back as the iota XLA prints
   distributed.py          more than one process: coordination service, clients, gloo
 
 The torch side (stage 10's lazy tensors on one virtual device):
@@ -35,6 +36,7 @@ from . import (
     collectives,
     distributed,
     hlo_sharding,
+    iota_search,
     mesh,
     mlir,
     partition_spec,
@@ -88,6 +90,7 @@ __all__ = [
     "distributed",
     "get_mesh",
     "hlo_sharding",
+    "iota_search",
     "jit",
     "make_array_from_process_local_data",
     "make_mesh",

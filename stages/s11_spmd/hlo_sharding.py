@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from .iota_search import iota_candidates
+
 
 @dataclasses.dataclass(frozen=True)
 class HloSharding:
@@ -52,7 +54,7 @@ class HloSharding:
         devices = np.asarray(devices)
         n = devices.size
         # find the iota it is: try the reshape/transpose XLA would print, else keep it flat
-        for dims, perm in _iota_candidates(devices):
+        for dims, perm in iota_candidates(devices):
             if (np.arange(n).reshape(dims).transpose(perm).reshape(devices.shape)
                     == devices).all():
                 return HloSharding.iota_tile(devices.shape, dims, perm,
@@ -132,29 +134,3 @@ def canonical_iota(dims: tuple[int, ...], perm: tuple[int, ...]
     if not dims:
         dims, perm = [1], [0]
     return dims, perm
-
-
-def _iota_candidates(devices: np.ndarray):
-    """(reshape_dims, perm) pairs to try when reading an explicit assignment back."""
-    import itertools
-
-    n = devices.size
-    yield (n,), (0,)
-    shape = [d for d in devices.shape if d != 1] or [1]
-    for perm in itertools.permutations(range(len(shape))):
-        dims = tuple(shape[p] for p in np.argsort(perm))
-        yield dims, perm
-    # a device order whose minor mesh axis is major ((y, x) over a (4, 2) mesh: 0 2 4 6 1 3
-    # 5 7) is an iota of the mesh's shape, not the tile's: try n's factorizations too
-    for k in (2, 3):
-        for dims in _factorizations(n, k):
-            for perm in itertools.permutations(range(k)):
-                yield dims, perm
-
-
-def _factorizations(n: int, k: int) -> list[tuple[int, ...]]:
-    """Every k-tuple of factors above 1 whose product is n, in order."""
-    if k == 1:
-        return [(n,)] if n > 1 else []
-    return [(d, *rest) for d in range(2, n) if n % d == 0
-            for rest in _factorizations(n // d, k - 1)]
