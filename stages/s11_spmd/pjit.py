@@ -35,19 +35,29 @@ from .mesh import Mesh
 from .partition_spec import P
 from .sharding_constraint import with_out_constraints
 from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
-from .sharding_in_types import has_explicit_axes, pjit_check_aval_sharding
+from .sharding_in_types import get_mesh, has_explicit_axes, pjit_check_aval_sharding
 
 
 def _is_sharding_leaf(s: Any) -> bool:
-    return s is None or s is UNSPECIFIED or isinstance(s, Sharding)
+    return s is None or s is UNSPECIFIED or isinstance(s, (Sharding, P))
 
 
-def flatten_shardings(shardings: Any, tree: Any) -> list[Any]:
+def _create_sharding(s: Any, name: str) -> Any:  # a bare P is of set_mesh's mesh, as JAX's
+    if isinstance(s, P) and get_mesh() is None:
+        raise RuntimeError(
+            f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
+            f"{name}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
+            f"provide `Sharding`s to {name} and then the mesh context manager is not required.")
+    return NamedSharding(get_mesh(), s) if isinstance(s, P) else s
+
+
+def flatten_shardings(shardings: Any, tree: Any, name: str = "in_shardings") -> list[Any]:
     """One sharding (or None: the compiler chooses) per leaf of `tree`, from a prefix."""
     if _is_sharding_leaf(shardings):
-        return [None if shardings is UNSPECIFIED else shardings] * len(tree_flatten(tree)[0])
-    per_leaf = broadcast_prefix(shardings, tree, is_leaf=_is_sharding_leaf)
-    return [None if s is UNSPECIFIED else s for s in per_leaf]
+        per_leaf = [shardings] * len(tree_flatten(tree)[0])
+    else:
+        per_leaf = broadcast_prefix(shardings, tree, is_leaf=_is_sharding_leaf)
+    return [None if s is UNSPECIFIED else _create_sharding(s, name) for s in per_leaf]
 
 
 class ShardedProgram:
@@ -201,7 +211,7 @@ class ShardedJit:
         # an argument already laid out keeps its layout when jit was given none for it
         ins = [x.sharding if s is None and isinstance(x, ArrayImpl) else s
                for s, x in zip(ins, leaves, strict=True)]
-        outs = flatten_shardings(self._out, traced.out_info)
+        outs = flatten_shardings(self._out, traced.out_info, "out_shardings")
         outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
                 for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]
         p, paths = traced._p, safe_result_paths(traced.jaxpr)

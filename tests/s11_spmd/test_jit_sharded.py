@@ -179,3 +179,22 @@ def test_a_psum_in_shard_map_gives_one_devices_gradient_step(run):
                                rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(ours["shard_map_psum"]["values"][1], np.sum((t - y) ** 2),
                                rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["in_shardings", "out_shardings"])
+def test_a_bare_partition_spec_needs_set_mesh_as_in_jax(four, name):
+    import jax
+
+    import stages.s11_spmd as s11
+    from stages.s11_spmd import P
+
+    x = np.arange(8.0, dtype=np.float32)
+    with pytest.raises(RuntimeError) as ours:
+        s11.jit(lambda a: a * 2, **{name: P("x")})(x)
+    with pytest.raises(RuntimeError) as theirs:
+        jax.jit(lambda a: a * 2, **{name: jax.sharding.PartitionSpec("x")})(x)
+    assert str(ours.value) == str(theirs.value)
+    with s11.set_mesh(s11.make_mesh((4,), ("x",))):
+        out = s11.jit(lambda a: a * 2, **{name: P("x")})(x)
+    assert out.sharding.spec == P("x")
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
