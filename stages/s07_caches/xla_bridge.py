@@ -10,9 +10,10 @@ register a StableHLO/PJRT one with a higher priority, and jit uses it without a 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stages.s02_tracing import config
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
@@ -20,7 +21,11 @@ from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 if TYPE_CHECKING:
     from .compiler import CompileOptions
 
-class Device(NamedTuple):
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Device:
+    """One device. Not a tuple: `np.array(devices())` is an array of devices, as JAX's is."""
+
     id: int
     platform: str
     device_kind: str  # hashed into the persistent cache key

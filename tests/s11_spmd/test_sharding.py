@@ -230,3 +230,10 @@ def test_jit_lays_an_output_out_minor_axis_first(eight):
     for shard in out.addressable_shards:  # device k of the (y, x) order holds block k
         k = [0, 2, 4, 6, 1, 3, 5, 7].index(shard.device.id)
         np.testing.assert_array_equal(np.asarray(shard.data), x[k:k + 1] * 2)
+
+
+def test_a_mesh_is_made_from_an_array_of_the_devices_as_in_jax(eight):
+    # a device is not a tuple: np.array(devices()) is an array of 8 devices, not of 8 rows
+    grid = np.array(s11.devices()).reshape(4, 2)
+    m = s11.Mesh(grid, ("x", "y"))
+    assert m.shape == {"x": 4, "y": 2} and m.devices.ravel().tolist() == list(s11.devices())
