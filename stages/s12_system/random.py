@@ -58,11 +58,26 @@ def key_data(keys: Any) -> Any:
     return keys
 
 
+def _check_key(key: Any, api_name: str) -> None:
+    """Raw key data is uint32[..., 2], and a function of ours takes one key (JAX's checks)."""
+    shape, dtype = np.shape(key), jnp.result_type(key)
+    if shape[-1:] != (2,):
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
+                        f"with (2,); got shape={shape}")
+    if dtype != np.uint32:
+        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
+                        f"uint32; got dtype={dtype}")
+    if shape != (2,):
+        raise ValueError(f"{api_name} accepts a single key, but was given a key array of shape "
+                         f"{shape} != (). Use jax.vmap for batching.")
+
+
 _split = jit(prng.threefry_split, static_argnums=1)
 
 
 def split(key: Any, num: int | tuple[int, ...] = 2) -> Any:
     """`num` new keys, uint32[*num, 2], each independent of the others and of `key`."""
+    _check_key(key, "split")
     return _split(key, _shape(num))
 
 
@@ -71,6 +86,7 @@ _fold_in = jit(prng.threefry_fold_in)
 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key determined by `key` and the integer `data` (a step number, a layer index)."""
+    _check_key(key, "fold_in")
     return _fold_in(key, jnp.asarray(data, dtype=np.uint32))
 
 
@@ -83,6 +99,7 @@ _bits_jit = jit(_bits, static_argnums=1)
 
 def bits(key: Any, shape: Any = (), dtype: Any = np.uint32) -> Any:
     """Uniform random uint32 words."""
+    _check_key(key, "bits")
     if np.dtype(dtype) != np.uint32:
         raise TypeError("bits is built here for uint32 only")
     return _bits_jit(key, _shape(shape))
@@ -111,6 +128,7 @@ _uniform_jit = jit(_uniform, static_argnums=(3, 4))
 def uniform(key: Any, shape: Any = (), dtype: Any = np.float32, minval: Any = 0.0,
             maxval: Any = 1.0) -> Any:
     """Floats in [minval, maxval), 2**23 equally spaced values per unit interval."""
+    _check_key(key, "uniform")
     shape, ranks = _shape(shape), {np.ndim(minval), np.ndim(maxval)}
     if max(ranks) > len(shape):  # JAX's lax.max(minval, floats of `shape`) refuses this
         raise TypeError(f"max: arrays must have the same number of dimensions, got "
@@ -129,6 +147,7 @@ _normal_jit = jit(_normal, static_argnums=(1, 2))
 
 def normal(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
+    _check_key(key, "normal")
     return _normal_jit(key, _shape(shape), _float_dtype(dtype, "normal"))
 
 
@@ -142,6 +161,7 @@ _bernoulli_jit = jit(_bernoulli, static_argnums=2)
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     """True with probability p (JAX's default mode "low": one uniform per sample)."""
+    _check_key(key, "bernoulli")
     shape = np.shape(p) if shape is None else _shape(shape)
     p = np.float32(p) if type(p) is float else jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.floating):
@@ -160,6 +180,7 @@ _gumbel_jit = jit(_gumbel, static_argnums=(1, 2))
 
 def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     """Standard Gumbel samples, -log(-log(u))."""
+    _check_key(key, "gumbel")
     return _gumbel_jit(key, _shape(shape), _float_dtype(dtype, "gumbel"))
 
 
@@ -179,6 +200,7 @@ _categorical_jit = jit(_categorical, static_argnums=(2, 3))
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any:
     """Indices drawn with probabilities softmax(logits) along `axis`."""
+    _check_key(key, "categorical")
     batch_shape = tuple(np.delete(np.shape(logits), axis))
     shape = batch_shape if shape is None else _shape(shape)
     return _categorical_jit(key, logits, axis, shape)
@@ -209,6 +231,7 @@ _permutation_jit = jit(_permutation, static_argnums=2)
 
 def permutation(key: Any, x: Any, axis: int = 0) -> Any:
     """A random permutation of range(x), or of x's rows (axis 0 only)."""
+    _check_key(key, "permutation")
     check_arraylike("permutation", x)
     if np.ndim(x) == 0:
         if not np.issubdtype(np.result_type(x), np.integer):

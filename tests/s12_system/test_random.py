@@ -218,3 +218,22 @@ def test_erf_inv_has_a_rule_in_every_table():
     np.testing.assert_allclose(np.asarray(jit(vmap(grad(erf_inv)))(x)),
                                np.asarray(jax.vmap(jax.grad(jax.lax.erf_inv))(x)), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(erf_inv(x)), np.asarray(jax.lax.erf_inv(x)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("uniform", lambda r, k: r.uniform(k, (3,))), ("normal", lambda r, k: r.normal(k, (3,))),
+    ("bernoulli", lambda r, k: r.bernoulli(k, 0.5, (3,))), ("split", lambda r, k: r.split(k)),
+    ("fold_in", lambda r, k: r.fold_in(k, 1)), ("permutation", lambda r, k: r.permutation(k, 3)),
+    ("categorical", lambda r, k: r.categorical(k, np.zeros(3, np.float32))),
+])
+def test_a_batch_of_keys_or_malformed_key_data_is_refused_as_jax_refuses_it(name, call):
+    errors = []
+    for r in (random, jax.random):
+        keys = r.split(r.PRNGKey(0), (2, 3))
+        for bad in (keys, np.zeros(3, np.uint32), np.zeros(2, np.int32)):
+            with pytest.raises((TypeError, ValueError)) as err:
+                call(r, bad)
+            errors.append((type(err.value), str(err.value).split(" for impl=")[0]))
+    assert errors[:3] == errors[3:]
+    assert errors[0][1] == (f"{name} accepts a single key, but was given a key array of shape "
+                            "(2, 3, 2) != (). Use jax.vmap for batching.")
