@@ -188,6 +188,21 @@ def collectives_program(api: Any, n: int) -> dict[str, Any]:
     return dict(_texts(api, api.jit(f), x), values=[np.asarray(f(x)).tolist()])
 
 
+def all_to_all_program(api: Any, n: int) -> dict[str, Any]:
+    """all_to_all, untiled and tiled: each device's block cut along one axis, the pieces
+    exchanged over "x", stacked along another."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, c = api.P, api.collectives
+    texts, values = {}, []
+    for tiled, split in ((False, n // 2), (True, 4)):
+        x = np.arange(n * split, dtype=np.float32).reshape(n, split)
+        f = api.shard_map(lambda a, tiled=tiled: c.all_to_all(a, "x", 1, 0, tiled=tiled), mesh=mesh,
+                          in_specs=P("x", None), out_specs=P("x", None))
+        texts = _texts(api, api.jit(f), x) if not tiled else texts
+        values.append(np.asarray(f(x)).tolist())
+    return dict(texts, values=values)
+
+
 def shard_map_psum(api: Any, n: int) -> dict[str, Any]:
     """A data-parallel gradient by hand: each device's rows, then psum of the gradients."""
     mesh = api.make_mesh((n,), ("batch",))
@@ -433,6 +448,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "shard_map_program": shard_map_program,
     "shard_map_errors": shard_map_errors,
     "collectives_program": collectives_program,
+    "all_to_all_program": all_to_all_program,
     "shard_map_psum": shard_map_psum,
     "shard_map_replicated_grads": shard_map_replicated_grads,
     "grouped_collectives": grouped_collectives,

@@ -149,6 +149,18 @@ def _reduce_scatter_rule(ctx, x, *, axis_name, scatter_dimension, axis_index_gro
     return [out if tiled else hlo.reshape(out, aval_to_ir_type(aval))]
 
 
+def _all_to_all_rule(ctx, x, *, split_axis, concat_axis, axis_name, axis_index_groups, tiled):
+    """Each device cuts its block in group-size pieces along split_axis, sends piece k to the
+    k-th device of its group, and stacks what it receives along concat_axis (the untiled form
+    arrives with its size-1 concat axis already inserted by stage 5's all_to_all)."""
+    groups = collective_groups(axis_name, axis_index_groups)
+    props = (f"{_CHANNEL}, concat_dimension = {concat_axis} : i64, replica_groups = "
+             f"{_groups_attr(groups)}, split_count = {len(groups[0])} : i64, "
+             f"split_dimension = {split_axis} : i64")
+    out = aval_to_ir_type(ctx.avals_out[0])
+    return [_generic("stablehlo.all_to_all", [x], out, props)]
+
+
 def _ppermute_rule(ctx, x, *, axis_name, perm):
     groups = replica_groups(_mesh(), _named(axis_name))
     ends = [(s % len(groups[0]), d % len(groups[0])) for s, d in perm]
@@ -183,6 +195,7 @@ register_lowering(P.pmin_p, _allreduce_rule("minimum", get_min_identity))
 register_lowering(P.all_gather_p, _all_gather_rule)
 register_lowering(P.reduce_scatter_p, _reduce_scatter_rule)
 register_lowering(P.ppermute_p, _ppermute_rule)
+register_lowering(P.all_to_all_p, _all_to_all_rule)
 register_lowering(P.axis_index_p, _axis_index_rule)
 
 
@@ -208,6 +221,7 @@ vma_rules[P.pmin_p] = _invariant_over("axes")
 vma_rules[P.all_gather_p] = _varying_over("axis_name")  # as JAX 0.10.2 (not all_gather_invariant)
 vma_rules[P.reduce_scatter_p] = _varying_over("axis_name")
 vma_rules[P.ppermute_p] = _varying_over("axis_name")
+vma_rules[P.all_to_all_p] = _varying_over("axis_name")
 vma_rules[P.axis_index_p] = lambda in_vmas, *, axis_name: [frozenset([axis_name])]
 # --8<-- [end:vma_rules]
 
