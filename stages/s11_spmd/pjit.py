@@ -28,7 +28,7 @@ from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
 from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
-from . import mlir
+from . import mlir, sharding_in_types
 from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
 from .mesh import Mesh
@@ -207,10 +207,9 @@ class ShardedJit:
 
     def _shardings(self, traced: Any, args: tuple) -> tuple[list, list]:
         leaves = tree_flatten(args)[0]
-        ins = flatten_shardings(self._in, args)
-        # an argument already laid out keeps its layout when jit was given none for it
-        ins = [x.sharding if s is None and isinstance(x, ArrayImpl) else s
-               for s, x in zip(ins, leaves, strict=True)]
+        # an argument already laid out keeps its layout where jit gives none; not another one
+        ins = [sharding_in_types.committed_sharding(s, x) if isinstance(x, ArrayImpl) else s
+               for s, x in zip(flatten_shardings(self._in, args), leaves, strict=True)]
         outs = flatten_shardings(self._out, traced.out_info, "out_shardings")
         outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
                 for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]

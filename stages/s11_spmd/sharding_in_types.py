@@ -55,6 +55,18 @@ def get_mesh() -> Mesh | None:
     return _context.mesh
 
 
+def committed_sharding(given: Any, x: Any) -> Any:
+    """The sharding jit runs an argument already laid out with: its own where jit gives none,
+    else jit's, which must lay it out the same (JAX's error: no silent relayout)."""
+    if given is None:
+        return x.sharding
+    if not given.is_equivalent_to(x.sharding, len(x.shape)):
+        raise ValueError("Sharding passed to jit does not match the sharding on the respective "
+                         f"arg. Got jit sharding: {given},\narg sharding: {x.sharding} for arg "
+                         f"type: {x.aval.str_short()}")
+    return given
+
+
 def canonicalize_sharding(sharding: Any, api_name: str) -> NamedSharding:
     """A NamedSharding from a NamedSharding, or from a PartitionSpec and the mesh in context."""
     if isinstance(sharding, PartitionSpec):

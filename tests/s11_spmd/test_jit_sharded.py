@@ -198,3 +198,23 @@ def test_a_bare_partition_spec_needs_set_mesh_as_in_jax(four, name):
         out = s11.jit(lambda a: a * 2, **{name: P("x")})(x)
     assert out.sharding.spec == P("x")
     np.testing.assert_array_equal(np.asarray(out), x * 2)
+
+
+def test_an_argument_laid_out_otherwise_than_in_shardings_is_refused_not_relaid(four):
+    # JAX: an argument's own layout is never silently replaced by jit's; an equivalent
+    # sharding written another way (P("x") and P("x", None)) is the same layout
+    import stages.s11_spmd as s11
+    from stages.s11_spmd import NamedSharding, P
+
+    mesh = s11.make_mesh((2, 2), ("x", "y"), axis_types=(s11.AxisType.Auto,) * 2)
+    x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    a = s11.device_put(x, NamedSharding(mesh, P("x", "y")))
+    given = NamedSharding(mesh, P("y"))
+    with pytest.raises(ValueError) as err:
+        s11.jit(lambda p: p * 2, in_shardings=given)(a)
+    assert str(err.value) == (
+        "Sharding passed to jit does not match the sharding on the respective arg. Got jit "
+        f"sharding: {given},\narg sharding: {a.sharding} for arg type: float32[4,4]")
+    b = s11.device_put(x, NamedSharding(mesh, P("x")))
+    out = s11.jit(lambda p: p * 2, in_shardings=NamedSharding(mesh, P("x", None)))(b)
+    np.testing.assert_array_equal(np.asarray(out), x * 2)
