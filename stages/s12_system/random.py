@@ -30,8 +30,18 @@ def _shape(shape: Any) -> tuple[int, ...]:
         tuple(int(d) for d in shape)
 
 
-def _float_dtype(dtype: Any, name: str) -> np.dtype:
+def _check_float(dtype: Any, name: str) -> np.dtype:
+    """JAX's refusal of an int or bool dtype for a sampler of floats."""
     dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating) and not (
+            name == "normal" and np.issubdtype(dtype, np.complexfloating)):
+        kinds = "a float or complex dtype" if name == "normal" else "a float dtype"
+        raise ValueError(f"dtype argument to `{name}` must be {kinds}, got {dtype.name}")
+    return dtype
+
+
+def _float_dtype(dtype: Any, name: str) -> np.dtype:
+    dtype = _check_float(dtype, name)
     if dtype != np.float32:
         raise TypeError(f"{name} is built here for float32 only, got {dtype.name}")
     return dtype
@@ -201,6 +211,7 @@ _categorical_jit = jit(_categorical, static_argnums=(2, 3))
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any:
     """Indices drawn with probabilities softmax(logits) along `axis`."""
     _check_key(key, "categorical")
+    _check_float(jnp.result_type(logits), "gumbel")  # JAX draws gumbel noise of logits' dtype
     batch_shape = tuple(np.delete(np.shape(logits), axis))
     shape = batch_shape if shape is None else _shape(shape)
     return _categorical_jit(key, logits, axis, shape)

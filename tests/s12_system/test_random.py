@@ -237,3 +237,17 @@ def test_a_batch_of_keys_or_malformed_key_data_is_refused_as_jax_refuses_it(name
     assert errors[:3] == errors[3:]
     assert errors[0][1] == (f"{name} accepts a single key, but was given a key array of shape "
                             "(2, 3, 2) != (). Use jax.vmap for batching.")
+
+
+@pytest.mark.parametrize("call", [
+    lambda r, k: r.uniform(k, (4,), np.int32), lambda r, k: r.uniform(k, (4,), np.bool_),
+    lambda r, k: r.normal(k, (4,), np.int32), lambda r, k: r.gumbel(k, (4,), np.int32),
+    lambda r, k: r.categorical(k, np.zeros(3, np.int32)),
+], ids=["uniform int", "uniform bool", "normal int", "gumbel int", "categorical int logits"])
+def test_a_sampler_of_floats_refuses_an_int_or_bool_dtype_as_jax(call):
+    errors = []
+    for r in (random, jax.random):
+        with pytest.raises(ValueError) as err:
+            call(r, r.PRNGKey(0))
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
