@@ -15,7 +15,7 @@ import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
-from stages.s02_tracing.numpy.util import check_arraylike
+from stages.s02_tracing.numpy.util import broadcast_shapes, check_arraylike
 from stages.s07_caches import jit
 
 from . import prng
@@ -38,6 +38,16 @@ def _check_float(dtype: Any, name: str) -> np.dtype:
         kinds = "a float or complex dtype" if name == "normal" else "a float dtype"
         raise ValueError(f"dtype argument to `{name}` must be {kinds}, got {dtype.name}")
     return dtype
+
+
+def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
+    """JAX's check that a sampler's parameters broadcast to `shape` exactly: broadcasting
+    could otherwise grow the result past the shape asked for."""
+    result = broadcast_shapes(shape, *param_shapes)
+    if result != shape:
+        raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
+                         "argument, and the result of broadcasting the shapes must equal the "
+                         f"shape argument, but got result {result} for shape argument {shape}.")
 
 
 def _float_dtype(dtype: Any, name: str) -> np.dtype:
@@ -172,7 +182,11 @@ _bernoulli_jit = jit(_bernoulli, static_argnums=2)
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     """True with probability p (JAX's default mode "low": one uniform per sample)."""
     _check_key(key, "bernoulli")
-    shape = np.shape(p) if shape is None else _shape(shape)
+    if shape is None:
+        shape = np.shape(p)
+    else:
+        shape = _shape(shape)
+        _check_shape("bernoulli", shape, np.shape(p))
     p = np.float32(p) if type(p) is float else jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
@@ -213,7 +227,11 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any
     _check_key(key, "categorical")
     _check_float(jnp.result_type(logits), "gumbel")  # JAX draws gumbel noise of logits' dtype
     batch_shape = tuple(np.delete(np.shape(logits), axis))
-    shape = batch_shape if shape is None else _shape(shape)
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _shape(shape)
+        _check_shape("categorical", shape, batch_shape)
     return _categorical_jit(key, logits, axis, shape)
 
 

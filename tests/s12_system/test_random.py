@@ -251,3 +251,19 @@ def test_a_sampler_of_floats_refuses_an_int_or_bool_dtype_as_jax(call):
             call(r, r.PRNGKey(0))
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda r, k: r.bernoulli(k, np.full(3, 0.5, np.float32), (2, 1)),
+    lambda r, k: r.bernoulli(k, np.full(3, 0.5, np.float32), (2,)),
+    lambda r, k: r.categorical(k, np.zeros((3, 4), np.float32), shape=(3, 1)),
+    lambda r, k: r.categorical(k, np.zeros((3, 4), np.float32), shape=(2,)),
+], ids=["bernoulli grows", "bernoulli clashes", "categorical grows", "categorical clashes"])
+def test_parameters_must_broadcast_to_the_shape_asked_for_as_jax_checks(call):
+    # broadcasting p against (2, 1) would give (2, 3) samples: JAX refuses, so must we
+    errors = []
+    for r in (random, jax.random):
+        with pytest.raises(ValueError) as err:
+            call(r, r.PRNGKey(0))
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
