@@ -128,6 +128,52 @@ def test_reductions_match_jnp(name, args, kwargs):
     _same(name, *args, rtol=RTOL_REDUCTION, **kwargs)
 
 
+MASK = np.array([[True, False, True, True], [False, False, False, False], [True] * 4])
+
+
+_MASKS = {"mask": (MASK, None), "mask+initial": (MASK, 2), "row mask+initial": (MASK[0], -1.5),
+          "initial": (None, 2)}
+
+
+@pytest.mark.parametrize("name, masking", [
+    (name, masking) for name in ["sum", "prod", "max", "min", "any", "all", "mean"]
+    for masking in _MASKS if name in ("sum", "prod", "max", "min") or _MASKS[masking][1] is None])
+@pytest.mark.parametrize("a", [X, I, I > 0, I.astype(np.uint8), X.astype(np.float16)],
+                         ids=["f32", "i32", "bool", "u8", "f16"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_where_and_initial_match_jnp(name, masking, a, axis):
+    # a row of MASK is all False: a max without `initial` has no answer there, so JAX refuses
+    # every max/min `where` without `initial`; with it, masked-out elements count as identities
+    # (any, all and mean take no `initial`)
+    where, initial = _MASKS[masking]
+    kwargs = {"axis": axis} | ({} if where is None else {"where": where})
+    if initial is not None:
+        kwargs["initial"] = initial
+    if name in ("max", "min") and initial is None:
+        errors = []
+        for ns in (snp, jnp):
+            with pytest.raises(ValueError) as err:
+                getattr(ns, name)(a, **kwargs)
+            errors.append(str(err.value))
+        assert errors[0] == errors[1] == (f"reduction operation {name} does not have an "
+                                          "identity, so to use a where mask one has to "
+                                          "specify 'initial'")
+        return
+    _same(name, a, rtol=RTOL_REDUCTION, **kwargs)
+
+
+def test_a_masked_sum_is_a_select_then_the_reduce_then_initial_as_jax_traces_it():
+    text = str(s02.make_jaxpr(lambda x, w: snp.sum(x, where=w, initial=1.0))(X, MASK))
+    assert "select_n b c a" in text and "add 1.0:f32[] e" in text, text
+    assert float(snp.asarray(X).sum(where=MASK)) == pytest.approx(float(X[MASK].sum()), rel=1e-6)
+    errors = []
+    for ns in (snp, jnp):
+        with pytest.raises(ValueError) as err:
+            ns.sum(X, initial=np.zeros(2))
+        errors.append(str(err.value))
+    assert errors[0] == errors[1] == "initial value must be a scalar. Got array of shape (2,)"
+
+
 def test_products_match_jnp():
     a, b = X, POS.T
     _same("dot", a, b, rtol=RTOL_REDUCTION)

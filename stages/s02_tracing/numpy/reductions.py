@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..lax.utils import canonicalize_axis, const
-from .util import check_arraylike, promote_dtypes_numeric
+from .util import broadcast_to, check_arraylike, promote_dtypes_numeric
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum", "max", "mean",
            "min", "prod", "sum"]
@@ -55,22 +55,62 @@ def _no_out(name: str, out: Any) -> None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
 
 
+# --------------------------------------------------------- where= and initial= (JAX's _reduction)
+
+def _identity(dtype: np.dtype, name: str) -> Any:
+    """The value that changes nothing under the reduction `name`, in `dtype`."""
+    if name in ("sum", "any"):
+        return np.zeros((), dtype)
+    if name in ("prod", "all"):
+        return np.ones((), dtype)
+    if dtype == np.bool_:
+        return np.array(name == "min")
+    if np.issubdtype(dtype, np.inexact):
+        return np.array(-np.inf if name == "max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.array(info.min if name == "max" else info.max, dtype)
+
+
+def _masked(name: str, a: Any, where: Any) -> Any:
+    """`where=`: the elements masked out become the reduction's identity (XLA's reduce takes
+    only an identity as its initial value, so a mask cannot be anything else)."""
+    if where is None:
+        return a
+    check_arraylike(name, where)
+    mask = broadcast_to(lax.convert_element_type(where, np.bool_), np.shape(a))
+    identity = lax.full_like(a, _identity(dtypes.dtype(a), name))
+    return lax.select_n(mask, identity, a)
+
+
+def _with_initial(combine: Any, result: Any, initial: Any) -> Any:
+    """`initial=`: one more element, combined after the reduce (not as its init value)."""
+    if initial is None:
+        return result
+    initial = lax.convert_element_type(initial, dtypes.dtype(result))
+    if np.shape(initial) != ():
+        raise ValueError(f"initial value must be a scalar. Got array of shape "
+                         f"{np.shape(initial)}")
+    return combine(initial, result)
+
+
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-        keepdims: bool = False) -> Any:
+        keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32
     unless `dtype` is given; a bool sum is an `or`."""
-    return _sum_like("sum", lax.reduce_sum, lax.reduce_or, a, axis, dtype, out, keepdims)
+    return _sum_like("sum", lax.reduce_sum, lax.reduce_or, a, axis, dtype, out, keepdims,
+                     initial, where)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-         keepdims: bool = False) -> Any:
+         keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Product over `axis` (all axes by default), accumulated as sum is; a bool product is
     an `and`."""
-    return _sum_like("prod", lax.reduce_prod, lax.reduce_and, a, axis, dtype, out, keepdims)
+    return _sum_like("prod", lax.reduce_prod, lax.reduce_and, a, axis, dtype, out, keepdims,
+                     initial, where)
 
 
 def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, dtype: Any,
-              out: None, keepdims: bool) -> Any:
+              out: None, keepdims: bool, initial: Any, where: Any) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
     (a,) = promote_dtypes_numeric(a)  # True + True is 2
@@ -81,24 +121,32 @@ def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, d
         result_dtype = dtypes.canonicalize_dtype(dtype)
     # an explicit dtype is also the accumulator's
     computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
-    a = lax.convert_element_type(a, computation_dtype)
-    result = (bool_reduce if computation_dtype == np.bool_ else lax_reduce)(a, axes)
+    a = _masked(name, lax.convert_element_type(a, computation_dtype), where)
+    if computation_dtype == np.bool_:
+        result = _with_initial(_BOOL_COMBINE[name], bool_reduce(a, axes), initial)
+    else:
+        result = _with_initial(_COMBINE[name], lax_reduce(a, axes), initial)
     if keepdims:
         result = lax.expand_dims(result, axes)
     return lax.convert_element_type(result, result_dtype)
 
 
 def _reduce_chooser(name: str, lax_reduce):
-    def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)
+        if initial is None and where is not None:  # an empty selection would have no answer
+            raise ValueError(f"reduction operation {name} does not have an identity, so to "
+                             "use a where mask one has to specify 'initial'")
         axes = _reduction_axes(a, axis)
-        if builtins.any(np.shape(a)[d] == 0 for d in axes):
+        if initial is None and builtins.any(np.shape(a)[d] == 0 for d in axes):
             raise ValueError(
                 f"zero-size array to reduction operation {name} which has no identity"
             )
         # JAX converts to the result dtype first, so a weak input gives a strong result
-        result = lax_reduce(lax.convert_element_type(a, dtypes.dtype(a)), axes)
+        a = _masked(name, lax.convert_element_type(a, dtypes.dtype(a)), where)
+        result = _with_initial(_COMBINE[name], lax_reduce(a, axes), initial)
         return lax.expand_dims(result, axes) if keepdims else result
 
     fn.__name__ = fn.__qualname__ = name
@@ -106,32 +154,37 @@ def _reduce_chooser(name: str, lax_reduce):
     return fn
 
 
+_COMBINE = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}
+_BOOL_COMBINE = {"sum": lax.bitwise_or, "prod": lax.bitwise_and}
 max = _reduce_chooser("max", lax.reduce_max)
 min = _reduce_chooser("min", lax.reduce_min)
 amax, amin = max, min
 
 
-def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
     """Whether any element along `axis` is true: `reduce_or` of the array cast to bool."""
-    return _logical("any", lax.reduce_or, a, axis, out, keepdims)
+    return _logical("any", lax.reduce_or, a, axis, out, keepdims, where)
 
 
-def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
+        where: Any = None) -> Any:
     """Whether every element along `axis` is true: `reduce_and` of the array cast to bool."""
-    return _logical("all", lax.reduce_and, a, axis, out, keepdims)
+    return _logical("all", lax.reduce_and, a, axis, out, keepdims, where)
 
 
-def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims: bool) -> Any:
+def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims: bool,
+             where: Any) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
-    a = lax.convert_element_type(a, np.bool_)
+    a = _masked(name, lax.convert_element_type(a, np.bool_), where)
     axes = _reduction_axes(a, axis)
     result = lax_reduce(a, axes)
     return lax.expand_dims(result, axes) if keepdims else result
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-         keepdims: bool = False) -> Any:
+         keepdims: bool = False, *, where: Any = None) -> Any:
     """sum / count, in floating point: `div` by the count as a literal."""
     _no_out("mean", out)
     check_arraylike("mean", a)
@@ -142,10 +195,14 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     else:
         result_dtype = dtypes.canonicalize_dtype(dtype)
     computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
-    count = math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis))
-    total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims)
-    # JAX jits mean, so the count is always a literal (a constant, never a traced conversion)
-    normalizer = np.asarray(count, computation_dtype)
+    total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
+    if where is None:
+        # JAX jits mean, so the count is a literal (a constant, never a traced conversion)
+        normalizer = np.asarray(math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis)),
+                                computation_dtype)
+    else:  # the count of the elements kept
+        normalizer = sum(broadcast_to(where, np.shape(a)), axis, dtype=computation_dtype,
+                         keepdims=keepdims)
     return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
 
 
