@@ -88,6 +88,7 @@ class ArrayImpl(Array):
 
     @property
     def device(self) -> Device:
+        self._check_if_deleted()
         return runtime.device_object(self._client, self._data.device)
 
     def copy(self) -> ArrayImpl:
@@ -136,6 +137,8 @@ def device_put(x: Any, device: Any = None) -> Any:
 
 def _device_put_leaf(x: Any, device: Any) -> ArrayImpl:
     if isinstance(x, ArrayImpl):
+        if device is None:  # no device asked for: the array stays where it is, as in JAX
+            return x
         client = runtime.get_computation_client()
         data = x.data_on(_device_name(client, device))
         return x if data is x._data else ArrayImpl(x.aval, data, client)

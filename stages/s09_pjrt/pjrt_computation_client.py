@@ -248,7 +248,9 @@ class PjRtComputationClient(ComputationClient):
 
     def transfer_from_device(self, handles: Sequence[Data]) -> list[np.ndarray]:
         with metrics.timed(TransferFromDeviceTime):
-            out = [np.asarray(h.buffer) for h in handles]  # blocks until each is computed
+            # blocks until each is computed; a copy, never a view of the buffer: on CPU a view
+            # would alias device memory, and PJRT refuses to donate a buffer something aliases
+            out = [np.array(h.buffer, copy=True) for h in handles]
         InboundData.add_sample(sum(x.nbytes for x in out))
         return out
 

@@ -171,3 +171,37 @@ def test_a_device_array_is_stage_2s_array_with_another_storage():
     assert type(copied) is ArrayImpl and copied._data is not x._data
     back = pickle.loads(pickle.dumps(device_put(2.0)))
     assert type(back) is ArrayImpl and repr(back) == repr(jjnp.asarray(2.0))
+
+
+def test_a_donation_still_frees_an_array_whose_values_were_read():
+    # the host copy must be a copy: a numpy view of the CPU buffer would make PJRT keep it
+    for read in (str, float, np.asarray, lambda a: a.copy(), pickle.dumps):
+        ours, theirs = device_put(np.ones((), np.float32)), jax.device_put(np.ones((), np.float32))
+        read(ours), read(theirs)
+        s07.jit(lambda a: a * 2.0, donate_argnums=0)(ours)
+        jax.jit(lambda a: a * 2.0, donate_argnums=0)(theirs)
+        assert ours.is_deleted() and theirs.is_deleted(), read
+
+
+def test_device_put_without_a_device_leaves_an_array_where_it_is_as_jax_does():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CPU_NUM_DEVICES", "4")
+        four = s09.initialize_pjrt("CPU")
+    previous = s09.runtime.set_computation_client(four)
+    try:
+        x = device_put(np.arange(3.0, dtype=np.float32), "CPU:3")
+        assert device_put(x) is x and x.device.id == 3
+        assert device_put(x, "CPU:1").device.id == 1
+    finally:
+        s09.runtime.set_computation_client(previous)
+
+
+def test_the_device_of_a_deleted_array_is_refused_as_jax_refuses_it():
+    ours, theirs = device_put(np.ones(2, np.float32)), jax.device_put(np.ones(2, np.float32))
+    ours.delete(), theirs.delete()
+    errors = []
+    for x in (ours, theirs):
+        with pytest.raises(RuntimeError) as err:
+            x.device  # noqa: B018
+        errors.append(str(err.value))
+    assert errors[0] == errors[1] == "Array has been deleted with shape=float32[2]."
