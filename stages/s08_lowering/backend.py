@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from stages.s02_tracing import dtypes
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s07_caches.compiler import CompileOptions
 from stages.s07_caches.interpreter import (
@@ -33,11 +34,14 @@ from .module import dce_jaxpr_consts, lower_jaxpr
 
 
 def _aval(a: ShapedArray) -> list[Any]:
-    return [list(a.shape), a.dtype.name, a.weak_type]
+    # float0's numpy name is "void", which names any structured dtype: write it as JAX names it
+    name = "float0" if a.dtype == dtypes.float0 else a.dtype.name
+    return [list(a.shape), name, a.weak_type]
 
 
 def _read_aval(doc: list[Any]) -> ShapedArray:
-    return ShapedArray(tuple(doc[0]), np.dtype(doc[1]), doc[2])
+    dtype = dtypes.float0 if doc[1] == "float0" else np.dtype(doc[1])
+    return ShapedArray(tuple(doc[0]), dtype, doc[2])
 
 
 class StableHloProgram:
