@@ -136,17 +136,29 @@ primitive_batchers[lax.select_n_p] = _select_n_batch_rule
 
 def _clamp_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequence[BatchDim]
                       ) -> tuple[Any, BatchDim]:
-    """Batch axis first on every non-scalar operand; scalar bounds broadcast to the operand."""
+    """Bounds that already fit x (the same batch axis and shape, or scalars) clamp it where
+    its batch axis is; otherwise the batch axis goes first and scalar bounds are broadcast."""
     if all(d is not_mapped for d in dims):
         return lax.clamp(*vals), not_mapped
-    lo, x, hi = (bdim_at_front(v, d, axis_data.size) if d is not not_mapped or np.ndim(v)
-                 else v for v, d in zip(vals, dims, strict=True))
-    if np.ndim(x) < max(np.ndim(lo), np.ndim(hi)):
+    lo, x, hi = vals
+    lo_dim, x_dim, hi_dim = dims
+    scalar_bounds = np.ndim(lo) == np.ndim(hi) == 0
+    if lo_dim == x_dim == hi_dim:  # no transposes
+        if scalar_bounds or np.shape(lo) == np.shape(x) == np.shape(hi):
+            return lax.clamp(lo, x, hi), x_dim
+        if np.ndim(lo) == np.ndim(hi) == 1:
+            return lax.clamp(lax.broadcast_in_dim(lo, np.shape(x), [lo_dim]), x,
+                             lax.broadcast_in_dim(hi, np.shape(x), [hi_dim])), x_dim
+    elif scalar_bounds and x_dim is not not_mapped:
+        return lax.clamp(lo, x, hi), x_dim
+    lo, hi, x = (bdim_at_front(v, d, axis_data.size) if np.ndim(v) else v
+                 for v, d in ((lo, lo_dim), (hi, hi_dim), (x, x_dim)))
+    if np.ndim(x):  # a scalar bound is broadcast, then a bound that is only a batch axis
+        lo, hi = (lax.broadcast(b, np.shape(x)) if np.ndim(b) == 0 else b for b in (lo, hi))
+        lo, hi = (lax.broadcast_in_dim(b, np.shape(x), [0]) if np.ndim(b) < np.ndim(x) else b
+                  for b in (lo, hi))
+    else:  # x is a scalar, a bound is batched: x is broadcast to it
         x = lax.broadcast_in_dim(x, np.shape(lo) if np.ndim(lo) else np.shape(hi), ())
-    if 0 < np.ndim(lo) < np.ndim(x):
-        lo = lax.broadcast_in_dim(lo, np.shape(x), [0])
-    if 0 < np.ndim(hi) < np.ndim(x):
-        hi = lax.broadcast_in_dim(hi, np.shape(x), [0])
     return lax.clamp(lo, x, hi), 0
 
 
