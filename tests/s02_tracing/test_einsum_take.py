@@ -52,6 +52,12 @@ CASES = {
     "take_flat": lambda jnp: jnp.take(X, jnp.array([[0, 11], [13, 2]])),
     "take_clip": lambda jnp: jnp.take(X, jnp.array([0, 7]), axis=0, mode="clip"),
     "take_int_fill": lambda jnp: jnp.take(X.astype(np.int32), jnp.array([9]), axis=1),
+    # clip does not count a negative index from the end: -1 reads the first element
+    "take_clip_negative": lambda jnp: jnp.take(X, jnp.array([-1, -7, 2, 9]), axis=1,
+                                               mode="clip"),
+    "take_clip_flat": lambda jnp: jnp.take(X, jnp.array([-1, 30])[0], mode="clip"),
+    "take_wrap": lambda jnp: jnp.take(X, jnp.array([-1, -7, 2, 9, 13]), axis=1, mode="wrap"),
+    "take_fill_negative": lambda jnp: jnp.take(X, jnp.array([-1, -7]), axis=1, mode="fill"),
     "take_along": lambda jnp: jnp.take_along_axis(X, jnp.array([[0, 3], [1, 1], [2, -1]]),
                                                   axis=1),
     "take_along_broadcast": lambda jnp: jnp.take_along_axis(X, jnp.array([[0, 7]]), axis=1),
@@ -80,8 +86,10 @@ def test_einsum_jaxpr_prints_as_jax(case):
     lambda jnp: jnp.take(np.float32(1.0), jnp.array([0]), axis=0),
     lambda jnp: jnp.take_along_axis(X, jnp.array([[0]]), axis=2),
     lambda jnp: jnp.take_along_axis(X, jnp.array([[0]]), axis=-3),
+    lambda jnp: jnp.take(X, jnp.array([0]), mode="promise_in_bounds"),
+    lambda jnp: jnp.take(X, jnp.array([0]), mode="nearest"),
 ])
-def test_take_refuses_an_axis_out_of_bounds_as_jax_does(call):
+def test_take_refuses_an_axis_out_of_bounds_or_an_unknown_mode_as_jax_does(call):
     with pytest.raises(ValueError) as ours:
         call(ojnp)
     with pytest.raises(ValueError) as theirs:

@@ -84,8 +84,9 @@ def _normalize(i: Any, size: int) -> Any:
     return lax.select_n(i < 0, i, lax.add(i, const(i, size)))
 
 
-def index_plan(shape: Sequence[int], idx: Any) -> Plan:
-    """The gather that reads `x[idx]` from an operand of `shape` (after its None axes)."""
+def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
+    """The gather that reads `x[idx]` from an operand of `shape` (after its None axes);
+    without `normalize`, negative array indices are left for the gather's mode to handle."""
     items, newaxes = [], []
     for x in _entries(idx, len(shape)):
         if x is None:
@@ -122,7 +123,7 @@ def index_plan(shape: Sequence[int], idx: Any) -> Plan:
             if not np.issubdtype(i.dtype, np.integer):
                 raise TypeError("Indexer must have integer or boolean type, got indexer with "
                                 f"type {i.dtype}")
-            arrays.append(_normalize(i, size))
+            arrays.append(_normalize(i, size) if normalize else i)
         positions.append(axis)
         sizes.append(1)
     s = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
@@ -188,10 +189,11 @@ def _gather_dn(plan: Plan) -> GatherDimensionNumbers:
 
 
 def rewriting_take(arr: Any, idx: Any, mode: Any = None, fill_value: Any = None,
-                   unique_indices: bool = False, indices_are_sorted: bool = False) -> Any:
+                   unique_indices: bool = False, indices_are_sorted: bool = False,
+                   normalize_indices: bool = True) -> Any:
     """arr[idx] with advanced indices: one gather (out-of-bounds indices are clamped)."""
     arr, idx = _pre_slice(arr, idx)
-    plan = index_plan(np.shape(arr), idx)
+    plan = index_plan(np.shape(arr), idx, normalize_indices)
     return lax.gather(_expanded(arr, plan), plan.indices, _gather_dn(plan), plan.slice_sizes,
                       mode="promise_in_bounds" if mode is None else mode,
                       fill_value=fill_value, unique_indices=unique_indices,
@@ -291,8 +293,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
          unique_indices: bool = False, indices_are_sorted: bool = False,
          fill_value: Any = None) -> Any:
     """Elements of `a` at `indices` along `axis` (of the flattened `a` if None); by default an
-    out-of-bounds index reads `fill_value` (NaN for floats), as in JAX."""
-    from . import lax_numpy
+    out-of-bounds index reads `fill_value` (NaN for floats), as in JAX. mode="clip" clamps
+    every index into range (a negative one to 0: it does not count from the end), "wrap"
+    takes them modulo the axis size."""
+    from . import lax_numpy, ufuncs
 
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
@@ -300,9 +304,17 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     if axis is None:
         a, axis = lax_numpy.ravel(a), 0
     axis = canonicalize_axis(axis, np.ndim(a))
-    index = (slice(None),) * axis + (lax_numpy.asarray(indices),)
-    return rewriting_take(a, index, "fill" if mode is None else mode, fill_value,
-                          unique_indices, indices_are_sorted)
+    indices = lax_numpy.asarray(indices)
+    if mode == "raise":
+        raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode == "wrap":
+        indices, mode = ufuncs.remainder(indices, const(indices, np.shape(a)[axis])), \
+            "promise_in_bounds"
+    elif mode not in (None, "fill", "clip"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    return rewriting_take(a, (slice(None),) * axis + (indices,),
+                          "fill" if mode is None else mode, fill_value, unique_indices,
+                          indices_are_sorted, normalize_indices=mode != "clip")
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
