@@ -248,8 +248,7 @@ class PjRtComputationClient(ComputationClient):
 
     def transfer_from_device(self, handles: Sequence[Data]) -> list[np.ndarray]:
         with metrics.timed(TransferFromDeviceTime):
-            # blocks until each is computed; a copy, never a view of the buffer: on CPU a view
-            # would alias device memory, and PJRT refuses to donate a buffer something aliases
+            # blocks until computed; a copy: a CPU view would keep PJRT from donating the buffer
             out = [np.array(h.buffer, copy=True) for h in handles]
         InboundData.add_sample(sum(x.nbytes for x in out))
         return out
@@ -389,8 +388,7 @@ class PjRtComputationClient(ComputationClient):
     def wait_device_ops(self, devices: Sequence[str] = ()) -> None:
         wanted = {self.pjrt_device(d).id for d in devices} or None
         for buffer in self.client.live_arrays():
-            on = {d.id for d in buffer.devices()}
-            if wanted is None or on & wanted:
+            if wanted is None or {d.id for d in buffer.devices()} & wanted:
                 with contextlib.suppress(RuntimeError):  # deleted meanwhile: nothing to wait
                     buffer.block_until_ready()
 

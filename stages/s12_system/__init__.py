@@ -17,6 +17,7 @@ Reading path (the lesson, in order):
   6. checkpoint_io.py params and optimizer state to disk and back
 
 Beside it:
+  random_checks.py   the samplers' argument checks, with JAX's errors
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
   schedules.py   learning-rate schedules

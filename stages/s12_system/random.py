@@ -15,46 +15,21 @@ import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
-from stages.s02_tracing.numpy.util import broadcast_shapes, check_arraylike
+from stages.s02_tracing.numpy.util import check_arraylike
 from stages.s07_caches import jit
 
 from . import prng
+from .random_checks import (
+    canonical_shape,
+    check_float,
+    check_key,
+    check_shape,
+    float32_dtype,
+)
 from .special import erf_inv
 
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "fold_in", "gumbel", "key",
            "key_data", "normal", "permutation", "split", "uniform"]
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    return (int(shape),) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else \
-        tuple(int(d) for d in shape)
-
-
-def _check_float(dtype: Any, name: str) -> np.dtype:
-    """JAX's refusal of an int or bool dtype for a sampler of floats."""
-    dtype = np.dtype(dtype)
-    if not np.issubdtype(dtype, np.floating) and not (
-            name == "normal" and np.issubdtype(dtype, np.complexfloating)):
-        kinds = "a float or complex dtype" if name == "normal" else "a float dtype"
-        raise ValueError(f"dtype argument to `{name}` must be {kinds}, got {dtype.name}")
-    return dtype
-
-
-def _check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...]) -> None:
-    """JAX's check that a sampler's parameters broadcast to `shape` exactly: broadcasting
-    could otherwise grow the result past the shape asked for."""
-    result = broadcast_shapes(shape, *param_shapes)
-    if result != shape:
-        raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "
-                         "argument, and the result of broadcasting the shapes must equal the "
-                         f"shape argument, but got result {result} for shape argument {shape}.")
-
-
-def _float_dtype(dtype: Any, name: str) -> np.dtype:
-    dtype = _check_float(dtype, name)
-    if dtype != np.float32:
-        raise TypeError(f"{name} is built here for float32 only, got {dtype.name}")
-    return dtype
 
 
 # ------------------------------------------------------------------ keys
@@ -78,27 +53,13 @@ def key_data(keys: Any) -> Any:
     return keys
 
 
-def _check_key(key: Any, api_name: str) -> None:
-    """Raw key data is uint32[..., 2], and a function of ours takes one key (JAX's checks)."""
-    shape, dtype = np.shape(key), jnp.result_type(key)
-    if shape[-1:] != (2,):
-        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.shape to end "
-                        f"with (2,); got shape={shape}")
-    if dtype != np.uint32:
-        raise TypeError("JAX encountered invalid PRNG key data: expected key_data.dtype = "
-                        f"uint32; got dtype={dtype}")
-    if shape != (2,):
-        raise ValueError(f"{api_name} accepts a single key, but was given a key array of shape "
-                         f"{shape} != (). Use jax.vmap for batching.")
-
-
 _split = jit(prng.threefry_split, static_argnums=1)
 
 
 def split(key: Any, num: int | tuple[int, ...] = 2) -> Any:
     """`num` new keys, uint32[*num, 2], each independent of the others and of `key`."""
-    _check_key(key, "split")
-    return _split(key, _shape(num))
+    check_key(key, "split")
+    return _split(key, canonical_shape(num))
 
 
 _fold_in = jit(prng.threefry_fold_in)
@@ -106,7 +67,7 @@ _fold_in = jit(prng.threefry_fold_in)
 
 def fold_in(key: Any, data: Any) -> Any:
     """A new key determined by `key` and the integer `data` (a step number, a layer index)."""
-    _check_key(key, "fold_in")
+    check_key(key, "fold_in")
     return _fold_in(key, jnp.asarray(data, dtype=np.uint32))
 
 
@@ -119,10 +80,10 @@ _bits_jit = jit(_bits, static_argnums=1)
 
 def bits(key: Any, shape: Any = (), dtype: Any = np.uint32) -> Any:
     """Uniform random uint32 words."""
-    _check_key(key, "bits")
+    check_key(key, "bits")
     if np.dtype(dtype) != np.uint32:
         raise TypeError("bits is built here for uint32 only")
-    return _bits_jit(key, _shape(shape))
+    return _bits_jit(key, canonical_shape(shape))
 
 
 # ------------------------------------------------------------------ samplers
@@ -148,12 +109,12 @@ _uniform_jit = jit(_uniform, static_argnums=(3, 4))
 def uniform(key: Any, shape: Any = (), dtype: Any = np.float32, minval: Any = 0.0,
             maxval: Any = 1.0) -> Any:
     """Floats in [minval, maxval), 2**23 equally spaced values per unit interval."""
-    _check_key(key, "uniform")
-    shape, ranks = _shape(shape), {np.ndim(minval), np.ndim(maxval)}
+    check_key(key, "uniform")
+    shape, ranks = canonical_shape(shape), {np.ndim(minval), np.ndim(maxval)}
     if max(ranks) > len(shape):  # JAX's lax.max(minval, floats of `shape`) refuses this
         raise TypeError(f"max: arrays must have the same number of dimensions, got "
                         f"{ {len(shape), max(ranks)} }")
-    return _uniform_jit(key, minval, maxval, shape, _float_dtype(dtype, "uniform"))
+    return _uniform_jit(key, minval, maxval, shape, float32_dtype(dtype, "uniform"))
 
 
 def _normal(key: Any, shape: tuple, dtype: np.dtype) -> Any:
@@ -167,8 +128,8 @@ _normal_jit = jit(_normal, static_argnums=(1, 2))
 
 def normal(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
-    _check_key(key, "normal")
-    return _normal_jit(key, _shape(shape), _float_dtype(dtype, "normal"))
+    check_key(key, "normal")
+    return _normal_jit(key, canonical_shape(shape), float32_dtype(dtype, "normal"))
 
 
 def _bernoulli(key: Any, p: Any, shape: tuple) -> Any:
@@ -181,16 +142,13 @@ _bernoulli_jit = jit(_bernoulli, static_argnums=2)
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     """True with probability p (JAX's default mode "low": one uniform per sample)."""
-    _check_key(key, "bernoulli")
-    if shape is None:
-        shape = np.shape(p)
-    else:
-        shape = _shape(shape)
-        _check_shape("bernoulli", shape, np.shape(p))
+    check_key(key, "bernoulli")
+    shape = np.shape(p) if shape is None else \
+        check_shape("bernoulli", canonical_shape(shape), np.shape(p))
     p = np.float32(p) if type(p) is float else jnp.asarray(p)
     if not np.issubdtype(p.dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
-    _float_dtype(p.dtype, "bernoulli")
+    float32_dtype(p.dtype, "bernoulli")
     return _bernoulli_jit(key, p, shape)
 
 
@@ -204,8 +162,8 @@ _gumbel_jit = jit(_gumbel, static_argnums=(1, 2))
 
 def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     """Standard Gumbel samples, -log(-log(u))."""
-    _check_key(key, "gumbel")
-    return _gumbel_jit(key, _shape(shape), _float_dtype(dtype, "gumbel"))
+    check_key(key, "gumbel")
+    return _gumbel_jit(key, canonical_shape(shape), float32_dtype(dtype, "gumbel"))
 
 
 def _categorical(key: Any, logits: Any, axis: int, shape: tuple) -> Any:
@@ -224,14 +182,11 @@ _categorical_jit = jit(_categorical, static_argnums=(2, 3))
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any:
     """Indices drawn with probabilities softmax(logits) along `axis`."""
-    _check_key(key, "categorical")
-    _check_float(jnp.result_type(logits), "gumbel")  # JAX draws gumbel noise of logits' dtype
+    check_key(key, "categorical")
+    check_float(jnp.result_type(logits), "gumbel")  # JAX draws gumbel noise of logits' dtype
     batch_shape = tuple(np.delete(np.shape(logits), axis))
-    if shape is None:
-        shape = batch_shape
-    else:
-        shape = _shape(shape)
-        _check_shape("categorical", shape, batch_shape)
+    shape = batch_shape if shape is None else \
+        check_shape("categorical", canonical_shape(shape), batch_shape)
     return _categorical_jit(key, logits, axis, shape)
 
 
@@ -260,7 +215,7 @@ _permutation_jit = jit(_permutation, static_argnums=2)
 
 def permutation(key: Any, x: Any, axis: int = 0) -> Any:
     """A random permutation of range(x), or of x's rows (axis 0 only)."""
-    _check_key(key, "permutation")
+    check_key(key, "permutation")
     check_arraylike("permutation", x)
     if np.ndim(x) == 0:
         if not np.issubdtype(np.result_type(x), np.integer):
