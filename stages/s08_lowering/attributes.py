@@ -180,10 +180,11 @@ def _dense_scalar(dtype: np.dtype, data: bytes) -> str:
 
 
 def _dense(x: np.ndarray) -> str:
-    flat = x.reshape(-1)
-    if flat.size and (flat.view(np.uint8).reshape(flat.size, -1) ==
-                      flat[:1].view(np.uint8)).all():
+    if x.size == 0:
+        return "dense<>"  # MLIR's form for no elements, whatever the shape
+    flat = np.ascontiguousarray(x).reshape(-1)  # a strided view cannot be viewed as bytes
+    if (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
         return f"dense<{_element(flat[0])}>"  # MLIR stores such an array as a splat
     if flat.size > _HEX_ELEMENTS_LIMIT:
-        return f'dense<"0x{np.ascontiguousarray(flat).tobytes().hex().upper()}">'
+        return f'dense<"0x{flat.tobytes().hex().upper()}">'
     return f"dense<{_nested(x)}>"

@@ -100,6 +100,16 @@ def _conj_lowering(ctx: LoweringRuleContext, x: ir.Value, **params: Any) -> list
     return [hlo.complex(re, im, complex_t)]
 
 
-for _p, _op in ((lax.real_p, "real"), (lax.imag_p, "imag"), (lax.complex_p, "complex")):
+def _complex_lowering(ctx: LoweringRuleContext, re: ir.Value, im: ir.Value) -> list[ir.Value]:
+    """`stablehlo.complex`, after broadcasting a rank-0 part; it prints only its result type."""
+    # JAX: lax._nary_lower_hlo with hlo.complex
+    (aval_out,) = ctx.avals_out
+    re, im = mlir.multi_broadcast_in_dim((re, im), ctx.avals_in, aval_out.shape,
+                                         aval_out.sharding)
+    return [hlo.complex(re, im, aval_to_ir_type(aval_out))]
+
+
+for _p, _op in ((lax.real_p, "real"), (lax.imag_p, "imag")):
     register_lowering(_p, lambda ctx, *args, _op=_op, **params: nary_lower_hlo(_op, ctx, *args))
+register_lowering(lax.complex_p, _complex_lowering)
 register_lowering(lax.conj_p, _conj_lowering)

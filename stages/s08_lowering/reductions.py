@@ -27,16 +27,21 @@ def get_sum_identity(dtype: np.dtype) -> np.ndarray:
     return np.array(0, dtype)
 
 
+def _is_inexact(dtype: np.dtype) -> bool:
+    # floats and complex numbers; bfloat16 too, whose numpy kind is "V"
+    return mlir.compare_type(dtype) == "FLOAT"
+
+
 def get_max_identity(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
         return np.array(False)
-    return np.array(-np.inf if dtype.kind in "fc" else np.iinfo(dtype).min, dtype)
+    return np.array(-np.inf if _is_inexact(dtype) else np.iinfo(dtype).min, dtype)
 
 
 def get_min_identity(dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "b":
         return np.array(True)
-    return np.array(np.inf if dtype.kind in "fc" else np.iinfo(dtype).max, dtype)
+    return np.array(np.inf if _is_inexact(dtype) else np.iinfo(dtype).max, dtype)
 
 
 def scalar_type(aval: Any) -> str:

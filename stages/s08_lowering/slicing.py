@@ -68,23 +68,31 @@ def _bare_gather(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.Value,
                     _generic("stablehlo.gather", props)).result]
 
 
+def _index_dtype_for_shape(shape: Sequence[int]) -> np.dtype:
+    """int32, or int64 when a dimension exceeds int32 (JAX: lax_utils.int_dtype_for_shape)."""
+    big = any(d > np.iinfo(np.int32).max for d in shape)
+    return np.dtype(np.int64 if big else np.int32)
+
+
 def _gather_fill(operand: Any, indices: Any, *, dimension_numbers: Any, slice_sizes: Any,
                  unique_indices: bool, indices_are_sorted: bool, mode: Any,
                  fill_value: Any) -> Any:
-    """A gather whose out-of-bounds windows read `fill_value` (JAX: _gather_fill)."""
+    """A gather whose out-of-bounds windows read `fill_value` (JAX: _gather_fill). The indices
+    are first widened to an int type that holds every bound of the operand."""
     dn = dimension_numbers
+    index_dtype = _index_dtype_for_shape(np.shape(operand))
+    indices = lax.convert_element_type(indices, index_dtype)
     nb = np.ndim(indices) - 1
     upper = np.array([np.shape(operand)[d] - slice_sizes[d] for d in dn.start_index_map],
-                     indices.dtype)
-    in_range = lax.bitwise_and(lax.ge(indices, lax.full(np.shape(indices), 0, indices.dtype)),
-                               lax.le(indices, lax.broadcast_in_dim(upper, np.shape(indices),
-                                                                    (nb,))))
-    ok = lax.reduce_min(lax.convert_element_type(in_range, np.int32), (nb,))
+                     index_dtype)
+    mask = lax.bitwise_and(lax.ge(indices, index_dtype.type(0)),
+                           lax.le(indices, lax.expand_dims(upper, tuple(range(nb)))))
+    mask = lax.reduce_and(mask, (nb,))
     out = lax.gather(operand, indices, dn, slice_sizes, indices_are_sorted=indices_are_sorted,
                      mode=GatherScatterMode.PROMISE_IN_BOUNDS)
     batch_dims = [d for d in range(np.ndim(out)) if d not in dn.offset_dims]
-    mask = lax.broadcast_in_dim(lax.ne(ok, np.int32(0)), np.shape(out), batch_dims)
-    return lax.select(mask, out, lax.full(np.shape(out), fill_value, out.dtype))
+    mask = lax.broadcast_in_dim(mask, np.shape(out), batch_dims)
+    return lax.select(mask, out, lax.full_like(out, fill_value))
 
 
 _gather_fill_lowering = mlir.lower_fun(_gather_fill, multiple_results=False)
@@ -110,10 +118,13 @@ def _clamp_indices(operand: Any, indices: Any, updates: Any, *, dimension_number
     for i in range(np.ndim(operand)):
         skip = i in dn.inserted_window_dims or i in dn.operand_batching_dims
         sizes.append(1 if skip else np.shape(updates)[next(window)])
-    upper = np.array([np.shape(operand)[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims],
-                     indices.dtype)
+    bounds = [np.shape(operand)[d] - sizes[d] for d in dn.scatter_dims_to_operand_dims]
+    upper = np.array(bounds, _index_dtype_for_shape(bounds))
+    # a bound the indices' dtype cannot hold is capped at its largest value
+    top = min(np.iinfo(upper.dtype).max, np.iinfo(indices.dtype).max)
+    upper = lax.convert_element_type(lax.min(upper, upper.dtype.type(top)), indices.dtype)
     upper = lax.broadcast_in_dim(upper, np.shape(indices), (np.ndim(indices) - 1,))
-    return lax.clamp(np.zeros((), indices.dtype), indices, upper)
+    return lax.clamp(indices.dtype.type(0), indices, upper)
 
 
 def _scatter_lowering(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.Value,

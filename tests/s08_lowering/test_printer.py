@@ -63,6 +63,34 @@ def test_integers_bools_and_splats():
     assert format_float(0x7FC00000, "float32") == "0x7FC00000"
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 4), (4, 0), (2, 0, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.complex64])
+def test_a_zero_size_constant_prints_as_mlir_prints_it(shape, dtype):
+    """`dense<>` whatever the shape: XLA rejects `dense<[]>` for a 0x4 tensor."""
+    x = np.zeros(shape, dtype)
+    assert dense_elements(x) == _jax_dense(x) == "dense<>"
+    y = np.zeros(shape, dtype)
+    text = s08.lower(lambda y: lax.eq(y, x), y).as_text()
+    theirs = jax.jit(lambda y: y == x).lower(y).as_text()
+    assert text.split("\n", 2)[2] == theirs.split("\n", 2)[2]  # past the @main line
+    assert run_text(text, [y])[0].shape == shape
+
+
+W = np.arange(400, dtype=np.float32)
+
+
+@pytest.mark.parametrize("x", [W[:8:2], W[7::-1], np.ones(8, np.float32)[::2], W[::2],
+                               (W[:8] + 1j * W[:8]).astype(np.complex64)[::3],
+                               W[:64].reshape(8, 8)[:, ::3], W[:8].astype(np.int32)[::2]],
+                         ids=["strided", "reversed", "splat", "hex", "complex", "columns",
+                              "int32"])
+def test_a_strided_constant_prints_as_its_contiguous_copy(x):
+    assert dense_elements(x) == _jax_dense(x)
+    y = np.zeros(x.shape, x.dtype)
+    text = s08.lower(lambda y: lax.add(y, x), y).as_text()
+    np.testing.assert_array_equal(run_text(text, [y])[0], x)
+
+
 # --8<-- [start:nested]
 def nested(lib, cf):
     """Constants and loops at three depths: every name the printer gives must be MLIR's."""

@@ -1,17 +1,22 @@
 """Rules at the values they single out, against JAX: complex comparisons (whose i1 result type
 is built from a complex operand's), sorts that keep -0.0, NaN and -NaN bit for bit,
 cumlogsumexp and its gradient over infinities, argmax of complex numbers refused as JAX
-refuses it. Their texts are checked in test_fidelity (RULE_PROGRAMS)."""
+refuses it (their texts are checked in test_fidelity, RULE_PROGRAMS); complex of two parts
+and the max and min identities of bfloat16, text and values here."""
 
 from __future__ import annotations
 
 import jax
+import ml_dtypes
 import numpy as np
 import pytest
 
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 import stages.s08_lowering as s08
+from shared.xla_runner import run_text
+from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing import partial_eval as pe
 from stages.s08_lowering import mlir
 
 from .conftest import RULE_PROGRAMS, Program, jax_text, jax_values, lower_ours, run_ours
@@ -72,3 +77,40 @@ def test_argmax_of_complex_numbers_fails_when_lowered_as_in_jax(ours, theirs):
     with pytest.raises(TypeError) as jaxs:
         jax.jit(lambda a: theirs(a, 0, np.int32)).lower(C64)
     assert str(mine.value) == str(jaxs.value)
+
+
+F32 = np.array([1.0, -2.5, 3.0], np.float32)
+COMPLEX_PROGRAMS = {
+    "complex": lambda lax, grad: lambda a: lax.complex(a, a),
+    "complex_of_a_scalar": lambda lax, grad: lambda a: lax.complex(a, np.float32(2.0)),
+    "complex_of_scalars": lambda lax, grad: lambda a: lax.complex(a[0], a[1]),
+    "grad_through_complex": lambda lax, grad: grad(lambda a: lax.reduce_sum(
+        lax.real(lax.mul(lax.complex(a, a), lax.complex(a, -a))), (0,))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_PROGRAMS))
+def test_complex_of_two_parts_prints_only_its_result_type(name):
+    """`stablehlo.complex %a, %b : tensor<3xcomplex<f32>>`, as MLIR prints the op."""
+    build = COMPLEX_PROGRAMS[name]
+    program = Program(name, build(s02.lax, s04.grad), build(jax.lax, jax.grad), (F32,))
+    text = lower_ours(program)
+    assert "stablehlo.complex" in text and "-> tensor<3xcomplex" not in text
+    assert text == jax_text(program)
+    for a, e in zip(run_ours(program), jax_values(program), strict=True):
+        np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize(("ours", "theirs"), [(s02.lax.reduce_max, jax.lax.reduce_max),
+                                              (s02.lax.reduce_min, jax.lax.reduce_min)])
+def test_max_and_min_of_bfloat16_start_from_an_infinity_as_in_jax(ours, theirs):
+    """bfloat16's numpy kind is "V": its identity is still -inf (max) or inf (min). Stage 2
+    refuses bfloat16 arrays, so the jaxpr is traced on an aval."""
+    aval = s02.core.ShapedArray((3,), np.dtype(ml_dtypes.bfloat16))
+    closed = pe.trace_to_closed_jaxpr(lu.wrap_init(lambda a: [ours(a, (0,))]), [aval])
+    x = np.array([1.5, -3.0, 2.0], ml_dtypes.bfloat16)
+    text = s08.lower_jaxpr(closed, "f").as_text()
+    jitted = jax.jit(lambda a: theirs(a, (0,)))
+    assert text.split("\n", 2)[2] == jitted.lower(x).as_text().split("\n", 2)[2]  # past @main
+    (got,) = run_text(text, [x])
+    assert got.tobytes() == np.asarray(jitted(x)).tobytes()
