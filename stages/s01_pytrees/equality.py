@@ -7,25 +7,30 @@ differences with these, as JAX's do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .tree_util import flatten_one_level_with_keys, tree_structure, tree_unflatten
 from .treedef import PyTreeDef
 
 
-def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
+def equality_errors(tree1: Any, tree2: Any, is_leaf: Callable[[Any], bool] | None = None
                     ) -> Iterator[tuple[tuple, str, str, str]]:
     """Where two pytrees differ: (key path, what tree1 has, what tree2 has, why they differ).
 
     JAX: tree_util.equality_errors. Leaves that are both leaves never differ here: this is
-    about structure only.
+    about structure only. `is_leaf` decides only what counts as a leaf.
     """
-    def is_leaf(t: Any) -> bool:
-        treedef = tree_structure(t)
+    yield from _equality_errors((), tree1, tree2, is_leaf)
+
+
+def _equality_errors(path: tuple, tree1: Any, tree2: Any, is_leaf: Callable[[Any], bool] | None
+                     ) -> Iterator[tuple[tuple, str, str, str]]:
+    def strict_leaf(t: Any) -> bool:
+        treedef = tree_structure(t, is_leaf)
         return treedef.num_nodes == 1 and treedef.num_leaves == 1
 
-    if is_leaf(tree1) and is_leaf(tree2):
+    if strict_leaf(tree1) and strict_leaf(tree2):
         return
     if type(tree1) is not type(tree2):
         yield path, str(type(tree1)), str(type(tree2)), "their Python types differ"
@@ -55,7 +60,7 @@ def equality_errors(tree1: Any, tree2: Any, path: tuple = ()
                "the pytree node metadata does not match")
         return
     for (key, c1), (_, c2) in zip(kids1, kids2, strict=True):
-        yield from equality_errors(c1, c2, (*path, key))
+        yield from _equality_errors((*path, key), c1, c2, is_leaf)
 
 
 class _LeafMeta(type):

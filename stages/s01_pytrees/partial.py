@@ -39,9 +39,13 @@ class Partial(functools.partial):
     is the aux data; a Partial of a partial keeps the inner one whole, as its function."""
 
     def __new__(cls, func: Callable, *args: Any, **kwargs: Any) -> Partial:
-        if isinstance(func, functools.partial):
-            func = _HashableCallableShim(func)
-        return super().__new__(cls, func, *args, **kwargs)
+        if not isinstance(func, functools.partial):
+            return super().__new__(cls, func, *args, **kwargs)
+        shim = _HashableCallableShim(func)
+        out = super().__new__(cls, shim, *args, **kwargs)
+        # Only now does the shim show the inner partial's parts, as JAX's does.
+        shim.func, shim.args, shim.keywords = func.func, func.args, func.keywords
+        return out
 
 
 register_pytree_node(

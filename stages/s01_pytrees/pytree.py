@@ -209,6 +209,15 @@ class PyTreeRegistry:
             return _NAMED_TUPLE
         return None
 
+    def is_node(self, nodetype: type) -> bool:
+        """True if values of `nodetype` are nodes: a registered type, or a namedtuple class."""
+        if not isinstance(nodetype, type):
+            return False
+        if nodetype in self._registrations:
+            return True
+        return (self._enable_namedtuple and issubclass(nodetype, tuple)
+                and hasattr(nodetype, "_fields"))
+
     def flatten(self, tree: Any, leaf_predicate: Callable[[Any], Any] | None = None
                 ) -> tuple[list, PyTreeDef]:
         """The leaves of `tree`, left to right, and the treedef that puts them back."""

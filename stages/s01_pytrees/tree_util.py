@@ -64,6 +64,11 @@ def _is_strict_leaf(treedef: PyTreeDef) -> bool:
     return treedef.num_nodes == 1 and treedef.num_leaves == 1
 
 
+def is_tree_node(typ: type) -> bool:
+    """True if `typ` is a node type: registered (built in or custom) or a namedtuple class."""
+    return default_registry.is_node(typ)
+
+
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
     """True if no element of `iterable` is a pytree node."""
     if is_leaf is None:
@@ -123,6 +128,25 @@ def tree_reduce(function: Callable[[T, Any], T], tree: Any,
     if isinstance(initializer, Unspecified):
         return functools.reduce(function, tree_leaves(tree, is_leaf=is_leaf))
     return functools.reduce(function, tree_leaves(tree, is_leaf=is_leaf), initializer)
+
+
+def tree_reduce_associative(operation: Callable[[T, T], T], tree: Any, *,
+                            identity: T | Unspecified = Unspecified(),  # noqa: B008 -- as JAX
+                            is_leaf: Callable[[Any], bool] | None = None) -> T:
+    """Combine the leaves pairwise, as a balanced tree: `operation` must be associative."""
+    leaves = tree_leaves(tree, is_leaf=is_leaf)
+    if not leaves:
+        if isinstance(identity, Unspecified):
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+
+    def combine(lo: int, hi: int) -> T:  # leaves[lo:hi], halved until one is left
+        if hi - lo == 1:
+            return leaves[lo]
+        mid = lo + (hi - lo) // 2
+        return operation(combine(lo, mid), combine(mid, hi))
+
+    return combine(0, len(leaves))
 
 
 def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:

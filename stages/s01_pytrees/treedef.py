@@ -23,6 +23,17 @@ _NONE_PREFIX_HINT = (
     "is_leaf=lambda x: x is None)"
 )
 _NO_LEAF = object()  # what next() returns once the leaves have run out
+_METADATA_EQ_ERROR = (
+    "Exception raised while checking equality of metadata fields of pytree. Make sure that "
+    "metadata fields are hashable and have simple equality semantics. (Note: arrays cannot be "
+    "passed as metadata fields!)"
+)
+
+
+def _node_data_differs(expected: Any, actual: Any) -> bool:
+    """Custom aux data compared as the C++ does: the same object always matches (even NaN or an
+    array), otherwise `!=` decides."""
+    return expected is not actual and bool(expected != actual)
 
 
 class PyTreeKind(enum.Enum):
@@ -163,7 +174,7 @@ class PyTreeDef:
             raise ValueError(f"{what.capitalize()} node type mismatch: expected type: "
                              f"{registration.type!r}, value: {obj!r}.")
         children, node_data = registration.to_iterable(obj)
-        if node_data != node.node_data:
+        if _node_data_differs(node.node_data, node_data):
             raise ValueError(f"Mismatch {what} node data: {node.node_data!r} != {node_data!r}; "
                              f"value: {obj!r}.")
         children = list(children)
@@ -209,8 +220,22 @@ class PyTreeDef:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PyTreeDef):
             return NotImplemented
-        # Node by node: kinds, arities, node data (==) and registrations (identity).
-        return self._traversal == other._traversal
+        if len(self._traversal) != len(other._traversal):
+            return False
+        # Node by node: kind, arity and registration (identity) first, then the node data.
+        for a, b in zip(self._traversal, other._traversal, strict=True):
+            if a.kind is not b.kind or a.arity != b.arity or a.registration is not b.registration:
+                return False
+            if a.kind is not PyTreeKind.CUSTOM and a.kind is not PyTreeKind.DATACLASS:
+                if a.node_data != b.node_data:  # dict keys, a namedtuple's class, or None
+                    return False
+                continue
+            try:
+                if _node_data_differs(a.node_data, b.node_data):
+                    return False
+            except Exception as err:  # e.g. an array as aux data: == has no single answer
+                raise ValueError(_METADATA_EQ_ERROR) from err
+        return True
 
     def __reduce__(self) -> tuple:
         """Pickled as its nodes, each node's registration as its type (JAX pickles treedefs

@@ -32,6 +32,12 @@ def test_key_classes_print_like_jax(name, arg, text, rep):
     assert (str(ours), repr(ours)) == (str(theirs), repr(theirs)) == (text, rep)
 
 
+def test_the_package_exports_these_jax_tree_util_names():
+    for name in ("KeyPath", "KeyEntry", "is_tree_node", "tree_reduce_associative"):
+        assert name in tu.__all__ and hasattr(jtu, name), name
+    assert tu.KeyPath.__origin__ is jtu.KeyPath.__origin__ is tuple  # tuple[KeyEntry, ...]
+
+
 def test_keys_are_frozen_hashable_and_compare_by_class_and_value():
     assert tu.DictKey("a") == tu.DictKey("a")
     assert hash(tu.DictKey("a")) == hash(tu.DictKey("a"))

@@ -267,3 +267,42 @@ def test_partial_is_a_pytree_whose_arguments_are_the_leaves_as_jaxs(make):
     assert str(tu.tree_structure(ours)) == str(jtu.tree_structure(theirs)).replace(
         "jax.tree_util.Partial", "Partial")
     assert ours(0) == theirs(0)
+
+
+def test_a_partial_of_a_functools_partial_shows_its_parts_as_jaxs():
+    def add(a, b, c=0):
+        return a + b + c
+
+    ours = tu.Partial(functools.partial(add, 1, c=3), 2)
+    theirs = jtu.Partial(functools.partial(add, 1, c=3), 2)
+    parts = lambda p: (p.func.func, p.func.args, p.func.keywords, p.args, p())
+    assert parts(ours) == parts(theirs) == (add, (1,), {"c": 3}, (2,), 6)
+    # the function is aux data, so a tree_map keeps it, parts and all
+    assert parts(tu.tree_map(lambda x: x * 10, ours)) == parts(
+        jtu.tree_map(lambda x: x * 10, theirs)) == (add, (1,), {"c": 3}, (20,), 24)
+
+
+def test_is_tree_node_equals_jax():
+    class Registered:
+        pass
+
+    class SubRegistered(Registered):
+        pass
+
+    class FakeNamedTuple(tuple):  # a tuple with _fields counts as a namedtuple
+        _fields = ("a",)
+
+    class SubList(list):
+        pass
+
+    Nt = collections.namedtuple("Nt", ["a"])
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Registered, lambda r: ((), None), lambda a, c: Registered())
+    for typ in (int, str, object, list, tuple, dict, type(None), collections.OrderedDict,
+                collections.defaultdict, Nt, type("SubNt", (Nt,), {}), FakeNamedTuple, SubList,
+                Registered, SubRegistered, 5, [1], Nt(1)):
+        assert tu.is_tree_node(typ) == jtu.is_tree_node(typ), typ
+    assert tu.is_tree_node(tu.Partial) and jtu.is_tree_node(jtu.Partial)
+    from jax._src.tree_util import none_leaf_registry
+
+    assert tu.none_leaf_registry.is_node(type(None)) is none_leaf_registry.is_node(type(None))

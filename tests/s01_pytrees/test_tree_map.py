@@ -202,6 +202,37 @@ def test_tree_reduce_folds_the_leaves():
         tu.tree_reduce(operator.add, [])
 
 
+def test_tree_reduce_associative_combines_in_balanced_pairs_as_jax(same_error):
+    pair = lambda a, b: (a, b)  # not associative, so it shows the order of combination
+    for tree in ([1, (2, 3), {"a": 4, "b": 5}], list(range(11)), [7], {"x": [None, 2]}):
+        assert tu.tree_reduce_associative(pair, tree) == jtu.tree_reduce_associative(pair, tree)
+    assert tu.tree_reduce_associative(pair, [1, (2, 3), {"a": 4, "b": 5}]) == (
+        (1, 2), (3, (4, 5)))
+    for tree in ([], None):
+        assert tu.tree_reduce_associative(pair, tree, identity=0) == 0
+    is_none = lambda x: x is None
+    assert (tu.tree_reduce_associative(pair, [None, 1], is_leaf=is_none)
+            == jtu.tree_reduce_associative(pair, [None, 1], is_leaf=is_none) == (None, 1))
+    same_error(lambda: tu.tree_reduce_associative(pair, []),
+               lambda: jtu.tree_reduce_associative(pair, []), TypeError)
+    same_error(lambda: tu.tree_reduce_associative(pair, [1], 0),  # identity is keyword-only
+               lambda: jtu.tree_reduce_associative(pair, [1], 0), TypeError)
+
+
+def test_equality_errors_takes_is_leaf_as_jax():
+    from jax._src.tree_util import equality_errors as jax_equality_errors
+
+    is_none, is_tuple = (lambda x: x is None), (lambda x: isinstance(x, tuple))
+    for a, b, is_leaf in [([None, (1,)], [1, (1, 2)], is_none), ([None, (1,)], [1, (1, 2)], None),
+                          ({"a": (1,)}, {"a": (1, 2)}, is_tuple)]:
+        theirs = repr(list(jax_equality_errors(a, b, is_leaf=is_leaf)))
+        assert repr(list(tu.equality_errors(a, b, is_leaf=is_leaf))) == theirs
+        assert repr(list(tu.equality_errors(a, b, is_leaf))) == theirs  # third, as in JAX
+    assert list(tu.equality_errors([None, (1,)], [1, (1, 2)], is_leaf=is_none)) == [
+        ((tu.SequenceKey(1),), "tuple of length 1", "tuple of length 2",
+         "the lengths do not match")]
+
+
 def test_tree_all_needs_every_leaf_truthy():
     for tree in ([1, True, {"a": 0}], [], {"a": (1, "x")}, [None]):
         assert tu.tree_all(tree) == jtu.tree_all(tree)

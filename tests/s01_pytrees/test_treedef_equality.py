@@ -7,8 +7,10 @@ agree with equality, and a treedef must not change after it is made.
 from __future__ import annotations
 
 import collections
+import operator
 
 import jax.tree_util as jtu
+import numpy as np
 import pytest
 
 import stages.s01_pytrees as tu
@@ -113,3 +115,76 @@ def test_treedef_is_immutable_with_jaxs_errors():
 def test_treedef_never_equals_other_types():
     assert tu.tree_structure(1) != "PyTreeDef(*)"
     assert tu.tree_structure(1) != 1
+
+
+class Holder:
+    """One child and an aux datum, registered with ours and jax by the `holder` fixture."""
+
+    def __init__(self, x, aux):
+        self.x, self.aux = x, aux
+
+    def __repr__(self):
+        return f"Holder({self.x!r})"
+
+
+@pytest.fixture(scope="module")
+def holder():
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Holder, lambda h: ((h.x,), h.aux),
+                                 lambda aux, c: Holder(c[0], aux))
+    return Holder
+
+
+class EqRaises:
+    def __eq__(self, other):
+        raise TypeError("no == here")
+
+    __hash__ = object.__hash__
+
+
+# Aux data that == cannot say is equal to itself: an array, NaN, an __eq__ that raises.
+AWKWARD_AUX = [lambda: np.arange(3), lambda: float("nan"), EqRaises]
+AWKWARD_IDS = ["array", "nan", "eq_raises"]
+
+
+@pytest.mark.parametrize("make_aux", AWKWARD_AUX, ids=AWKWARD_IDS)
+def test_the_same_aux_object_always_matches_itself_as_in_jax(holder, make_aux):
+    aux = make_aux()
+    for lib in (tu, jtu):  # the C++ compares the same object as equal without calling ==
+        assert lib.tree_map(operator.add, holder(1, aux), holder(2, aux)).x == 3
+        assert lib.tree_structure(holder(1, aux)).flatten_up_to(holder(2, aux)) == [2]
+        assert lib.tree_structure(holder(1, aux)) == lib.tree_structure(holder(2, aux))
+
+
+@pytest.mark.parametrize("make_aux", [AWKWARD_AUX[0], AWKWARD_AUX[2]], ids=["array", "eq_raises"])
+@pytest.mark.parametrize("wrap", [lambda h: h, lambda h: [1, {"k": h}]], ids=["root", "nested"])
+def test_aux_data_that_fails_to_compare_raises_jaxs_error(holder, same_error, make_aux, wrap):
+    def compare(lib, op):
+        return lambda: op(lib.tree_structure(wrap(holder(1, make_aux()))),
+                          lib.tree_structure(wrap(holder(1, make_aux()))))
+
+    for op in (operator.eq, operator.ne):
+        text = same_error(compare(tu, op), compare(jtu, op), ValueError)
+        assert text.startswith("Exception raised while checking equality of metadata fields")
+    with pytest.raises(ValueError) as ours:
+        compare(tu, operator.eq)()
+    with pytest.raises(ValueError) as theirs:
+        compare(jtu, operator.eq)()
+    # chained from the comparison's own error, as JAX's is
+    assert type(ours.value.__cause__) is type(theirs.value.__cause__)
+    assert str(ours.value.__cause__) == str(theirs.value.__cause__)
+
+
+def test_aux_data_is_compared_with_not_equal_as_in_jax(holder):
+    class Contrary:  # == and != both say yes
+        def __eq__(self, other):
+            return True
+
+        def __ne__(self, other):
+            return True
+
+        __hash__ = object.__hash__
+
+    ours = tu.tree_structure(holder(1, Contrary())) == tu.tree_structure(holder(1, Contrary()))
+    theirs = jtu.tree_structure(holder(1, Contrary())) == jtu.tree_structure(holder(1, Contrary()))
+    assert ours is theirs is False
