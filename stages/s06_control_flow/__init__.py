@@ -11,6 +11,7 @@ Reading path (the lesson, in order):
 Beside it:
   scan_residuals.py  where a split scan's residuals come from: forwarded, hoisted, stacked
   while_rules.py     while_p and its rules: scan's ideas without a trip count
+  eager.py           under disable_jit, cond, switch, scan and while_loop run as plain Python
   platforms.py       a branch per platform, chosen for the one we run on ("cpu")
   common.py          what the three share: body tracing, const hoisting, the carry check and
                      weak-type promotion, the fixed point, jaxpr surgery
@@ -25,6 +26,7 @@ from . import (
     common,
     cond_rules,
     conditionals,
+    eager,
     loops,
     platforms,
     scan_residuals,
@@ -45,6 +47,7 @@ __all__ = [
     "cond_p",
     "cond_rules",
     "conditionals",
+    "eager",
     "fori_loop",
     "loops",
     "map",

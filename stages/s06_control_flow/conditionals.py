@@ -28,6 +28,7 @@ from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import debug_info, fun_sourceinfo
 from stages.s02_tracing.core import ShapedArray
 
+from . import eager
 from .common import (
     initial_style_jaxpr,
     jaxpr_forwarding,
@@ -74,6 +75,8 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
         if pred_dtype.kind not in "iuf":
             raise TypeError(f"Pred type must be either boolean or number, got {pred_dtype}.")
         pred = pred != 0
+    if eager.active(pred):  # disable_jit: the branch taken runs as Python, nothing is traced
+        return eager.cond(pred, true_fun, false_fun, operands)
     index = lax.convert_element_type(pred, np.int32)
     return _bind_branches("cond", index, [true_fun, false_fun], ["true_fun", "false_fun"],
                           operands, false_first=True)
@@ -101,6 +104,8 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
     index = lax.convert_element_type(index, np.int32)
     # out-of-range indices pick the first or last branch
     index = lax.clamp(np.array(0, np.int32), index, np.array(len(branches) - 1, np.int32))
+    if eager.active(index):
+        return eager.switch(index, branches, operands)
     names = ["branch 0"] + [f"branch{i}" for i in range(1, len(branches))]  # JAX's spelling
     return _bind_branches("switch", index, list(branches), names, operands, false_first=False)
 

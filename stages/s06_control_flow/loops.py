@@ -31,6 +31,7 @@ from stages.s02_tracing.lax.utils import const
 from stages.s03_partial_eval import dce_jaxpr
 from stages.s05_vmap import vmap
 
+from . import eager
 from .common import (
     initial_style_jaxpr,
     jaxpr_forwarding,
@@ -84,6 +85,8 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
     xs_flat, _ = tree_flatten(xs)
     in_tree = tree_structure((init, xs))
     length = _infer_scan_length(xs_flat, length)
+    if eager.active():  # disable_jit: a Python loop
+        return eager.scan(f, init, xs_flat, tree_structure(xs), length, reverse)
     x_avals = [mapped_leading_aval(core.get_aval(x)) for x in xs_flat]
     dbg = debug_info("scan", f, (init, xs), {})
 
@@ -148,6 +151,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """`while cond_fun(val): val = body_fun(val)`, as one while equation."""
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
+    if eager.active() and eager.ran(result := eager.while_loop(cond_fun, body_fun, init_val)):
+        return result
     init_vals, init_tree = tree_flatten(init_val)
     in_tree = tree_structure((init_val,))
     cond_dbg = debug_info("while_cond", cond_fun, (init_val,), {})
@@ -228,9 +233,7 @@ def _fori_scan_body_fun(body_fun: Callable, dbg: Any) -> Callable:
     return scanned_fun
 
 
-def _is_concrete(x: Any) -> bool:
-    """A Python or numpy value, or a tracer that knows its value (JAX: core.is_concrete)."""
-    return not isinstance(x, core.Tracer) or x.to_concrete_value() is not None
+_is_concrete = eager.is_concrete  # JAX: core.is_concrete
 
 
 # --8<-- [start:fori_loop]
@@ -257,6 +260,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
         raise TypeError("lower and upper arguments to fori_loop must have equal types, got "
                         f"{lower_dtype.name} and {upper_dtype.name}")
     dbg = debug_info("fori_loop", body_fun, (0, init_val), {})  # what errors say of body_fun
+    if eager.active(lower, upper) and eager.empty_range(lower, upper):
+        return init_val
     # EXERCISE 6.1 (fori-choice): concrete bounds -> scan of known length; else a while loop
     if _is_concrete(lower) and _is_concrete(upper):
         lower_ = int(core.concrete_or_error(None, lower))
