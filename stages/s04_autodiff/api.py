@@ -213,7 +213,7 @@ class VJP:
                                                                             ct_tree)))
         for ct_leaf, aval in zip(cts_flat, self.primal_out_avals, strict=True):
             got, expected = _tangent_type(ct_leaf), tangent_aval(aval)
-            if got.shape != expected.shape or got.dtype != expected.dtype:
+            if got.shape != expected.shape or got.dtype != expected.dtype != float0:  # JAX's
                 raise ValueError(
                     "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
                     f"{_aval_str(got)}, but expected {_aval_str(expected)} because the "

@@ -143,3 +143,17 @@ def test_an_aux_that_is_not_an_array_comes_back_untouched_like_jax(ours, theirs,
                 assert (type(o), o) == (type(t), t), name  # the very object, not an array
             else:
                 helpers.assert_trees_close(o, t, rtol=helpers.RTOL_ELEMENTWISE)
+
+
+@pytest.mark.parametrize("ct", [np.int32(0), np.float32(2.0), np.zeros(2, np.int32)],
+                         ids=["int", "float", "wrong shape"])
+def test_an_int_output_takes_any_cotangent_of_its_shape_as_jax(ours, theirs, ct):
+    # its tangent type is float0, but JAX lets any same-shaped cotangent through
+    results = []
+    for ns in (ours, theirs):
+        _, pullback = ns.vjp(lambda x: (x * 2.0, ns.jnp.zeros((), np.int32) + 3), np.float32(0.5))
+        try:
+            results.append(repr(pullback((np.float32(1.0), ct))))
+        except ValueError as err:
+            results.append(str(err))
+    assert results[0] == results[1]
