@@ -49,6 +49,17 @@ def test_leaves_treedef_text_and_sizes_equal_jax(tree):
     assert treedef.num_nodes == jax_treedef.num_nodes
 
 
+@pytest.mark.parametrize("tree", [[[1, 2], [3]], {"a": [1, None, 2], "b": (3,)}],
+                         ids=["nested_lists", "dict_of_list_and_tuple"])
+def test_each_subtree_counts_only_its_own_leaves_and_nodes(tree):
+    # a node's sizes are those of its own subtree, not of everything flattened before it
+    children = tu.tree_structure(tree).children()
+    jax_children = jtu.tree_structure(tree).children()
+    sizes = [(c.num_leaves, c.num_nodes) for c in children]
+    assert sizes == [(c.num_leaves, c.num_nodes) for c in jax_children]
+    assert sizes[1] == (1, 2)
+
+
 def test_dict_children_come_out_in_sorted_key_order():
     leaves, treedef = tu.tree_flatten({"b": 1, "a": 2, "c": (3, None, [4])})
     assert leaves == [2, 1, 3, 4]
@@ -72,6 +83,31 @@ def test_unsortable_dict_keys_keep_the_comparison_error_as_cause():
     with pytest.raises(ValueError) as info:
         tu.tree_flatten({1: "a", "b": 2})
     assert isinstance(info.value.__cause__, TypeError)
+
+
+class _Unorderable:
+    """A dict key whose `<` raises the given exception (not a TypeError)."""
+
+    def __init__(self, n: int, error: type[Exception]) -> None:
+        self.n, self.error = n, error
+
+    def __hash__(self) -> int:
+        return self.n
+
+    def __lt__(self, other: object) -> bool:
+        raise self.error("no order")
+
+
+@pytest.mark.parametrize("error", [RuntimeError, ZeroDivisionError], ids=lambda e: e.__name__)
+def test_any_exception_from_key_comparison_becomes_jaxs_value_error(same_error, error):
+    tree = {_Unorderable(1, error): "a", _Unorderable(2, error): "b"}
+    text = same_error(lambda: tu.tree_flatten(tree), lambda: jtu.tree_flatten(tree))
+    assert text == "Comparator raised exception while sorting pytree dictionary keys."
+    with pytest.raises(ValueError) as ours:
+        tu.tree_flatten(tree)
+    with pytest.raises(ValueError) as theirs:
+        jtu.tree_flatten(tree)
+    assert type(ours.value.__cause__) is type(theirs.value.__cause__) is error
 
 
 def test_none_is_a_node_with_no_children_not_a_leaf():

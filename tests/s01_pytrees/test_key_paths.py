@@ -74,6 +74,14 @@ def test_keystr_simple_uses_the_bare_keys(separator):
     assert ours == separator.join(["a", "0", "x", "3"])
 
 
+@pytest.mark.parametrize("separator", ["/", "-"])
+def test_keystr_separator_also_joins_the_full_key_texts(separator):
+    # separator is not only for simple=True: the bracketed key texts are joined by it too
+    ours = tu.keystr(_keys(tu), separator=separator)
+    assert ours == jtu.keystr(_keys(jtu), separator=separator)
+    assert ours == separator.join(["['a']", "[0]", ".x", "[<flat index 3>]"])
+
+
 def test_keystr_of_the_empty_path_and_of_plain_objects():
     assert tu.keystr(()) == jtu.keystr(()) == ""
     assert tu.keystr(("x", 1)) == jtu.keystr(("x", 1)) == "x1"

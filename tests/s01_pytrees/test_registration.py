@@ -255,6 +255,26 @@ def test_registration_reaches_every_registry():
         assert registry.flatten(Everywhere())[0] == []
 
 
+def test_register_dataclass_reaches_every_registry_as_in_jax():
+    from jax._src import tree_util as jax_tree_util
+
+    from stages.s01_pytrees import registration
+
+    @dataclasses.dataclass
+    class Pt:
+        a: object
+        b: object
+
+    for lib in (tu, jtu):
+        lib.register_dataclass(Pt, data_fields=["a", "b"], meta_fields=[])
+    # the none_leaf_registry knows the class too, and keeps its None field as a leaf
+    for name, leaves in [("none_leaf_registry", [1, None]), ("dispatch_registry", [1])]:
+        ours = getattr(registration, name).flatten(Pt(1, None))
+        theirs = getattr(jax_tree_util, name).flatten(Pt(1, None))
+        assert ours[0] == theirs[0] == leaves, name
+        assert str(ours[1]) == str(theirs[1]), name
+
+
 @pytest.mark.parametrize("make", [
     lambda P: P(max, 1),
     lambda P: P(max, 1, key=None),

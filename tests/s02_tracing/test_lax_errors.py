@@ -34,6 +34,12 @@ BAD = [
      lambda lax, x, y: lax.dot_general(x, y, (((2,), (0,)), ((), ()))), (f23, f32_)),
     ("dot_general_rhs_axis_out_of_range",
      lambda lax, x, y: lax.dot_general(x, y, (((1,), (3,)), ((), ()))), (f23, f32_)),
+    # a negative axis is not counted from the end: JAX refuses it
+    ("dot_general_negative_lhs_contracting",
+     lambda lax, x, y: lax.dot_general(x, y, (((-1,), (0,)), ((), ()))),
+     (f23, np.ones((3, 4), np.float32))),
+    ("dot_general_negative_rhs_batch",
+     lambda lax, x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (-3,)))), (f222, f222)),
     ("dot_general_batch_counts",
      lambda lax, x, y: lax.dot_general(x, y, (((1,), (0,)), ((0,), ()))), (f23, f32_)),
     ("dot_general_disjoint",

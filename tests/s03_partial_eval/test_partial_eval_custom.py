@@ -119,6 +119,41 @@ def test_dots_with_no_batch_dims_does_not_save_a_batched_dot(ours, theirs):
     assert counts == {"dots_saveable": [1, 1], "dots_with_no_batch_dims_saveable": [0, 0]}
 
 
+def _with_an_effectful_sin(closed, effect):
+    """`closed`'s jaxpr with its first equation (a sin) marked as having `effect`."""
+    jaxpr = closed.jaxpr
+    sin_eqn = jaxpr.eqns[0].replace(effects=frozenset({effect}))
+    return jaxpr.replace(eqns=[sin_eqn, *jaxpr.eqns[1:]], effects=frozenset({effect}))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("in_inst", [[True, True], [False, True]],
+                         ids=["inputs-available", "inputs-as-residuals"])
+def test_an_effectful_equation_runs_once_on_the_known_side_like_jaxs(in_inst, ours, theirs):
+    from jax._src import effects as jax_effects
+
+    class Io(jax_effects.Effect):
+        pass
+
+    def f(lax):
+        return lambda x, dx: lax.mul(lax.sin(x), dx)
+
+    mine = _with_an_effectful_sin(ours.make_jaxpr(f(ours.lax))(1.0, 2.0), "io")
+    real = _with_an_effectful_sin(theirs.make_jaxpr(f(theirs.lax))(1.0, 2.0), Io())
+    # nothing is saveable, yet the effect must not happen twice: sin is not recomputed, and
+    # its output crosses as a residual
+    args = ([False, True], in_inst, False, False)  # x known, dx unknown
+    known, staged, out_unknowns, out_inst, num_res = partial_eval_jaxpr_custom(
+        mine, *args, ours.policies["nothing_saveable"])
+    j_known, j_staged, j_out_unknowns, j_out_inst, j_num_res = \
+        theirs.pe.partial_eval_jaxpr_custom(real, *args, theirs.policies["nothing_saveable"])
+    assert str(known) == str(j_known) == "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }"
+    assert str(staged) == str(j_staged)
+    assert "sin" not in str(staged)
+    assert (num_res, out_unknowns, out_inst) == (j_num_res, list(j_out_unknowns),
+                                                 list(j_out_inst)) == (1, [True], [True])
+
+
 def test_the_policy_is_asked_about_known_equations_only(mlp_jvp_jaxprs):
     mine, _ = mlp_jvp_jaxprs
     asked = []

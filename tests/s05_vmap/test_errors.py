@@ -65,6 +65,18 @@ def test_a_second_group_of_equal_sizes_is_some_axes_not_most(ours, theirs):
     )
 
 
+def test_an_unmapped_argument_is_not_listed_among_the_inconsistent_sizes(ours, theirs):
+    # in_axes None for c: it has no mapped axis, so it is neither a size nor an example
+    msg = _same_error(lambda lib: lib.vmap(lambda a, b, c: a, in_axes=(0, 0, None)),
+                      np.ones(3, f32), np.ones(4, f32), np.ones(5, f32),
+                      ours=ours, theirs=theirs)
+    assert msg == (
+        "vmap got inconsistent sizes for array axes to be mapped:\n"
+        "  * one axis had size 3: axis 0 of argument a of type float32[3];\n"
+        "  * one axis had size 4: axis 0 of argument b of type float32[4]"
+    )
+
+
 def test_an_in_axis_beyond_the_rank_says_which_rank_it_implies(ours, theirs):
     for axis in (2, -3):
         msg = _same_error(lambda lib, axis=axis: lib.vmap(lambda a: a, in_axes=axis),

@@ -167,6 +167,48 @@ def test_an_output_its_rule_leaves_unbatched_comes_back_bare_as_in_jax(ours):
     np.testing.assert_array_equal(results[0], results[1])
 
 
+def test_a_multiple_results_rules_unbatched_output_comes_back_bare_as_in_jax(ours):
+    # the multiple-results twin of the test above: one output is per-example (mapped), the other
+    # (the size of one example) is not; the function gets the second back as a plain value
+    import jax
+    from jax._src import core as jax_core
+    from jax._src.interpreters import batching as jax_batching
+
+    from stages.s02_tracing import core
+    from stages.s05_vmap.batching import primitive_batchers
+
+    seen = []
+    results = []
+    for lib, core_, batchers, tracer_type in (
+            (ours, core, primitive_batchers, BatchTracer),
+            (None, jax_core, jax_batching.primitive_batchers, jax_batching.BatchTracer)):
+        pair_p = core_.Primitive("doubled_and_example_size")
+        pair_p.multiple_results = True
+        pair_p.def_impl(lambda x: [x * f32(2), f32(np.size(x))])
+        pair_p.def_abstract_eval(
+            lambda aval, core_=core_: [aval, core_.ShapedArray((), f32)])
+
+        def ours_rule(axis_data, vals, dims):
+            x, = vals
+            return [x * f32(2), f32(np.size(x) // axis_data.size)], [dims[0], not_mapped]
+
+        def jax_rule(vals, dims):
+            x, = vals
+            return [x * f32(2), f32(np.size(x) // np.shape(x)[dims[0]])], [dims[0], None]
+
+        batchers[pair_p] = ours_rule if lib is ours else jax_rule
+
+        def f(x, pair_p=pair_p, tracer_type=tracer_type):
+            doubled, n = pair_p.bind(x)
+            seen.append((isinstance(doubled, tracer_type), isinstance(n, tracer_type)))
+            return doubled * n
+
+        vmap = ours.vmap if lib is ours else jax.vmap
+        results.append(np.asarray(vmap(f)(np.ones((4, 3), f32))))
+    assert seen == [(True, False), (True, False)]
+    np.testing.assert_array_equal(results[0], results[1])
+
+
 def test_batch_tracer_aval_drops_the_batch_axis(ours):
     from stages.s02_tracing import core
     from stages.s05_vmap.batching import AxisData, BatchTrace, TraceTag

@@ -52,6 +52,11 @@ PRINTED = {
         0, 3, lambda i, c: c * 2.0, x), (1.0,)),
     "fori_traced_bounds_is_a_while": (lambda n: lambda k, x: n.cf.fori_loop(
         0, k, lambda i, c: c * 2.0, x), (3, 1.0)),
+    # unroll=False (and True, which equals 1) is no unrolling: traced bounds still allow it
+    "fori_traced_bounds_unroll_false_is_a_while": (lambda n: lambda k: n.cf.fori_loop(
+        0, k, lambda i, c: c + i, 0, unroll=False), (5,)),
+    "fori_traced_bounds_unroll_true_is_a_while": (lambda n: lambda k: n.cf.fori_loop(
+        0, k, lambda i, c: c + i, 0, unroll=True), (5,)),
     "fori_upper_below_lower_is_a_scan_of_length_0": (lambda n: lambda x: n.cf.fori_loop(
         5, 2, lambda i, c: c * 2.0, x), (1.0,)),
     "fori_python_int_upper_takes_the_lower_bounds_dtype": (lambda n: lambda k, x: n.cf.fori_loop(

@@ -155,6 +155,23 @@ def test_negative_static_argnums_key_the_signature_cache_by_the_static_value():
     assert run(s07.jit) == run(jax.jit) == ([[2.0] * 3, [3.0] * 3, [2.0] * 3, [4.0] * 3], 3)
 
 
+def test_static_keyword_arguments_are_keyed_by_name_as_well_as_value():
+    # a=1 and b=1 are equal values under different names: two signatures, two traces
+    def run(jit):
+        traces = []
+
+        def f(x, a=0, b=0):
+            traces.append(None)
+            return x + 10 * a + b
+
+        g = jit(f, static_argnames=("a", "b"))
+        x = np.zeros(2, np.int32)
+        values = [np.asarray(g(x, **kw)).tolist() for kw in ({"a": 1}, {"b": 1}, {"a": 1})]
+        return values, len(traces), g._cache_size()
+
+    assert run(s07.jit) == run(jax.jit) == ([[10, 10], [1, 1], [10, 10]], 2, 2)
+
+
 def test_python_scalars_share_a_signature_entry_per_type_as_in_jax():
     # a Python scalar is described by its type (the dtype, and that it is weak), never its value
     def run(jit):

@@ -69,6 +69,9 @@ CASES = {
     "adam": (lambda: optim.adam(1e-2), lambda: optax.adam(1e-2)),
     "adam_eps_root": (lambda: optim.adam(3e-3, b1=0.8, b2=0.99, eps=1e-6, eps_root=1e-8),
                       lambda: optax.adam(3e-3, b1=0.8, b2=0.99, eps=1e-6, eps_root=1e-8)),
+    # eps_root large enough to tell sqrt(v + eps_root) from sqrt(v) + eps_root
+    "adam_eps_root_1e-3": (lambda: optim.adam(3e-3, eps_root=1e-3),
+                           lambda: optax.adam(3e-3, eps_root=1e-3)),
     "adamw": (lambda: optim.adamw(1e-2, weight_decay=0.1),
               lambda: optax.adamw(1e-2, weight_decay=0.1)),
     "clip_then_adam": (lambda: optim.chain(optim.clip_by_global_norm(1.0), optim.adam(1e-2)),
