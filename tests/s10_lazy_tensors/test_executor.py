@@ -281,3 +281,39 @@ def test_our_kernels_cover_rules_and_composites_but_not_aliases_nor_what_autogra
     assert not [n for n in ops if torch._C._dispatch_has_kernel_for_dispatch_key(
         n, "CompositeImplicitAutograd")]
     assert register_xla.register() == len(ops)  # once per process, whatever calls it again
+
+
+def test_a_tensor_listed_twice_is_one_output_of_one_graph(dev):
+    # CollectSyncTensors skips a tensor whose unique id it has seen: [y, y] is the graph of [y]
+    y = torch.arange(3.0).to(dev) * 2
+    data = get_xla_tensor(y)
+    assert torch_xla.get_graph_hash([y, y]) == torch_xla.get_graph_hash([y])
+    read = SyncTensorsConfig(force_ltc_data=False)
+    twice, outputs = graph_executor.sync_tensors_graph([data, data], read)
+    assert twice.indices == [0] and len(outputs) == 1
+    assert [label for label, _ in twice.ingredients].count("tensor 0 IR") == 1
+    assert not any(label == "tensor 1 IR" for label, _ in twice.ingredients)
+    once, _ = graph_executor.sync_tensors_graph([data], read)
+    assert once.hash == twice.hash
+    assert metrics.counter_value("UncachedCompile") == 1
+    assert metrics.counter_value("CachedCompile") == 1
+
+
+def test_param_aliasing_off_donates_nothing_at_a_step_barrier(dev, monkeypatch):
+    # GetBufferDonors returns {} when XLA_ENABLE_PARAM_ALIASING=0, even at mark_step
+    monkeypatch.setenv("XLA_ENABLE_PARAM_ALIASING", "0")
+    w = torch.arange(4.0).to(dev)
+    old = get_xla_tensor(w).handle
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
+    assert "buffer donors" not in [label for label, _ in coll.ingredients]
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0]
+    assert old.has_value()  # not donated: the old buffer is still there
+    np.testing.assert_array_equal(w.cpu().numpy(), [0.0, 2.0, 4.0, 6.0])
+    monkeypatch.setenv("XLA_ENABLE_PARAM_ALIASING", "1")  # the default: donated
+    old = get_xla_tensor(w).handle
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
+    assert "buffer donors" in [label for label, _ in coll.ingredients]
+    assert not old.has_value()

@@ -151,3 +151,25 @@ def test_graphs_that_wire_same_shaped_buffers_differently_hash_differently():
     ea, eb = x.clone().requires_grad_(), y.clone().requires_grad_()
     torch.nn.functional.mse_loss(ea, eb).backward()
     torch.testing.assert_close((a.grad.cpu(), b.grad.cpu()), (ea.grad, eb.grad))
+
+
+def test_a_missing_operand_folds_kNullOpt_in_its_slot():
+    # GetOperandHashes: a null operand contributes HashCombine(h, kNullOpt), so an op with an
+    # absent optional tensor (nll_loss's weight=None) is not the same graph as one without it
+    f32 = np.dtype(np.float32)
+    leaf = ir.DeviceData(object(), ShapedArray((2, 3), f32))
+    value = combine(leaf.hash(), hash.hash_value(0))  # C++ Value::hash of output 0
+    foo = combine(hash.string_hash("aten::foo"), 0xA2D296E9)
+    with_none = ir.Node("aten::foo", [ir.Value(leaf), None], [ShapedArray((2, 3), f32)])
+    without = ir.Node("aten::foo", [ir.Value(leaf)], [ShapedArray((2, 3), f32)])
+    assert with_none.node_hash == without.node_hash == foo
+    assert with_none.hash() == combine(combine(foo, value), 0x8655D738F3678DDA)
+    assert without.hash() == combine(foo, value) != with_none.hash()
+    dev = torch_xla.device()
+    x, t = torch.randn(3, 4).to(dev), torch.tensor([0, 1, 2]).to(dev)
+    out, _ = torch.ops.aten.nll_loss_forward(x, t, None, 1, -100)
+    node = get_xla_tensor(out).get_ir_value().node
+    assert node.operands[2] is None
+    vx, vt = (combine(get_xla_tensor(a).get_ir_value().node.hash(), hash.hash_value(0))
+              for a in (x, t))
+    assert node.hash() == combine(combine(combine(node.node_hash, vx), vt), 0x8655D738F3678DDA)

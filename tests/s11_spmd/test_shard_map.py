@@ -168,3 +168,63 @@ def test_ppermute_refuses_repeated_sources_or_destinations_when_lowered(four, pe
         f(np.ones((4,), np.float32))
     assert str(err.value) == ("ppermute sources and destinations must be unique, got "
                               f"{tuple(map(tuple, perm))}.")
+
+
+def test_a_closed_over_constant_varies_along_no_axis(four):
+    """A numpy constant the body closes over is a constvar of the traced jaxpr, not an input:
+    infer_vma reads it as varying along no axis, as the check_vma trace types it and as JAX
+    0.10.2 types it (JAX makes it a replicated input of the shard_map, P())."""
+    import jax
+    from jax.sharding import AbstractMesh
+    from jax.sharding import PartitionSpec as JP
+
+    k = np.arange(2, dtype=np.float32) + 1
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    a, b = np.ones((4, 4), np.float32), np.ones((4,), np.float32)
+    with check_vma_axes(mesh.axis_names), extend_axis_env_nd(mesh.shape.items()):
+        typed = trace_to_closed_jaxpr(
+            lu.wrap_init(lambda a, b: [b * k, snp.asarray(k), snp.sin(k) * 2.0]),
+            [split_aval(mesh, s, core.get_aval(v))
+             for s, v in zip((P("x", "y"), P("y")), (a, b), strict=True)])
+    assert len(typed.jaxpr.constvars) == 1
+    in_vmas = [frozenset({"x", "y"}), frozenset({"y"})]
+    expected = [frozenset({"y"}), frozenset(), frozenset()]
+    assert [v.aval.vma for v in typed.jaxpr.outvars] == expected
+    assert infer_vma(typed.jaxpr, in_vmas) == expected
+    f = jax.shard_map(lambda a, b: (b * k, jax.numpy.asarray(k), jax.numpy.sin(k) * 2.0),
+                      mesh=AbstractMesh((2, 2), ("x", "y")), in_specs=(JP("x", "y"), JP("y")),
+                      out_specs=(JP("y"), JP(), JP()))
+    body = jax.make_jaxpr(f)(a, b).jaxpr.eqns[0].params["jaxpr"]
+    assert [v.aval.manual_axis_type.varying for v in body.outvars] == expected
+
+
+@pytest.mark.parametrize("axes", [("y", "x"), ("x", "y"), ("y",)], ids=["yx", "xy", "y"])
+def test_a_psum_over_axes_in_any_order_has_jaxs_replica_groups(four, axes):
+    """The ids in a group run along `axes` in the order given: psum over ('y', 'x') on a
+    (2, 2) mesh ('x', 'y') groups [[0, 2, 1, 3]], not the mesh's order [[0, 1, 2, 3]]."""
+    import re
+
+    import jax
+    from jax.sharding import AbstractMesh
+    from jax.sharding import PartitionSpec as JP
+
+    def groups(text):
+        return re.findall(r"replica_groups = dense<[^>]*> : tensor<\w+>", text)
+
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    out_spec = ("x",) if axes == ("y",) else ()
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    ours = s11.jit(s11.shard_map(lambda a: parallel.psum(a, axes), mesh=mesh,
+                                 in_specs=P("x", "y"), out_specs=P(*out_spec)))
+    theirs = jax.jit(jax.shard_map(lambda a: jax.lax.psum(a, axes),
+                                   mesh=AbstractMesh((2, 2), ("x", "y")),
+                                   in_specs=JP("x", "y"), out_specs=JP(*out_spec)))
+    jax_text = theirs.trace(jax.ShapeDtypeStruct(x.shape, x.dtype)).lower(
+        lowering_platforms=("cpu",)).as_text()
+    assert groups(ours.lower(x).as_text()) == groups(jax_text) != []
+    if axes == ("y", "x"):
+        assert groups(jax_text) == ["replica_groups = dense<[[0, 2, 1, 3]]> : tensor<1x4xi64>"]
+    blocks = x.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)  # [i, j] is device (i, j)'s block
+    summed = blocks.sum(tuple(mesh.axis_names.index(n) for n in axes))
+    np.testing.assert_allclose(np.asarray(ours(x)), summed.reshape(-1, 2) if axes == ("y",)
+                               else summed)

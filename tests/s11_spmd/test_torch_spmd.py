@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +17,20 @@ import numpy as np
 import pytest
 import torch
 
+from stages.s02_tracing.core import ShapedArray
 from stages.s10_lazy_tensors import device_data, dynamo_bridge, graph_executor, metrics
 from stages.s10_lazy_tensors import torch_xla as txla
+from stages.s10_lazy_tensors.ir import Node
 from stages.s10_lazy_tensors.tensor import get_xla_tensor
 from stages.s11_spmd import NamedSharding, P, make_mesh
 from stages.s11_spmd import xla_sharding as xs
 from stages.s11_spmd.runtime import is_spmd, use_spmd
-from stages.s11_spmd.xla_sharding_util import OpSharding, ShardedData
+from stages.s11_spmd.xla_sharding_util import (
+    OpSharding,
+    ShardedData,
+    ShardingType,
+    set_sharding,
+)
 from tests.s11_spmd.conftest import ROOT, cpu_devices
 
 
@@ -193,6 +201,74 @@ def test_each_field_of_a_sharding_changes_its_hash():
               OpSharding()]
     hashes = {s.fold_hash(12345) for s in [base, *others]}
     assert len(hashes) == 5
+
+
+_MASK = 2**128 - 1
+
+
+def _combine(a: int, b: int) -> int:
+    """torch/csrc/lazy/core/hash.cpp's HashCombine."""
+    kb = (101 << 64) + 0x27D4EB2F165667C5
+    return (a ^ ((b * kb + 0x9E3779B97F4A7C15 + ((a << 6) & _MASK) + (a >> 2)) & _MASK)) & _MASK
+
+
+def _hash_block(data: bytes, seed: int) -> int:
+    """torch/csrc/lazy/core/hash.cpp's HashBlock: MurmurHash64A on uint128 words, a short
+    last word zero-filled (LoadHash)."""
+    m = 0xC6A4A7935BD1E995
+    h = (seed ^ (len(data) * m)) & _MASK
+    for at in range(0, len(data), 16):
+        k = int.from_bytes(data[at:at + 16].ljust(16, b"\0"), "little")
+        k = (k * m) & _MASK
+        k ^= k >> 47
+        k = (k * m) & _MASK
+        h = ((h ^ k) * m) & _MASK
+    h ^= h >> 47
+    h = (h * m) & _MASK
+    return h ^ (h >> 47)
+
+
+def _fold(h: int, s: OpSharding) -> int:
+    """One output's sharding in torch_xla's XlaNode::UpdateShardingHash (ir.cpp at HEAD
+    41398bff): its tile dimensions, HashBlock over the proto's `repeated int64
+    tile_assignment_devices` (8 bytes each), its type, replicate_on_last_tile_dim, then the
+    empty tile shape's element type (0)."""
+    for d in s.tile_assignment_dimensions:
+        h = _combine(h, d)
+    devices = s.tile_assignment_devices
+    h = _hash_block(struct.pack(f"<{len(devices)}q", *devices), h)
+    for field in (int(s.type), int(s.replicate_on_last_tile_dim), 0):
+        h = _combine(h, field)
+    return h
+
+
+def _update_sharding_hash(node_hash: int, shardings: list) -> int:
+    """From the node hash: each output's index, then its sharding if it has one."""
+    h = node_hash
+    for i, s in enumerate(shardings):
+        h = _combine(h, i)
+        if s is not None:
+            h = _fold(h, s)
+    return h
+
+
+def test_a_replicated_and_a_manual_sharding_hash_differently():
+    # neither has tile dimensions or devices: the proto type alone tells them apart
+    replicated, manual = OpSharding(ShardingType.REPLICATED), OpSharding(ShardingType.MANUAL)
+    assert replicated.fold_hash(12345) != manual.fold_hash(12345)
+    assert replicated.fold_hash(12345) == _fold(12345, replicated)
+    assert manual.fold_hash(12345) == _fold(12345, manual)
+
+
+def test_the_sharding_hash_is_torch_xlas_with_int64_devices():
+    tiled = OpSharding(ShardingType.TILED, (2, 2), (0, 2, 1, 3), False)
+    # the value is _update_sharding_hash(12345, [tiled]), the C++ re-derived above
+    assert tiled.fold_hash(_combine(12345, 0)) == 0x78DB932616E4D3CDF35465DCC67844B5
+    assert _update_sharding_hash(12345, [tiled]) == 0x78DB932616E4D3CDF35465DCC67844B5
+    partial = OpSharding(ShardingType.TILED, (1, 2, 2), (0, 2, 1, 3), True)
+    node = Node("aten::foo", [], [ShapedArray((4, 4), np.dtype(np.float32))] * 2)
+    set_sharding(node, partial, 1)  # output 0 has none: only its index is folded
+    assert node.sharding_hash == _update_sharding_hash(node.node_hash, [None, partial])
 
 
 def test_pending_ir_gets_a_sharding_node_that_lowers_to_a_sharding_custom_call(spmd):
