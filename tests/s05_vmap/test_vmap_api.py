@@ -129,21 +129,24 @@ def test_inside_vmap_a_function_sees_one_example(ours):
     assert tracer == ["VmapTracer(aval=float32[3], batched=float32[4,3])"]
 
 
-def test_an_output_its_rule_leaves_unbatched_comes_back_bare_as_in_jax(ours):
-    # a primitive whose value does not depend on the example (the size of one example): its
-    # rule says not_mapped, and the function continues with a plain value, not a tracer
-    import jax
+def _both_libraries(ours):
+    """(lib, its core, its batching rule table, its batch tracer type): ours, then JAX's."""
     from jax._src import core as jax_core
     from jax._src.interpreters import batching as jax_batching
 
     from stages.s02_tracing import core
     from stages.s05_vmap.batching import primitive_batchers
 
+    return [(ours, core, primitive_batchers, BatchTracer),
+            (None, jax_core, jax_batching.primitive_batchers, jax_batching.BatchTracer)]
+
+
+def test_an_output_its_rule_leaves_unbatched_comes_back_bare_as_in_jax(ours):
+    # a primitive whose value does not depend on the example (the size of one example): its
+    # rule says not_mapped, and the function continues with a plain value, not a tracer
     seen = []
     results = []
-    for lib, core_, batchers, tracer_type in (
-            (ours, core, primitive_batchers, BatchTracer),
-            (None, jax_core, jax_batching.primitive_batchers, jax_batching.BatchTracer)):
+    for lib, core_, batchers, tracer_type in _both_libraries(ours):
         size_p = core_.Primitive("example_size")
         size_p.def_impl(lambda x: f32(np.size(x)))
         size_p.def_abstract_eval(lambda aval, core_=core_: core_.ShapedArray((), f32))
@@ -170,18 +173,9 @@ def test_an_output_its_rule_leaves_unbatched_comes_back_bare_as_in_jax(ours):
 def test_a_multiple_results_rules_unbatched_output_comes_back_bare_as_in_jax(ours):
     # the multiple-results twin of the test above: one output is per-example (mapped), the other
     # (the size of one example) is not; the function gets the second back as a plain value
-    import jax
-    from jax._src import core as jax_core
-    from jax._src.interpreters import batching as jax_batching
-
-    from stages.s02_tracing import core
-    from stages.s05_vmap.batching import primitive_batchers
-
     seen = []
     results = []
-    for lib, core_, batchers, tracer_type in (
-            (ours, core, primitive_batchers, BatchTracer),
-            (None, jax_core, jax_batching.primitive_batchers, jax_batching.BatchTracer)):
+    for lib, core_, batchers, tracer_type in _both_libraries(ours):
         pair_p = core_.Primitive("doubled_and_example_size")
         pair_p.multiple_results = True
         pair_p.def_impl(lambda x: [x * f32(2), f32(np.size(x))])
