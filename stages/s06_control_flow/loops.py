@@ -52,6 +52,8 @@ def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
     try:
         lengths = [x.shape[0] for x in xs_flat]
     except (AttributeError, IndexError):
+        for x in xs_flat:  # a value that is no array at all: JAX's TypeError
+            core.get_aval(x)
         # JAX lets the IndexError of `shape[0]` escape; we say which value had no axis
         bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))
         raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None

@@ -137,3 +137,7 @@ def test_an_escaped_tracer_gets_jaxs_first_lines(transform):
     # JAX goes on with where the value was created (it tracks source lines; we do not)
     lines = 3 if transform == "make_jaxpr" else 2
     assert texts[0].split("\n")[:lines] == texts[1].split("\n")[:lines]
+
+
+def test_scan_over_a_value_that_is_no_array_gets_jaxs_error():
+    same_error(lambda ns: lambda: ns.cf.scan(lambda c, x: (c, x), np.float32(0), "abc"))
