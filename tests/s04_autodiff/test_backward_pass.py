@@ -9,7 +9,7 @@ import pytest
 
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import lax as olax
-from stages.s04_autodiff import ad, ad_util, linear_transpose, vjp
+from stages.s04_autodiff import ad, ad_util, custom_vjp, grad, linear_transpose, vjp
 
 pytestmark = pytest.mark.oracle
 rng = np.random.default_rng(7)
@@ -50,6 +50,20 @@ def test_an_equation_whose_output_gets_no_cotangent_is_skipped():
                            [np.float32(1.0), ad_util.Zero(core.get_aval(1.0))])
     assert cts == [2.0]
 
+
+
+def test_a_multi_output_equation_with_one_cotangent_still_transposes():
+    # custom_lin has two tangent outputs; only the first gets a cotangent, yet bwd must run
+    def f(lax, custom_vjp):
+        g = custom_vjp(lambda x: (lax.sin(x), lax.cos(x)))
+        g.defvjp(lambda x: ((lax.sin(x), lax.cos(x)), x),
+                 lambda x, cts: (lax.add(lax.mul(cts[0], 2.0), lax.mul(cts[1], 3.0)),))
+        return lambda x: g(x)[0]
+
+    x = np.float32(0.5)
+    got = grad(f(olax, custom_vjp))(x)
+    want = jax.grad(f(jax.lax, jax.custom_vjp))(x)
+    assert float(got) == float(want) == 2.0
 
 LINEAR = {
     "dot_batch": (lambda lax, a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),

@@ -117,3 +117,16 @@ def test_clamp_tangent_follows_whichever_input_the_output_equals(ours, theirs, h
     _, scalar = ours.jvp(lambda x, lo: ours.lax.clamp(lo, x, np.float32(2)),
                          (x, np.float32(0)), (np.ones(4, np.float32), np.float32(5)))
     np.testing.assert_array_equal(scalar, [5.0, 1.0, 0.0, 1.0])
+
+
+def test_mul_tangent_keeps_out_dtype_when_one_tangent_is_zero(ours, theirs):
+    # y is a constant (Zero tangent): the x-term alone must still widen to out_dtype, as in JAX
+    def f(jvp, lax):
+        y = np.float16(3.0)
+        return lambda x: jvp(lambda x: lax.mul(x, y, out_dtype=np.float32), (x,), (x,))
+
+    got = ours.make_jaxpr(f(ours.jvp, ours.lax))(np.float16(2.0))
+    want = theirs.make_jaxpr(f(theirs.jvp, theirs.lax))(np.float16(2.0))
+    assert str(got) == str(want)
+    _, tangent = f(ours.jvp, ours.lax)(np.float16(2.0))
+    assert np.asarray(tangent).dtype == np.float32 and float(tangent) == 6.0

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 
-from stages.s04_autodiff import linearize
+from stages.s04_autodiff import custom_jvp, linearize
 
 pytestmark = pytest.mark.oracle
 
@@ -106,3 +106,20 @@ def test_zero_output_tangents_are_not_in_the_linear_jaxpr(ours):
     out, f_jvp = linearize(lambda x: (ours.lax.sin(x), 3.0), 1.0)
     assert len(f_jvp.jaxpr.jaxpr.outvars) == 1
     assert f_jvp(1.0)[1] == 0.0
+
+
+@pytest.mark.parametrize("use_ours", [True, False], ids=["ours", "jax"])
+def test_a_primal_output_that_reads_a_tangent_is_refused_like_jax(use_ours, ours, theirs):
+    # a broken custom_jvp rule: its primal output adds the tangent, so it is not known
+    ns = ours if use_ours else theirs
+    cjvp = custom_jvp if use_ours else jax.custom_jvp
+
+    @cjvp
+    def f(x):
+        return ns.lax.sin(x)
+
+    f.defjvp(lambda p, t: (ns.lax.add(p[0], t[0]), t[0]))
+    msg = ("a primal output depends on an input tangent" if use_ours
+           else "Linearization failed to produce known values for all output primals")
+    with pytest.raises(ValueError, match=msg):
+        ns.linearize(f, np.float32(1.0))

@@ -159,3 +159,10 @@ def test_an_int_output_takes_any_cotangent_of_its_shape_as_jax(ours, theirs, ct)
         except ValueError as err:
             results.append(str(err))
     assert results[0] == results[1]
+
+
+def test_a_one_element_argnums_tuple_gives_a_one_element_tuple_like_jax(ours, theirs):
+    got = ours.grad(lambda x, y: ours.lax.mul(x, y), argnums=(0,))(2.0, 3.0)
+    want = theirs.grad(lambda x, y: theirs.lax.mul(x, y), argnums=(0,))(2.0, 3.0)
+    assert type(got) is type(want) is tuple
+    assert len(got) == len(want) == 1 and float(got[0]) == float(want[0]) == 3.0

@@ -60,3 +60,19 @@ def test_a_gradient_through_a_transposed_loop_keeps_its_weak_type(name, ours, th
         else:
             got, want = ours.grad(build(ours))(0.3), theirs.grad(build(theirs))(0.3)
         assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+
+
+@pytest.mark.parametrize("x, ct", [(2.0, np.float32(1.0)), (np.float32(2.0), 1.0)],
+                         ids=["weak_primal_strong_ct", "strong_primal_weak_ct"])
+def test_a_transposed_scan_types_its_carry_by_the_cotangent_as_jax(x, ct):
+    # convert_element_type's transpose keeps its input's weak type: the carry's undefined
+    # primal must have the cotangent's type (JAX's accumulator), not the primal carry's
+    def run(lx, scan, vjp):
+        body = lambda c, z: (lx.convert_element_type(  # noqa: E731
+            lx.convert_element_type(c, np.float16), np.float32), None)
+        _, f_vjp = vjp(lambda x: scan(body, x, np.arange(1.0, 4.0, dtype=np.float32))[0], x)
+        return f_vjp(ct)
+
+    (got,), (want,) = run(lax, s06.scan, s04.vjp), run(jax.lax, jax.lax.scan, jax.vjp)
+    assert got.weak_type == want.weak_type == (type(ct) is float)
+    assert float(got) == float(want) == 1.0

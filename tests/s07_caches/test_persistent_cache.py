@@ -255,3 +255,60 @@ def test_an_entry_whose_last_use_time_is_lost_is_evicted_first(tmp_path):
     (tmp_path / "newer-atime").unlink()
     lru.put("third", b"c" * 100)  # 300 bytes do not fit: one entry goes
     assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["older-cache", "third-cache"]
+
+
+def test_a_miss_then_a_hit_are_counted_and_timed_like_jax(cache_dir, monkeypatch):
+    # the clock is scripted: the miss reads 0..1 and compiles 10..17 (7 s); the hit reads
+    # 100..102, so JAX's events say 2 s to retrieve and 7 - 2 = 5 s saved
+    from types import SimpleNamespace
+
+    from stages.s07_caches import monitoring
+    ticks = iter([0.0, 1.0, 10.0, 17.0, 100.0, 102.0])
+    monkeypatch.setattr(compiler, "time", SimpleNamespace(monotonic=lambda: next(ticks)))
+    program = s07.jit(f).lower(X).compiler_ir()
+    backend = xla_bridge.get_backend()
+    events, durations = [], []
+    on_event = lambda event, **kw: events.append(event)  # noqa: E731
+    on_duration = lambda event, secs, **kw: durations.append((event, secs))  # noqa: E731
+    monitoring.register_event_listener(on_event)
+    monitoring.register_event_duration_secs_listener(on_duration)
+    hits, misses = compiler.persistent_cache.hits, compiler.persistent_cache.misses
+    try:
+        compiler.compile_or_get_cached(backend, program, compiler.get_compile_options())
+        assert (compiler.persistent_cache.hits - hits,
+                compiler.persistent_cache.misses - misses) == (0, 1)
+        compiler.compile_or_get_cached(backend, program, compiler.get_compile_options())
+        assert (compiler.persistent_cache.hits - hits,
+                compiler.persistent_cache.misses - misses) == (1, 1)
+    finally:
+        monitoring.unregister_event_listener(on_event)
+        monitoring.unregister_event_duration_listener(on_duration)
+    assert events.count("/jax/compilation_cache/compile_requests_use_cache") == 2
+    assert events.count("/jax/compilation_cache/cache_hits") == 1
+    assert [d for d in durations if d[0].startswith("/jax/compilation_cache/")] == [
+        ("/jax/compilation_cache/compile_time_saved_sec", 5.0),
+        ("/jax/compilation_cache/cache_retrieval_time_sec", 2.0)]
+
+
+def test_an_entry_shorter_than_its_header_is_refused_even_with_a_valid_checksum():
+    import hashlib
+
+    body = b"abc"  # fewer than the 8 bytes of the compile time, yet its SHA-256 holds
+    short = compilation_cache.MAGIC + hashlib.sha256(body).digest() + body
+    with pytest.raises(compilation_cache.CorruptEntry, match="not an entry of this format"):
+        compilation_cache.extract_executable_and_time(short)
+
+
+def test_an_entry_that_exactly_fills_the_cap_evicts_nothing(tmp_path):
+    lru = compilation_cache.LRUCache(str(tmp_path), max_size=200)
+    lru.put("first", b"a" * 100)
+    lru.put("second", b"b" * 100)  # 100 + 100 == 200: it fits
+    assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["first-cache", "second-cache"]
+
+
+def test_without_a_cap_nothing_is_evicted(tmp_path):
+    lru = compilation_cache.LRUCache(str(tmp_path), max_size=-1)  # -1: no cap, as in JAX
+    for key in ("first", "second", "third"):
+        lru.put(key, key.encode() * 50)
+    assert sorted(p.name for p in tmp_path.glob("*-cache")) == [
+        "first-cache", "second-cache", "third-cache"]

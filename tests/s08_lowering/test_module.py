@@ -73,9 +73,8 @@ DONATION_CASES = {
 # --8<-- [end:donation_cases]
 
 
-@pytest.mark.parametrize("case", sorted(DONATION_CASES))
-def test_donation_attributes_and_warnings_are_jaxs(case):
-    make, args = DONATION_CASES[case]
+def _lowered_with_every_argument_donated(make, args):
+    """Our text and JAX's, each with the warnings its lowering gave, after checking they agree."""
     donate = tuple(range(len(args)))
     with warnings.catch_warnings(record=True) as ours_warnings:
         warnings.simplefilter("always")
@@ -86,6 +85,12 @@ def test_donation_attributes_and_warnings_are_jaxs(case):
     assert ours == theirs
     assert [(w.category, str(w.message)) for w in ours_warnings] == \
         [(w.category, str(w.message)) for w in their_warnings]
+    return ours, ours_warnings
+
+
+@pytest.mark.parametrize("case", sorted(DONATION_CASES))
+def test_donation_attributes_and_warnings_are_jaxs(case):
+    ours, ours_warnings = _lowered_with_every_argument_donated(*DONATION_CASES[case])
     expected = {"aliased": "tf.aliasing_output = 1 : i32", "buffer_donor": "jax.buffer_donor",
                 "unusable": "tf.aliasing_output = 0 : i32", "unused": "main(%arg0: tensor<2x"}
     assert expected[case] in ours
@@ -242,3 +247,18 @@ def test_a_cond_whose_branches_keep_their_own_constants_lowers_them_in_each_regi
         (got,) = run_text(_ours(ours, np.int32(i), x), [np.int32(i), x])
         (want,) = jax.jit(theirs)(np.int32(i), x)
         np.testing.assert_array_equal(got, want)
+
+
+MORE_DONATION_CASES = {
+    # an output of the shape but another dtype is no alias; its size still makes a donor
+    "other_dtype": (lambda lib: lambda x: lib.convert_element_type(x, np.float32),
+                    (np.ones(3, np.int32),)),
+    # one free output of the size serves one leftover donor only; the other is unusable
+    "one_free_size_two_donors": (lambda lib: lambda x, y: (lib.reshape(x + y, (2, 2)),),
+                                 (np.ones(4, F32), np.ones(4, F32))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MORE_DONATION_CASES))
+def test_donation_matches_dtype_and_gives_each_free_output_one_donor_as_jax(case):
+    _lowered_with_every_argument_donated(*MORE_DONATION_CASES[case])  # text and warnings: JAX's

@@ -255,3 +255,45 @@ def test_xpu_and_neuron_load_their_default_libraries(clean_env):
     for device, lib in (("XPU", "libxpu.so"), ("NEURON", "libneuronpjrt.so")):
         with pytest.raises(RuntimeError, match=rf"^PJRT_DEVICE={device}: .*{re.escape(lib)} \("):
             initialize_pjrt(device)
+
+
+class _Stop(Exception):
+    """Raised by a spy once it has seen what the registry passes on."""
+
+
+def test_the_cpu_client_is_asynchronous_unless_said_otherwise(clean_env):
+    seen = []
+
+    def spy(asynchronous, num_devices):
+        seen.append((asynchronous, num_devices))
+        raise _Stop
+
+    clean_env.setattr(pjrt_registry.pjrt, "make_cpu_client", spy)
+    with pytest.raises(_Stop):
+        initialize_pjrt("CPU")
+    clean_env.setenv("PJRT_CPU_ASYNC_CLIENT", "0")
+    with pytest.raises(_Stop):
+        initialize_pjrt("CPU")
+    assert seen == [(True, 1), (False, 1)]  # torch_xla: GetEnvBool(..., true)
+
+
+def test_a_plugins_client_create_options_reach_its_client(clean_env):
+    seen = []
+
+    class WithOptions(PjRtPlugin):
+        def library_path(self):
+            return "libvendor.so"
+
+        def client_create_options(self):
+            return {"visible_devices": "0,1"}
+
+    def spy(device_type, library_path, options=None):
+        seen.append((device_type, library_path, options))
+        raise _Stop
+
+    pjrt_registry.register_pjrt_plugin("VENDOR", WithOptions())
+    clean_env.setenv("PJRT_DYNAMIC_PLUGINS", "1")
+    clean_env.setattr(pjrt_registry.pjrt, "make_c_api_client", spy)
+    with pytest.raises(RuntimeError, match="could not start its PJRT plugin"):
+        initialize_pjrt("VENDOR")
+    assert seen == [("vendor", "libvendor.so", {"visible_devices": "0,1"})]
