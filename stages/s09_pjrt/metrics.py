@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -36,24 +37,21 @@ class Metric:
     def clear(self) -> None:
         with self._lock:
             self.count, self.accumulator = 0, 0.0
-            self._ring: list[tuple[int, float]] = []  # (timestamp_ns, value)
+            # (timestamp_ns, value) pairs; once full, each new one pushes the oldest out
+            self._ring: deque[tuple[int, float]] = deque(maxlen=self.max_samples)
 
     def add_sample(self, value: float, timestamp_ns: int | None = None) -> None:
-        value = float(value)
-        sample = (time.perf_counter_ns() if timestamp_ns is None else timestamp_ns, value)
+        if timestamp_ns is None:
+            timestamp_ns = time.perf_counter_ns()
         with self._lock:
-            if self.count < self.max_samples:
-                self._ring.append(sample)
-            else:  # a ring: the oldest sample goes
-                self._ring[self.count % self.max_samples] = sample
+            self._ring.append((timestamp_ns, value))
             self.count += 1
             self.accumulator += value
 
     def samples(self) -> list[Sample]:
         """The kept samples, oldest first."""
         with self._lock:
-            at = self.count % self.max_samples if self.count > self.max_samples else 0
-            return [Sample(*s) for s in self._ring[at:] + self._ring[:at]]
+            return [Sample(t, float(v)) for t, v in self._ring]
 
 
 class Counter:
