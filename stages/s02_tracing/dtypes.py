@@ -93,6 +93,8 @@ def check_valid_dtype(dtype: np.dtype) -> None:
 
 def dtype(x: Any) -> np.dtype:
     """The canonical dtype of a value, a Python scalar type, or a dtype specifier."""
+    if x is None:  # numpy would read None as float64, its default: JAX refuses it
+        raise ValueError(f"Invalid argument to dtype: {x}.")
     if isinstance(x, type) and x in _python_scalar_dtypes:
         return _python_scalar_dtypes[x]
     if type(x) in _python_scalar_dtypes:

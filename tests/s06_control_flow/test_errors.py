@@ -95,6 +95,7 @@ ERRORS = {
         lambda n: ns.cf.fori_loop(0, n, lambda i, c: c, 1.0, unroll=2))(3),
     "fori_bound_dtypes_differ": lambda ns: ns.cf.fori_loop(
         np.int16(0), np.int32(3), lambda i, c: c, 1.0),
+    "fori_bound_none": lambda ns: ns.cf.fori_loop(None, 3, lambda i, c: c, 1.0),
     # reverse mode refuses while_loop, and fori_loop with traced bounds
     "grad_of_while_loop": lambda ns: ns.grad(lambda x: ns.cf.while_loop(
         lambda c: c < 10.0, lambda c: c * 2.0, x))(1.0),
