@@ -5,16 +5,12 @@ JAX: jax/_src/dispatch.py. Two things live here.
 1. `log_elapsed_time`: a context manager around each stage of a jit call (trace, lower,
    compile). It publishes the duration on the event bus (monitoring.py) under JAX's event names
    and logs it in JAX's words, at WARNING when `jax_log_compiles` is set, else at DEBUG.
-2. The sixth cache. In JAX every eager primitive is a tiny jit: `EvalTrace` calls the
-   primitive's impl, which for almost every primitive is `apply_primitive`, which looks up
-   `xla_primitive_callable(prim, **params)` (a cache keyed on the primitive and its params)
-   and calls the `jit` it returns, so `jnp.sin(x)` on a concrete array is traced, compiled and
-   cached like any jitted function. Our stage 2 primitives run their numpy impls directly;
-   inside `with op_by_op():` this thread's bottom trace is a `DispatchTrace` that sends each
-   eager primitive through `apply_primitive` instead, as JAX does. Outside it nothing changes.
-
-An executable of the interpreting backend runs its program with `executing_compiled_program`
-set: a nested jit equation inside it is part of the program (XLA inlines it), not a new dispatch.
+2. The sixth cache. In JAX every eager primitive is a tiny jit: its impl is `apply_primitive`,
+   which calls the `jit` that `xla_primitive_callable(prim, **params)` caches per primitive and
+   params, so `jnp.sin(x)` on a concrete array is traced, compiled and cached like any jitted
+   function. Our stage 2 primitives run their numpy impls; inside `with op_by_op():` this
+   thread's bottom trace is a `DispatchTrace` that sends each eager primitive through
+   `apply_primitive` instead, as JAX does. Outside it nothing changes.
 """
 
 from __future__ import annotations
@@ -70,7 +66,8 @@ _executing = threading.local()
 
 
 class executing_compiled_program:
-    """Context manager the interpreting backend runs a program in (this thread only)."""
+    """The interpreting backend runs a program in it (this thread only): a nested jit equation
+    is then part of the program (XLA inlines it), not a new dispatch."""
 
     def __enter__(self) -> None:
         self.prev = getattr(_executing, "depth", 0)
@@ -129,9 +126,11 @@ class DispatchTrace(core.EvalTrace):
     """A bottom trace that runs each primitive through `apply_primitive`."""
 
     def process_primitive(self, primitive, args, params):
-        if primitive is pjit.jit_p or hasattr(primitive, "own_impl") or not _hashable(
-                params) or any(isinstance(x, core.Tracer) for x in args):
+        if hasattr(primitive, "own_impl") or not _hashable(params) or any(
+                isinstance(x, core.Tracer) for x in args):
             return super().process_primitive(primitive, args, params)
+        if primitive is pjit.jit_p:  # its impl compiles: the arrays go in as they are, not as
+            return primitive.impl(*args, **params)  # host copies, so donation reaches them
         return apply_primitive(primitive, *args, **params)
 
 

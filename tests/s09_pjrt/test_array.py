@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+import stages.s04_autodiff as s04
 import stages.s07_caches as s07
 import stages.s09_pjrt as s09
 from stages.s02_tracing import array as s02_array
@@ -205,3 +206,15 @@ def test_the_device_of_a_deleted_array_is_refused_as_jax_refuses_it():
             x.device  # noqa: B018
         errors.append(str(err.value))
     assert errors[0] == errors[1] == "Array has been deleted with shape=float32[2]."
+
+
+def test_a_jit_under_grad_donates_its_input_and_answers_on_the_device_as_jax_does():
+    # the jit equation's impl gets the device arrays themselves, not host copies of them
+    ours, theirs = device_put(np.ones(3, np.float32)), jax.device_put(np.ones(3, np.float32))
+    g = s04.grad(lambda x: jnp.sum(s07.jit(lambda a: jnp.sin(a) * 2.0, donate_argnums=0)(x)))
+    jax_g = jax.grad(lambda x: jjnp.sum(jax.jit(lambda a: jjnp.sin(a) * 2.0,
+                                                donate_argnums=0)(x)))
+    np.testing.assert_array_equal(g(ours), jax_g(theirs))
+    assert ours.is_deleted() and theirs.is_deleted()
+    out, _ = s04.jvp(s07.jit(jnp.sin), (device_put(1.0),), (1.0,))
+    assert type(out) is ArrayImpl
