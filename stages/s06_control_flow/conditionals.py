@@ -59,6 +59,11 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
     same pytree structure, shapes and dtypes.
     """
     if not (callable(true_fun) and callable(false_fun)):
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            # the old form, cond(pred, x_true, f_true, x_false, f_false), still taken (as JAX
+            # takes it): each branch gets both operands and reads its own
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _operands(operands, operand)
     if pred is None:

@@ -28,6 +28,8 @@ PRINTED = {
         p, lambda x: x + C, lambda x: x - 1.0, x), (True, f32(3))),
     "cond_forwarded_output_is_pruned": (lambda n: lambda p, x, y: n.cf.cond(
         p, lambda x, y: (x, y * 2.0), lambda x, y: (x, y), x, y), (True, 1.0, 2.0)),
+    "cond_old_five_argument_form": (lambda n: lambda p, x, y: n.cf.cond(
+        p, x, lambda x: x + 1.0, y, lambda y: y * 3.0), (True, 1.0, 2.0)),
     "switch_clamps_its_index": (lambda n: lambda i, x: n.cf.switch(
         i, [lambda x: x + 1.0, lambda x: x - 1.0, n.jnp.sin], x), (1, 1.0)),
     "scan_weak_init": (lambda n: lambda xs: n.cf.scan(
