@@ -60,19 +60,13 @@ def scan(f: Callable, init: Any, xs_flat: list[Any], xs_tree: PyTreeDef, length:
                            *ys)
 
 
-_NOT_RUN = object()
-
-
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
-    """The loop in Python, or `_NOT_RUN` if a predicate is not known until the program runs."""
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> tuple[bool, Any]:
+    """The loop in Python: (True, the last value); (False, None) if a predicate is only known
+    when the program runs (under vmap, say), and the primitive must run it."""
     try:
         val = tree_map(jnp.asarray, init_val)
         while cond_fun(val):
             val = tree_map(jnp.asarray, body_fun(val))
-        return val
-    except ConcretizationTypeError:  # under vmap, say: the primitive it is
-        return _NOT_RUN
-
-
-def ran(result: Any) -> bool:
-    return result is not _NOT_RUN
+        return True, val
+    except ConcretizationTypeError:
+        return False, None

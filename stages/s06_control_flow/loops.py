@@ -153,8 +153,10 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """`while cond_fun(val): val = body_fun(val)`, as one while equation."""
     if not (callable(body_fun) and callable(cond_fun)):
         raise TypeError("lax.while_loop: body_fun and cond_fun arguments should be callable.")
-    if eager.active() and eager.ran(result := eager.while_loop(cond_fun, body_fun, init_val)):
-        return result
+    if eager.active():  # disable_jit: a Python loop, if every predicate is known
+        ran, result = eager.while_loop(cond_fun, body_fun, init_val)
+        if ran:
+            return result
     init_vals, init_tree = tree_flatten(init_val)
     in_tree = tree_structure((init_val,))
     cond_dbg = debug_info("while_cond", cond_fun, (init_val,), {})
