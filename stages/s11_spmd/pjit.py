@@ -67,7 +67,7 @@ class ShardedProgram:
                  kept: Sequence[int], in_shardings: Sequence[Sharding],
                  out_shardings: Sequence[Sharding | None], shardy: bool):
         self.name, self.text, self.devices = name, text, list(devices)
-        self.in_avals, self.out_avals = closed.in_avals, closed.out_avals
+        self.closed, self.in_avals, self.out_avals = closed, closed.in_avals, closed.out_avals
         self.kept, self.in_shardings = list(kept), list(in_shardings)
         self.asked_in: list[Sharding | None] = []  # set by lower_sharded: None where unasked
         self.out_shardings, self.shardy = list(out_shardings), shardy
@@ -187,8 +187,9 @@ class ShardedExecutable:
                 x = np.asarray(x, dtype=self.program.in_avals[i].dtype)
                 arguments.append(put_shards(x, sharding, self.client))
         outs = self.client.execute_replicated(self.computation, arguments, self.local_names)
+        shardings = sharding_in_types.recover_user_shardings(self, args)  # as JAX spells them
         return [ArrayImpl(aval, sharding, shards, self.client) for aval, sharding, shards
-                in zip(self.program.out_avals, self.out_shardings, outs, strict=True)]
+                in zip(self.program.out_avals, shardings, outs, strict=True)]
     # --8<-- [end:call]
 
     def as_text(self) -> str:

@@ -99,6 +99,34 @@ def pjit_check_aval_sharding(shardings: Sequence[Any], avals: Sequence[Any],
             s.shard_shape(aval.shape)  # raises JAX's IndivisibleError
 
 
+def recover_user_shardings(executable: Any, args: Sequence[Any]) -> list[Any]:
+    """The results' shardings as JAX reports them (JAX: pxla.maybe_recover_user_shardings): a
+    result the partitioner laid out like the first argument, of its rank, and computed from
+    an array already on that mesh (whose type then holds the mesh) gets that argument's own
+    sharding, spelled as the user spelled it (`P('x', None)`, not the shortest `P('x')`)."""
+    program, outs = executable.program, executable.out_shardings
+    jaxpr, kept = program.closed.jaxpr, program.kept
+    first = executable.in_shardings[kept[0]] if kept else None
+    if not isinstance(first, NamedSharding):
+        return outs
+    key = (first.mesh.axis_names, first.mesh.axis_sizes, first.mesh.axis_types)
+    on_mesh = set()
+    for v, x in zip(jaxpr.invars, args, strict=True):
+        s = getattr(x, "sharding", None)
+        if isinstance(s, NamedSharding) and \
+                (s.mesh.axis_names, s.mesh.axis_sizes, s.mesh.axis_types) == key:
+            on_mesh.add(v)
+    if not on_mesh:
+        return outs
+    for eqn in jaxpr.eqns:  # the mesh in the operands' types passes to the results'
+        if any(isinstance(v, core.Var) and v in on_mesh for v in eqn.invars):
+            on_mesh.update(eqn.outvars)
+    ndim = jaxpr.invars[kept[0]].aval.ndim
+    return [first if asked is None and isinstance(v, core.Var) and v in on_mesh and
+            v.aval.ndim == ndim and o.is_equivalent_to(first, ndim) else o
+            for v, o, asked in zip(jaxpr.outvars, outs, program.out_shardings, strict=True)]
+
+
 # ------------------------------------------------------------------ types
 
 
