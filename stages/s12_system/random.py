@@ -220,7 +220,7 @@ def permutation(key: Any, x: Any, axis: int = 0) -> Any:
     if np.ndim(x) == 0:
         if not np.issubdtype(np.result_type(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _permutation_jit(key, None, int(x))
+        return _permutation_jit(key, None, max(int(x), 0))  # JAX's arange(x): none if x < 0
     if axis != 0:
         raise NotImplementedError("permutation is built here along axis 0")
     return _permutation_jit(key, x, int(np.shape(x)[0]))

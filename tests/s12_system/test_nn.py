@@ -90,6 +90,33 @@ def test_conv_matches_lax_conv(padding):
     _close(conv.apply(p, img), want + np.asarray(p["bias"]))
 
 
+@pytest.mark.parametrize("padding,lax_padding", [
+    ("same", "SAME"), ("SAME_LOWER", "SAME_LOWER"), (1, [(1, 1), (1, 1)]),
+    ([(0, 2), 1], [(0, 2), (1, 1)]), ((2, (1, 0)), [(2, 2), (1, 0)])])
+def test_conv_padding_is_read_as_flax_and_lax_read_it(padding, lax_padding):
+    img = np.random.default_rng(1).standard_normal((2, 6, 5, 3)).astype(np.float32)
+    conv = nn.Conv(4, (3, 2), padding=padding)
+    p = conv.init(random.PRNGKey(0), img)
+    want = jax.lax.conv_general_dilated(img, np.asarray(p["kernel"]), (1, 1), lax_padding,
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    _close(conv.apply(p, img), want + np.asarray(p["bias"]))
+
+
+def test_causal_conv_pads_only_the_past_and_an_unknown_padding_is_refused():
+    seq = np.random.default_rng(2).standard_normal((2, 7, 3)).astype(np.float32)
+    conv = nn.Conv(4, 3, padding="CAUSAL")
+    p = conv.init(random.PRNGKey(0), seq)
+    want = jax.lax.conv_general_dilated(seq, np.asarray(p["kernel"]), (1,), [(2, 0)],
+                                        dimension_numbers=("NWC", "WIO", "NWC"))
+    _close(conv.apply(p, seq), want + np.asarray(p["bias"]))
+    with pytest.raises(RuntimeError) as theirs:
+        jax.lax.conv_general_dilated(seq, np.asarray(p["kernel"]), (1,), "FULL",
+                                     dimension_numbers=("NWC", "WIO", "NWC"))
+    with pytest.raises(RuntimeError) as ours:  # not silently VALID
+        nn.Conv(4, 3, padding="FULL").init(random.PRNGKey(0), seq)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_embed_picks_rows_and_attends():
     embed = nn.Embed(11, 4)
     ids = np.array([[1, 0, 10], [3, 3, 2]], np.int32)

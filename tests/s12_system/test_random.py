@@ -85,6 +85,7 @@ def test_permutation_matches_jax(seed):
     x = np.arange(24, dtype=np.float32).reshape(8, 3)
     _same(random.permutation(k, x), jax.random.permutation(kj, x))
     _same(random.permutation(k, np.arange(9)), jax.random.permutation(kj, np.arange(9)))
+    _same(random.permutation(k, -3), jax.random.permutation(kj, -3))  # arange(-3): empty
 
 
 def _bits_equal(ours, theirs):

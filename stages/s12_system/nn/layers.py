@@ -127,25 +127,43 @@ class Dropout(Module):
 
 
 class Conv(Module):
-    """N-d convolution over (batch, *spatial, features) inputs, stride 1, 'SAME' or 'VALID'.
+    """N-d convolution over (batch, *spatial, features) inputs, stride 1; padding 'SAME',
+    'SAME_LOWER', 'VALID', 'CAUSAL' (1-d), an int, or per dimension an int or a (low, high).
 
     No convolution primitive here: the sum over kernel offsets of shifted slices times the
     kernel's slice at that offset (XLA's conv computes the same sum)."""
 
-    def __init__(self, features: int, kernel_size: int | Sequence[int], padding: str = "SAME",
+    def __init__(self, features: int, kernel_size: int | Sequence[int], padding: Any = "SAME",
                  use_bias: bool = True):
         self.features = features  # an int kernel_size is one spatial dimension, as Flax's
         self.kernel_size = (kernel_size,) if isinstance(kernel_size, int) else tuple(kernel_size)
-        self.padding, self.use_bias = padding.upper(), use_bias
+        self.padding, self.use_bias = padding, use_bias
+
+    def pads(self) -> list[tuple[int, int]]:
+        """(low, high) per spatial dimension, as Flax and lax.padtype_to_pads read `padding`;
+        SAME pads k - 1 in all, the odd one at the end (SAME_LOWER: at the start)."""
+        k, p = self.kernel_size, self.padding
+        if isinstance(p, str):
+            if p.upper() == "CAUSAL" and len(k) == 1:
+                return [(k[0] - 1, 0)]
+            if p.upper() == "CIRCULAR":
+                raise NotImplementedError("Conv(padding='CIRCULAR') is not built here")
+            rules = {"SAME": lambda d: ((d - 1) // 2, d // 2), "VALID": lambda d: (0, 0),
+                     "SAME_LOWER": lambda d: (d // 2, (d - 1) // 2)}
+            if p.upper() not in rules:  # an unknown name must not fall through to VALID
+                raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or "
+                                   f"'SAME_LOWER', got {p}.")
+            return [rules[p.upper()](d) for d in k]
+        p = [p] * len(k) if isinstance(p, int) else list(p)
+        return [(q, q) if isinstance(q, int) else tuple(q) for q in p]
 
     def __call__(self, x: Any) -> Any:
         k, n = self.kernel_size, len(self.kernel_size)
         in_features = np.shape(x)[-1]
         kernel = self.param("kernel", lecun_normal(tuple(range(n + 1))),
                             (*k, in_features, self.features))
-        if self.padding == "SAME":
-            config = [(0, 0, 0)] + [((d - 1) // 2, d // 2, 0) for d in k] + [(0, 0, 0)]
-            x = lax.pad(x, np.array(0, np.asarray(kernel).dtype), config)
+        config = [(0, 0, 0)] + [(lo, hi, 0) for lo, hi in self.pads()] + [(0, 0, 0)]
+        x = lax.pad(x, np.array(0, np.asarray(kernel).dtype), config)
         out_spatial = [np.shape(x)[1 + i] - k[i] + 1 for i in range(n)]
         y = None
         for offset in np.ndindex(*k):
