@@ -30,6 +30,9 @@ class Device:
     platform: str
     device_kind: str  # hashed into the persistent cache key
 
+    def __repr__(self) -> str:  # as jaxlib prints its devices: CpuDevice(id=0), CudaDevice(id=0)
+        return f"{self.platform.capitalize()}Device(id={self.id})"
+
 
 class Program(Protocol):
     """What `lower` returns (JAX: an MLIR module)."""

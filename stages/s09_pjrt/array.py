@@ -24,6 +24,7 @@ from stages.s01_pytrees import tree_map
 from stages.s02_tracing import core
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
+from stages.s07_caches.sharding_impls import SingleDeviceSharding
 from stages.s07_caches.xla_bridge import Device
 
 from . import runtime
@@ -87,6 +88,11 @@ class ArrayImpl(Array):
         return {self.device}
 
     @property
+    def sharding(self) -> SingleDeviceSharding:
+        """The whole array on its one device (stage 11's arrays hold a layout instead)."""
+        return SingleDeviceSharding(runtime.device_object(self._client, self._data.device))
+
+    @property
     def device(self) -> Device:
         self._check_if_deleted()
         return runtime.device_object(self._client, self._data.device)
@@ -123,6 +129,8 @@ core.pytype_aval_mappings[ArrayImpl] = _aval_of_array
 def _device_name(client: ComputationClient, device: Any) -> str:
     if device is None:
         return client.get_default_device()
+    if isinstance(device, SingleDeviceSharding):  # device_put(x, y.sharding), as in JAX
+        (device,) = device.device_set
     if isinstance(device, Device):
         return runtime.device_name(client, device)
     return str(device)

@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from stages.s07_caches import sharding_impls as s07_sharding_impls
 from stages.s07_caches.xla_bridge import Device
 
 from .hlo_sharding import HloSharding
@@ -63,39 +64,11 @@ class Sharding:
                     self._to_xla_hlo_sharding(ndim).equivalent(other._to_xla_hlo_sharding(ndim)))
 
 
-class SingleDeviceSharding(Sharding):
-    """The whole array on one device (JAX: sharding_impls.SingleDeviceSharding)."""
-
-    def __init__(self, device: Device):
-        self._device = device
-
-    @property
-    def device_set(self) -> set[Device]:
-        return {self._device}
-
-    @property
-    def _device_assignment(self) -> tuple[Device, ...]:
-        return (self._device,)
-
-    def devices_indices_map(self, global_shape: tuple[int, ...]) -> dict[Device, Index]:
-        return {self._device: (slice(None),) * len(global_shape)}
-
-    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(global_shape)
+class SingleDeviceSharding(s07_sharding_impls.SingleDeviceSharding, Sharding):
+    """Stage 7's whole array on one device, with its HLO form: replicated."""
 
     def _to_xla_hlo_sharding(self, num_dimensions: int) -> HloSharding:
         return HloSharding.replicate()
-
-    is_fully_replicated = True
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, SingleDeviceSharding) and other._device == self._device
-
-    def __hash__(self) -> int:
-        return hash(self._device)
-
-    def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r}, memory_kind=device)"
 
 
 class NamedSharding(Sharding):

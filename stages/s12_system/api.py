@@ -16,7 +16,7 @@ from stages.s09_pjrt import runtime
 
 
 def devices() -> list[Device]:
-    """The PJRT client's devices, e.g. [Device(id=0, platform='cpu', ...)]."""
+    """The PJRT client's devices, e.g. [CpuDevice(id=0)]."""
     client = runtime.get_computation_client()
     return [runtime.device_object(client, name) for name in client.get_all_devices()]
 

@@ -218,3 +218,19 @@ def test_a_jit_under_grad_donates_its_input_and_answers_on_the_device_as_jax_doe
     assert ours.is_deleted() and theirs.is_deleted()
     out, _ = s04.jvp(s07.jit(jnp.sin), (device_put(1.0),), (1.0,))
     assert type(out) is ArrayImpl
+
+
+def test_an_array_on_one_device_has_jaxs_sharding_and_its_device_prints_as_jaxs():
+    ours, theirs = device_put(np.ones(3, np.float32)), jax.device_put(np.ones(3, np.float32))
+    assert repr(ours.device) == repr(theirs.device) == "CpuDevice(id=0)"
+    assert repr(ours.sharding) == repr(theirs.sharding)
+    out, jax_out = s07.jit(lambda a: a * 2.0)(ours), jax.jit(lambda a: a * 2.0)(theirs)
+    for s, t in ((out.sharding, jax_out.sharding), (ours.sharding, theirs.sharding)):
+        assert (s == ours.sharding, hash(s) == hash(ours.sharding)) == (
+            t == theirs.sharding, hash(t) == hash(theirs.sharding)) == (True, True)
+        assert (s.device_set, s.num_devices, s.shard_shape((3,)), s.is_fully_replicated,
+                s.is_fully_addressable, s.memory_kind) == (
+            {ours.device}, t.num_devices, t.shard_shape((3,)), t.is_fully_replicated,
+            t.is_fully_addressable, t.memory_kind)
+    moved = device_put(np.zeros(2, np.float32), ours.sharding)  # JAX's idiom: put it likewise
+    assert moved.sharding == ours.sharding
