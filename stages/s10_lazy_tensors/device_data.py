@@ -112,8 +112,9 @@ def get_device_data(value: Any, dtype: np.dtype) -> Any:
 
 def _wrap_integer(value: Any, dtype: np.dtype) -> Any:
     """A Python int outside a narrow integer dtype wraps around, as torch casts it to the
-    tensor's dtype (uint8 + 300 adds 44, uint8 < 256 compares with 0). Not for int32, which
-    may stand for a torch int64 (64-bit types are 32-bit on the device): that one raises."""
+    tensor's dtype (uint8 + 300 adds 44, uint8 < 256 compares with 0; one that fits int32 is
+    an int32 the rule casts: scalar_dtype). Not for int32, which may stand for a torch int64
+    (64-bit types are 32-bit on the device): that one raises."""
     dtype = np.dtype(dtype)
     if type(value) is not int or dtype.kind not in "iu" or dtype.itemsize >= 4:
         return value
@@ -148,7 +149,11 @@ def scalar_dtype(value: Any, tensors: list[torch.Tensor]) -> np.dtype:
     gives GetIrValueForScalar)."""
     if not tensors:  # a number alone: torch's dtype for it
         return to_numpy_dtype(torch.tensor(value).dtype)
-    return _promoted(tensors[0].dtype, type(value))
+    dtype = _promoted(tensors[0].dtype, type(value))
+    if type(value) is int and _wrap_integer(value, dtype) != value and \
+            -2**31 <= value < 2**31:  # outside uint8 (uint8 / -3): an int32 the rule casts,
+        return np.dtype(np.int32)  # as torch casts to the op's dtype (a float for a division)
+    return dtype
 
 
 @functools.cache  # it depends on the dtype and the number's type only

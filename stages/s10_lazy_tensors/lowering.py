@@ -144,9 +144,34 @@ def _check_sub_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
     _check_alpha(self, other, alpha)
 
 
+def _check_on_cpu(func: Any) -> Callable[..., None]:
+    """torch's matrix products refuse operands of two dtypes, or bools, in their CPU kernels,
+    not their meta ones (ours would fail to compile): the kernel runs on size-1 stand-ins."""
+    def check(*args: Any, **kwargs: Any) -> None:
+        dtypes = {a.dtype for a in args if isinstance(a, torch.Tensor)}
+        if len(dtypes) > 1 or torch.bool in dtypes:  # the common case costs no kernel call
+            func(*[torch.zeros((1,) * a.dim(), dtype=a.dtype) if isinstance(a, torch.Tensor)
+                   else a for a in args], **kwargs)
+    return check
+
+
+def _check_scatter(view: Any) -> Callable[..., None]:
+    """torch's select_scatter and slice_scatter check the index, the step and src's size
+    against the view they write (their meta kernels do not): the view op on a meta self."""
+    def check(self: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+        size = list(view(torch.empty(self.shape, device="meta"), *args, **kwargs).shape)
+        if list(src.shape) != size:
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src "
+                               f"size = {list(src.shape)}, slice size = {size}")
+    return check
+
+
 CHECKS = {aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
           aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
-          aten.pow.Tensor_Scalar: _check_pow}  # run before the node is built
+          aten.pow.Tensor_Scalar: _check_pow,  # run before the node is built
+          aten.select_scatter.default: _check_scatter(aten.select.int),
+          aten.slice_scatter.default: _check_scatter(aten.slice.Tensor),
+          **{f: _check_on_cpu(f) for f in (aten.mm.default, aten.bmm.default, aten.addmm.default)}}
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),
@@ -164,11 +189,17 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[..., Any]:
 for _op, _fn in [(aten.neg.default, lax.neg), (aten.exp.default, lax.exp),
                  (aten.log.default, lax.log), (aten.tanh.default, lax.tanh),
                  (aten.sqrt.default, lax.sqrt), (aten.rsqrt.default, lax.rsqrt),
-                 (aten.erf.default, lax.erf), (aten.abs.default, lax.abs),
+                 (aten.erf.default, lax.erf),
                  (aten.sigmoid.default, lax.logistic), (aten.sin.default, lax.sin),
                  (aten.cos.default, lax.cos), (aten.clone.default, lambda x: x),
                  (aten._to_copy.default, lambda x: x)]:
     register(_op)(_unary(_fn))
+
+
+@register(aten.abs.default)
+def _abs(self, *, out, **_):
+    """lax.abs takes no unsigned integers (JAX's rule); torch's abs of a uint8 is itself."""
+    return [self if np.dtype(out[0].dtype).kind == "u" else lax.abs(self)]
 
 
 @register(aten.relu.default)
@@ -226,15 +257,15 @@ def lower_scalar(*, out, value, **_):
 @register(aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default)
 def _sum(self, dim=None, keepdim=False, *, out, _op="sum", **_):
     """float16 accumulates in float32, then rounds once, as torch's CPU kernel does (a mean
-    divides that rounded sum, in float16)."""
+    divides in float32 too: a float16 sum of 100 times 1000.0 would be inf)."""
     o = out[0]
     x = cast(self, np.float32 if o.dtype == np.float16 else o.dtype)
     reduced = axes(dim, len(get_aval(x).shape))
-    total = cast(lax.reduce_sum(x, reduced), o.dtype)
+    total = lax.reduce_sum(x, reduced)
     if _op == "mean":
         count = int(np.prod([get_aval(x).shape[a] for a in reduced]))
-        total = lax.div(total, lax.full((), count, o.dtype))
-    return [lax.reshape(total, o.shape)]
+        total = lax.div(total, lax.full((), count, get_aval(x).dtype))
+    return [lax.reshape(cast(total, o.dtype), o.shape)]
 
 
 LOWERINGS[aten.mean.dim] = lambda *a, **k: _sum(*a, _op="mean", **k)

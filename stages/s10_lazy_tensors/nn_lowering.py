@@ -51,8 +51,10 @@ def _keep(shape: tuple, d: list[int]) -> tuple:
 
 @register(aten._softmax.default)
 def _softmax(self, dim, half_to_float=False, *, out, **_):
-    shifted, total = _shifted(cast(self, out[0].dtype), dim)
-    return [lax.div(lax.exp(shifted), bcast(total, get_aval(shifted).shape))]
+    """float16 is computed in float32 and rounded once, as torch's CPU kernel does."""
+    shifted, total = _shifted(cast(self, np.float32 if out[0].dtype == np.float16
+                                   else out[0].dtype), dim)
+    return [cast(lax.div(lax.exp(shifted), bcast(total, get_aval(shifted).shape)), out[0].dtype)]
 
 
 @register(aten._log_softmax.default)
@@ -204,6 +206,35 @@ def _scatter_add(self, dim, index, src, *, out, **_):
     if any(hi for _, hi, _ in pads):
         summed = lax.pad(summed, lax.full((), 0, out[0].dtype), pads)
     return [lax.add(self, summed)]
+
+
+@register(aten.select_scatter.default)
+def _select_scatter(self, src, dim, index, *, out, **_):
+    """src written at `index` along `dim`, in self's dtype, as torch_xla lowers it: torch's
+    decomposition (a `where`) would promote an int self and a float src to the float."""
+    o = out[0]
+    d = dim % len(o.shape)
+    at = lax.eq(lax.broadcasted_iota(np.int32, o.shape, d),
+                lax.full(o.shape, index % o.shape[d], np.int32))
+    keep = tuple(1 if a == d else n for a, n in enumerate(o.shape))
+    return [lax.select_n(at, self, bcast(lax.reshape(cast(src, o.dtype), keep), o.shape))]
+
+
+@register(aten.slice_scatter.default)
+def _slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, out, **_):
+    """src spread over self's dim by padding (`start` before, `step - 1` between elements),
+    in self's dtype as select_scatter is."""
+    o, shape = out[0], get_aval(src).shape
+    d = dim % len(o.shape)
+    n, m = o.shape[d], shape[d]
+    if not m:
+        return [self]
+    start = 0 if start is None else min(max(start + n if start < 0 else start, 0), n)
+    config = [(0, 0, 0)] * len(o.shape)
+    config[d] = (start, n - start - (m - 1) * step - 1, step - 1)
+    hit = lax.pad(lax.full(shape, 1, np.int32), np.array(0, np.int32), config)
+    spread = lax.pad(cast(src, o.dtype), np.array(0, o.dtype), config)
+    return [lax.select_n(lax.ne(hit, lax.full(o.shape, 0, np.int32)), self, spread)]
 
 
 @register(aten.embedding.default)

@@ -175,3 +175,89 @@ def test_sgn_gradient_through_autograds_zero_tensor(dev):
         (a.sgn() * a).sum().backward()
         grads.append(a.grad.cpu())
     _assert_same(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("dtype, value", [("uint8", -3), ("uint8", 300), ("int8", -129),
+                                          ("int16", 40000)])
+def test_true_division_by_a_number_outside_a_narrow_dtype_divides_by_that_number(dev, dtype,
+                                                                                  value):
+    """torch casts the number to the op's dtype, a float for a true division: uint8 / -3 is
+    divided by -3.0, not by -3 wrapped into uint8 (253); uint8 + 300 still adds 44."""
+    x = {"uint8": U8, "int8": I8, "int16": I8.short()}[dtype]
+    _check(lambda a: (a / value, torch.true_divide(a, value), value / (a + 1), a + value,
+                      a < value), x, dev=dev)
+
+
+SCATTERS = {  # f(self, src): an int self written with a float or bool src keeps its dtype
+    "select_scatter": lambda x, s: torch.select_scatter(x, s[:, 0], 1, -1),
+    "select_scatter, dim 0": lambda x, s: torch.select_scatter(x, s[0], 0, 1),
+    "slice_scatter, stepped": lambda x, s: torch.slice_scatter(x, s[:, :, :2], 2, 1, None, 2),
+    "slice_scatter, from before the start": lambda x, s: torch.slice_scatter(x, s[:, :2], 1, -9, 2),
+    "slice_scatter, all of it": lambda x, s: torch.slice_scatter(x, s, 0),
+}
+
+
+@pytest.mark.parametrize("name", list(SCATTERS))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.uint8], ids=str)
+@pytest.mark.parametrize("src_dtype", [torch.float32, torch.bool], ids=str)
+def test_select_and_slice_scatter_keep_selfs_dtype(dev, name, dtype, src_dtype):
+    x = torch.arange(24).reshape(2, 3, 4).to(dtype)
+    src = (torch.arange(24.0).reshape(2, 3, 4) * 0.7).to(src_dtype)  # no float < 0 to uint8
+    _check(SCATTERS[name], x, src, dev=dev)
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: torch.select_scatter(x, torch.zeros(4, device=x.device), 1, 0),
+    lambda x: torch.select_scatter(x, torch.zeros(2, 4, device=x.device), 1, 3),
+    lambda x: torch.slice_scatter(x, torch.zeros(2, 3, 3, device=x.device), 2, 0, 4, 2),
+    lambda x: torch.slice_scatter(x, torch.zeros(2, 3, 2, device=x.device), 2, 0, 4, 0)])
+def test_select_and_slice_scatter_refuse_what_torch_refuses(dev, f):
+    x = torch.zeros(2, 3, 4)
+    with pytest.raises((RuntimeError, IndexError)) as eager:
+        f(x)
+    with pytest.raises(type(eager.value)) as lazy:
+        f(x.to(dev))
+    assert str(lazy.value) == str(eager.value)
+
+
+def test_abs_of_an_unsigned_tensor_is_itself(dev):
+    _check(lambda a: (a.abs(), torch.abs(a) + 1), U8, dev=dev)
+
+
+def test_float16_mean_divides_in_float32_and_rounds_once(dev):
+    """torch's CPU mean of float16 divides the float32 sum, then rounds: 100 times 1000.0 has a
+    mean of 1000.0, though its sum is inf in float16; equal, not close, on random rows."""
+    y = torch.randn(64, 33, generator=torch.Generator().manual_seed(0)).half()
+    for f, x in [(torch.mean, torch.full((100,), 1000.0).half()), (lambda t: t.mean(1), y),
+                 (lambda t: t.mean((0, 1), keepdim=True), y)]:
+        got, want = f(x.to(dev)).cpu(), f(x)
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        assert torch.equal(got, want)
+
+
+def test_float16_softmax_computes_in_float32_and_rounds_once(dev):
+    x = (torch.randn(64, 50, generator=torch.Generator().manual_seed(0)) * 4).half()
+    got, want = torch.softmax(x.to(dev), -1).cpu(), torch.softmax(x, -1)
+    assert got.dtype == want.dtype and torch.equal(got, want)
+
+
+MATMULS = {  # f(long matrix, float matrix): torch refuses two dtypes, and bools
+    "mm": lambda a, b: a @ b,
+    "mm, float first": lambda a, b: b.t() @ a.t(),
+    "vector @ matrix": lambda a, b: a[0] @ b,
+    "bmm": lambda a, b: torch.bmm(a[None], b[None]),
+    "addmm": lambda a, b: torch.addmm(torch.ones(2, 2, device=a.device), a, b.long()),
+    "float16 @ float32": lambda a, b: a.half() @ b,
+    "linear": lambda a, b: F.linear(b.t(), a),
+    "bool @ bool": lambda a, b: (a > 0) @ (b > 0),
+}
+
+
+@pytest.mark.parametrize("name", list(MATMULS))
+def test_matrix_products_refuse_what_torch_refuses(dev, name):
+    a, b = torch.ones(2, 3, dtype=torch.long), torch.ones(3, 2)
+    with pytest.raises((RuntimeError, NotImplementedError)) as eager:
+        MATMULS[name](a, b)
+    with pytest.raises(type(eager.value)) as lazy:
+        MATMULS[name](a.to(dev), b.to(dev))
+    assert str(lazy.value) == str(eager.value)
