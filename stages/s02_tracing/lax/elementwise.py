@@ -53,6 +53,9 @@ class RoundingMethod(enum.IntEnum):
 
 
 def _logistic_impl(x: np.ndarray) -> np.ndarray:
+    if np.iscomplexobj(x):  # numpy has no complex logaddexp: exp of a negative real part only
+        e = np.exp(np.where(x.real < 0, x, -x))
+        return np.where(x.real < 0, e / (1 + e), 1 / (1 + e))
     # 1 / (1 + exp(-x)) written as exp(-softplus(-x)) so large |x| neither overflows nor warns
     return np.exp(-np.logaddexp(0, -x))
 

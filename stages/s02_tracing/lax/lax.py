@@ -117,6 +117,9 @@ def _convert_element_type_fold(consts: list[Any], params: dict) -> list[Any] | N
         return [operand] if unchanged and not params["weak_type"] else None
     if not isinstance(operand, (bool, int, float, complex, np.generic, np.ndarray)):
         return None  # a tracer (None here) or an Array: stage the equation
+    if type(operand) in (float, complex) and core.get_aval(operand).dtype == params["new_dtype"] \
+            and params["weak_type"]:
+        return [operand]  # a no-op: JAX stages the scalar as written (0.1, not 0.100000001...)
     folded = _convert_element_type_impl(np.asarray(operand), **params)
     if not params["weak_type"]:
         return [folded]

@@ -29,8 +29,7 @@ def _expand_index(idx: Any, ndim: int) -> list[tuple[str, Any]]:
     consumed = [x for x in items if x is not None and x is not Ellipsis]
     if len(consumed) > ndim:
         raise IndexError(
-            f"Too many indices: {ndim}-dimensional array indexed with {len(consumed)} regular "
-            "indices."
+            f"Too many indices: array is {ndim}-dimensional, but {len(consumed)} were indexed"
         )
     if items.count(Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -148,14 +147,10 @@ def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
     return method
 
 
-def _divmod(x: Any, y: Any) -> tuple[Any, Any]:
-    return ufuncs.floor_divide(x, y), ufuncs.remainder(x, y)
-
-
 _binary_operators = {
     "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
     "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
-    "divmod": _divmod, "pow": ufuncs.power, "matmul": lax_numpy.matmul,
+    "divmod": ufuncs.divmod, "pow": ufuncs.power, "matmul": lax_numpy.matmul,
     "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor,
     "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift,
 }

@@ -21,7 +21,7 @@ from .. import core, dtypes, lax
 from ..array import Array
 from ..lax import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..lax.utils import canonicalize_axis, const
-from .util import promote_dtypes
+from .util import broadcast_shapes, promote_dtypes
 
 _ARRAYS = (core.Tracer, Array, np.ndarray)
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
@@ -54,25 +54,48 @@ class Plan(NamedTuple):
     slice_sizes: tuple[int, ...]
 
 
-def _entries(idx: Any, ndim: int) -> list[Any]:
+def _entries(idx: Any, shape: Sequence[int]) -> list[Any]:
     if isinstance(idx, list):
+        # JAX's hint is tuple(seq) when the list holds what only a tuple index may hold
+        hint = "tuple" if any(x is None or x is Ellipsis or isinstance(x, (slice, Sequence)) or
+                              (isinstance(x, _ARRAYS) and np.ndim(x) != 0) for x in idx) \
+            else "array"
         raise TypeError("Using a non-tuple sequence for multidimensional indexing is not "
-                        "allowed; use `arr[array(seq)]` instead of `arr[seq]`. See "
+                        f"allowed; use `arr[{hint}(seq)]` instead of `arr[seq]`. See "
                         "https://github.com/jax-ml/jax/issues/4564 for more information.")
     items = list(idx) if isinstance(idx, tuple) else [idx]
+    ndim = len(shape)
     used = sum(np.ndim(x) if _is_bool(x) else 1 for x in items
                if x is not None and x is not Ellipsis)
     if used > ndim:
-        raise IndexError(f"Too many indices: {ndim}-dimensional array indexed with {used} "
-                         "regular indices.")
+        raise IndexError(f"Too many indices: array is {ndim}-dimensional, but {used} were "
+                         "indexed")
     if not any(x is Ellipsis for x in items):
         items.append(Ellipsis)
     at = next(k for k, x in enumerate(items) if x is Ellipsis)
+    _check_masks(items, at, shape, ndim - used)
     return items[:at] + [slice(None)] * (ndim - used) + items[at + 1:]
 
 
+def _check_masks(items: list[Any], at: int, shape: Sequence[int], ellipsis_size: int) -> None:
+    """A boolean mask must have the shape of the axes it indexes (a size of 0 matches any),
+    else nonzero() would give indices into other axes; `index N` is its place in the index."""
+    axis = 0
+    for position, x in enumerate(items):
+        n = ellipsis_size if position == at else \
+            0 if x is None or x is Ellipsis else np.ndim(x) if _is_bool(x) else 1
+        expected = list(shape[axis:axis + n])
+        if _is_bool(x) and n and not isinstance(x, core.Tracer) and \
+                not all(s in (0, e) for s, e in zip(np.shape(x), expected, strict=True)):
+            raise IndexError("boolean index did not match shape of indexed array in index "
+                             f"{position}: got {np.shape(x)}, expected {expected}")
+        axis += n
+
+
 def _is_bool(x: Any) -> bool:
-    return isinstance(x, (bool, np.bool_)) or (isinstance(x, _ARRAYS) and x.dtype == np.bool_)
+    # a list of Python or numpy bools, inside a tuple index, is a mask too (as in JAX)
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, _ARRAYS) and x.dtype == np.bool_) \
+        or (isinstance(x, list) and bool(x) and all(isinstance(e, (bool, np.bool_)) for e in x))
 
 
 def _normalize(i: Any, size: int) -> Any:
@@ -88,7 +111,7 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
     """The gather that reads `x[idx]` from an operand of `shape` (after its None axes);
     without `normalize`, negative array indices are left for the gather's mode to handle."""
     items, newaxes = [], []
-    for x in _entries(idx, len(shape)):
+    for x in _entries(idx, shape):
         if x is None:
             newaxes.append(len(items))
             items.append(slice(None))
@@ -126,7 +149,7 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
             arrays.append(_normalize(i, size) if normalize else i)
         positions.append(axis)
         sizes.append(1)
-    s = np.broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()
+    s = broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()  # JAX's error
     columns = [lax.broadcast_in_dim(a, (*s, 1), tuple(range(len(s) - np.ndim(a), len(s))))
                for a in arrays]
     columns += [lax.full((*s, 1), st, np.int32) for st in starts]
@@ -150,7 +173,7 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
 
 def _pre_slice(arr: Any, idx: Any) -> tuple[Any, tuple]:
     """Apply the index's slices first (a plain `slice`), leaving full slices in their place."""
-    items = _entries(idx, np.ndim(arr))
+    items = _entries(idx, np.shape(arr))
     shape = np.shape(arr)
     starts, limits, strides, out, axis = [], [], [], [], 0
     for x in items:
@@ -271,6 +294,7 @@ def _method(op: str):
 
 for _op in _SCATTERS:
     setattr(IndexUpdateRef, _op, _method(_op))
+IndexUpdateRef.multiply = IndexUpdateRef.mul  # JAX's name for it; `mul` is its alias
 
 
 class IndexUpdateHelper:
@@ -307,6 +331,8 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     indices = lax_numpy.asarray(indices)
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    # clipped indices count from 0, and wrapped ones are in range already: neither normalized
+    normalize = mode not in ("clip", "wrap")
     if mode == "wrap":
         indices, mode = ufuncs.remainder(indices, const(indices, np.shape(a)[axis])), \
             "promise_in_bounds"
@@ -314,7 +340,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
         raise ValueError(f"Invalid mode '{mode}' for np.take")
     return rewriting_take(a, (slice(None),) * axis + (indices,),
                           "fill" if mode is None else mode, fill_value, unique_indices,
-                          indices_are_sorted, normalize_indices=mode != "clip")
+                          indices_are_sorted, normalize_indices=normalize)
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,

@@ -305,12 +305,12 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     if not len(arrays):
         raise ValueError("Need at least one array to concatenate.")
     check_arraylike("concatenate", *arrays)
-    if any(np.ndim(x) == 0 for x in arrays):
+    if axis is None:  # raveled first, then promoted, as in JAX: any ranks will do
+        return concatenate([ravel(x) for x in arrays], axis=0)
+    if np.ndim(arrays[0]) == 0:  # other ranks that differ: lax.concatenate's error
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    arrays = promote_dtypes(*arrays)
-    if axis is None:
-        arrays, axis = [ravel(x) for x in arrays], 0
-    return lax.concatenate(arrays, canonicalize_axis(int(axis), np.ndim(arrays[0])))
+    axis = canonicalize_axis(int(axis), np.ndim(arrays[0]))
+    return lax.concatenate(promote_dtypes(*arrays), axis)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
@@ -321,9 +321,13 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     """
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
-    shapes = {np.shape(x) for x in arrays}
-    if len(shapes) != 1:
-        raise ValueError("All input arrays must have the same shape.")
+    check_arraylike("stack", *arrays)
+    shapes = [np.shape(x) for x in arrays]
+    shown = ", ".join(map(str, shapes))
+    if len({len(s) for s in shapes}) != 1:
+        raise ValueError(f"Cannot stack arrays with different numbers of dimensions: got {shown}.")
+    if len(set(shapes)) != 1:
+        raise ValueError(f"All input arrays must have the same shape. Got {shown}.")
     axis = canonicalize_axis(axis, np.ndim(arrays[0]) + 1)
     arrays = promote_dtypes(*arrays)
     return lax.concatenate([lax.expand_dims(x, (axis,)) for x in arrays], axis)

@@ -26,9 +26,9 @@ from .util import (
 
 __all__ = [
     "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clip", "conj", "conjugate", "cos", "divide", "equal", "exp", "floor", "floor_divide",
-    "greater", "greater_equal", "imag", "invert", "isfinite", "isinf", "isnan", "left_shift",
-    "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or",
+    "clip", "conj", "conjugate", "cos", "divide", "divmod", "equal", "exp", "floor",
+    "floor_divide", "greater", "greater_equal", "imag", "invert", "isfinite", "isinf", "isnan",
+    "left_shift", "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or",
     "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive",
     "power", "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square",
     "subtract", "tan", "tanh", "true_divide", "where"
@@ -197,14 +197,30 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
             lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), const(x1, 0))
         )
         return where(rounded_wrong, subtract(quotient, 1), quotient)
-    # JAX: _float_divmod; the quotient of (x1 - x1 mod x2) / x2, fixed up by the signs
+    if np.issubdtype(dt, np.complexfloating):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    # the modulus _float_divmod also fixes goes unused: JAX's jaxpr has its select (as `_`)
+    return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1: Any, x2: Any) -> tuple[Any, Any]:
+    """(x1 // x2, x1 mod x2) for floats: the quotient of (x1 - x1 mod x2) / x2 and the
+    modulus, both fixed up where the signs of x2 and the truncated modulus differ (JAX too)."""
     mod = lax.rem(x1, x2)
     div = lax.div(where(lax.eq(x2, const(x2, 0)), x1, lax.sub(x1, mod)), x2)
     fix = lax.bitwise_and(lax.ne(mod, const(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
-    # unused here, but JAX's divmod fixes the modulus too, so its jaxpr has this select (as `_`)
-    lax.select(fix, add(mod, x2), mod)
+    mod = lax.select(fix, add(mod, x2), mod)
     # jnp's subtract of a Python 1.0, as JAX's: a weakly typed quotient stays weak
-    return lax.round(lax.select(fix, subtract(div, 1.0), div))
+    return lax.round(lax.select(fix, subtract(div, 1.0), div)), mod
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
+    """(x1 // x2, x1 % x2); for floats both from one computation, as in JAX (`divmod(x, y)`
+    on arrays calls this)."""
+    x1, x2 = promote_args_numeric("divmod", x1, x2)
+    if np.issubdtype(dtypes.dtype(x1), np.integer):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    return _float_divmod(x1, x2)
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:

@@ -1,0 +1,153 @@
+"""Edge inputs of our jnp against jax.numpy: mismatched boolean masks, lists in an index,
+`divmod`, `x.at[...].multiply`, take's wrap mode, literal fill values, complex logistic."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import stages.s02_tracing as s02
+from shared.testing import assert_same_typed_values
+from stages.s02_tracing import numpy as ojnp
+
+X = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+X4 = np.zeros((2, 3, 4, 5), np.float32)
+
+
+def _same_error(ours_fn, theirs_fn):
+    with pytest.raises(Exception) as ours:
+        ours_fn()
+    with pytest.raises(Exception) as theirs:
+        theirs_fn()
+    assert type(ours.value).__name__ == type(theirs.value).__name__
+    assert str(ours.value) == str(theirs.value)
+
+
+# A mask of the wrong shape must be refused: its nonzero() would index other axes.
+# `index N` counts the index's own entries, a None and the ... included.
+BAD_MASKS = {
+    "whole_index": (X, np.ones((3, 4), bool)),
+    "after_none": (X, (None, np.ones((3, 4), bool))),
+    "after_ellipsis": (X, (Ellipsis, np.ones(3, bool))),
+    "after_a_slice": (X, (slice(None), np.ones((2, 4), bool))),
+    "two_masks": (X, (0, None, np.ones(4, bool), np.ones(3, bool))),
+    "ellipsis_between": (X4, (0, Ellipsis, np.ones(3, bool))),
+    "too_long": (X4, np.ones((2, 3, 4, 6), bool)),
+}
+
+
+@pytest.mark.parametrize("operand, idx", BAD_MASKS.values(), ids=BAD_MASKS.keys())
+@pytest.mark.parametrize("how", ["getitem", "set"])
+def test_a_mask_of_the_wrong_shape_is_refused(operand, idx, how):
+    def run(jnp):
+        a = jnp.asarray(operand)
+        return a[idx] if how == "getitem" else a.at[idx].set(1.0)
+
+    _same_error(lambda: run(ojnp), lambda: run(jjnp))
+
+
+INDEX_ERRORS = {
+    "too_many_ints": (X4, (0, 0, 0, 0, 0)),
+    "too_many_with_an_array": (X4, (0, 0, 0, 0, np.array([0]))),
+    "too_many_by_a_mask": (X4, np.ones((2, 3, 4, 5, 1), bool)),
+    "arrays_that_do_not_broadcast": (X, (np.ones((2, 3), bool), np.ones(4, bool))),
+    "list_of_lists": (X, [[0, 1]]),
+    "list_with_a_slice": (X, [slice(None), 0]),
+    "list_of_ints": (X, [0, 1]),
+}
+
+
+@pytest.mark.parametrize("operand, idx", INDEX_ERRORS.values(), ids=INDEX_ERRORS.keys())
+def test_index_errors_are_jaxs(operand, idx):
+    _same_error(lambda: ojnp.asarray(operand)[idx], lambda: jjnp.asarray(operand)[idx])
+
+
+def test_a_list_of_bools_in_a_tuple_is_a_mask():
+    idx = (slice(None), [True, False, True])
+    assert_same_typed_values(ojnp.asarray(X)[idx], jjnp.asarray(X)[idx])
+    assert_same_typed_values(ojnp.asarray(X).at[idx].add(1.0),
+                             jjnp.asarray(X).at[idx].add(1.0))
+
+
+def test_at_multiply():
+    idx = (np.array([0, 0, 1]), slice(1, None))
+    assert_same_typed_values(ojnp.asarray(X).at[idx].multiply(3.0),
+                             jjnp.asarray(X).at[idx].multiply(3.0))
+
+
+DIVMOD_ARGS = [
+    (np.array([-3.0, 3.0, -0.0, 5.5, np.inf, -7.25], np.float32), 2.0),
+    (np.array([-3.0, 3.0, 1.0], np.float32), np.array([-2.0, 0.0, -0.5], np.float32)),
+    (np.arange(-3, 3, dtype=np.int32), -2),
+    (np.array([7, 250], np.uint8), 3),
+]
+
+
+@pytest.mark.parametrize("x, y", DIVMOD_ARGS)
+def test_divmod(x, y):
+    for ours, theirs in [(ojnp.divmod(x, y), jjnp.divmod(x, y)),
+                         (divmod(ojnp.asarray(x), y), divmod(jjnp.asarray(x), y))]:
+        for o, t in zip(ours, theirs, strict=True):
+            assert_same_typed_values(o, t)
+
+
+def test_divmod_of_floats_is_one_computation():
+    # JAX's float divmod returns the modulus floor_divide fixes up, not a second remainder
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    with jax.disable_jit():  # JAX wraps divmod in a jit; ours is inline
+        theirs = str(jax.make_jaxpr(lambda a: divmod(a, 2.0))(x))
+    assert str(s02.make_jaxpr(lambda a: divmod(a, 2.0))(x)) == theirs
+
+
+def test_floor_divide_refuses_complex_values():
+    _same_error(lambda: ojnp.floor_divide(np.complex64(1), 2),
+                lambda: jjnp.floor_divide(np.complex64(1), 2))
+
+
+@pytest.mark.parametrize("fill", [0.1, 1 / 3, 1e30])
+def test_a_weak_python_float_fill_prints_as_written(fill):
+    # no dtype: the fill stays weak and JAX stages the Python float itself (0.1, not the
+    # float32 value 0.10000000149011612); with a dtype it is converted
+    assert str(s02.make_jaxpr(lambda a: ojnp.full((2,), fill))(1.0)) == \
+        str(jax.make_jaxpr(lambda a: jjnp.full((2,), fill))(1.0))
+    assert str(s02.make_jaxpr(lambda a: ojnp.full((2,), fill, np.float32))(1.0)) == \
+        str(jax.make_jaxpr(lambda a: jjnp.full((2,), fill, np.float32))(1.0))
+
+
+def test_take_wrap_does_not_normalize_the_wrapped_indices():
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    idx = np.array([5, -1, -7], np.int32)
+    with jax.disable_jit():  # JAX wraps take and remainder in jits
+        theirs = str(jax.make_jaxpr(lambda a: jjnp.take(a, idx, mode="wrap"))(x))
+    assert str(s02.make_jaxpr(lambda a: ojnp.take(a, idx, mode="wrap"))(x)) == theirs
+    assert_same_typed_values(ojnp.take(x, idx, mode="wrap"), jjnp.take(x, idx, mode="wrap"))
+
+
+def test_logistic_of_complex_values():
+    z = np.array([1 + 1j, -2j, 0, 100 + 3j, -100 + 1j, -3 + 0.5j], np.complex64)
+    np.testing.assert_allclose(np.asarray(s02.lax.logistic(z)),
+                               np.asarray(jax.lax.logistic(z)), rtol=1e-6, atol=1e-6)
+
+
+JOIN_ERRORS = {
+    "stack_ranks": lambda jnp: jnp.stack([np.ones((2, 3)), np.float32(1)]),
+    "stack_shapes": lambda jnp: jnp.stack([np.ones((2, 3)), np.ones((1, 3))]),
+    "stack_a_list": lambda jnp: jnp.stack([[1, 2]]),
+    "concatenate_a_0d_second": lambda jnp: jnp.concatenate([np.ones((2, 3)), np.float32(1)]),
+    "concatenate_a_0d_first": lambda jnp: jnp.concatenate([np.float32(1), np.ones(3)]),
+}
+
+
+@pytest.mark.parametrize("fn", JOIN_ERRORS.values(), ids=JOIN_ERRORS.keys())
+def test_stack_and_concatenate_errors_are_jaxs(fn):
+    _same_error(lambda: fn(ojnp), lambda: fn(jjnp))
+
+
+def test_concatenate_without_an_axis_ravels_any_ranks_then_promotes():
+    x, i = np.ones((2, 3), np.float32), np.arange(3, dtype=np.int32)
+    assert_same_typed_values(ojnp.concatenate([x, np.float32(1), i], axis=None),
+                             jjnp.concatenate([x, np.float32(1), i], axis=None))
+    assert str(s02.make_jaxpr(lambda a, b: ojnp.concatenate([b, a, 2.0], axis=None))(x, i)) == \
+        str(jax.make_jaxpr(lambda a, b: jjnp.concatenate([b, a, 2.0], axis=None))(x, i))
