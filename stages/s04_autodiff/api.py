@@ -86,12 +86,12 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux:
         p_dtype, t_dtype = core.get_aval(p).dtype, _tangent_type(t).dtype
         expected = primal_dtype_to_tangent_dtype(p_dtype)
         if expected != t_dtype:
+            # float0 shows as numpy prints it, [('float0', 'V')], as in JAX's text
             raise TypeError(
                 "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
                 "or in case of int/bool primal dtype the tangent dtype must be float0."
                 f"Got primal dtype {p_dtype} and so expected tangent dtype "
-                f"{_dtype_name(expected)}, but got tangent dtype {_dtype_name(t_dtype)} "
-                "instead.")
+                f"{expected}, but got tangent dtype {t_dtype} instead.")
         if np.shape(p) != np.shape(t):
             raise ValueError("jvp called with different primal and tangent shapes;"
                              f"Got primal shape {np.shape(p)} and tangent shape as {np.shape(t)}")
@@ -111,10 +111,6 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux:
     out_primals, out_tangents = ad.jvp(flat_fun).call_wrapped(ps_flat, ts_flat)
     return (tree_unflatten(out_tree(), out_primals), tree_unflatten(out_tree(), out_tangents))
 # --8<-- [end:jvp]
-
-
-def _dtype_name(dtype: np.dtype) -> str:
-    return "float0" if dtype == float0 else str(dtype)
 
 
 # ------------------------------------------------------------------ linearize

@@ -61,6 +61,17 @@ def test_jvp_with_a_tangent_of_the_wrong_dtype():
     assert "must be float0.Got primal dtype float32" in ours_msg
 
 
+@pytest.mark.parametrize("primal, tangent", [
+    (np.int32(3), np.int32(1)),  # expects float0
+    (np.float32(3), np.zeros((), jax.dtypes.float0)),  # got float0
+], ids=["int_primal", "float0_tangent"])
+def test_jvp_names_float0_as_numpy_prints_it(primal, tangent):
+    # JAX's text shows float0 as numpy prints the dtype: [('float0', 'V')]
+    msg = _same_error(lambda: jvp(lambda x: x, (primal,), (tangent,)),
+                      lambda: jax.jvp(lambda x: x, (primal,), (tangent,)))
+    assert "[('float0', 'V')]" in msg
+
+
 def test_jvp_needs_tuples_of_primals_and_tangents():
     with pytest.raises(TypeError, match="primal and tangent arguments to jax.jvp must be tuples "
                                         "or lists; found float and float."):
