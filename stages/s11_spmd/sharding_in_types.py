@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import types
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,24 +106,33 @@ def recover_user_shardings(executable: Any, args: Sequence[Any]) -> list[Any]:
     an array already on that mesh (whose type then holds the mesh) gets that argument's own
     sharding, spelled as the user spelled it (`P('x', None)`, not the shortest `P('x')`)."""
     program, outs = executable.program, executable.out_shardings
-    jaxpr, kept = program.closed.jaxpr, program.kept
-    first = executable.in_shardings[kept[0]] if kept else None
+    first = executable.in_shardings[program.kept[0]] if program.kept else None
     if not isinstance(first, NamedSharding):
         return outs
     key = (first.mesh.axis_names, first.mesh.axis_sizes, first.mesh.axis_types)
-    on_mesh = set()
-    for v, x in zip(jaxpr.invars, args, strict=True):
-        s = getattr(x, "sharding", None)
-        if isinstance(s, NamedSharding) and \
-                (s.mesh.axis_names, s.mesh.axis_sizes, s.mesh.axis_types) == key:
-            on_mesh.add(v)
-    if not on_mesh:
+    on_mesh = tuple(isinstance(s := getattr(x, "sharding", None), NamedSharding) and
+                    (s.mesh.axis_names, s.mesh.axis_sizes, s.mesh.axis_types) == key
+                    for x in args)
+    if not any(on_mesh):
         return outs
+    known = _recovered.setdefault(executable, {})  # the jaxpr is walked once per pattern
+    if on_mesh not in known:
+        known[on_mesh] = _recover(program, outs, first, on_mesh)
+    return known[on_mesh]
+
+
+_recovered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _recover(program: Any, outs: list[Any], first: NamedSharding, on_mesh: tuple[bool, ...]
+             ) -> list[Any]:
+    jaxpr = program.closed.jaxpr
+    from_mesh = {v for v, on in zip(jaxpr.invars, on_mesh, strict=True) if on}
     for eqn in jaxpr.eqns:  # the mesh in the operands' types passes to the results'
-        if any(isinstance(v, core.Var) and v in on_mesh for v in eqn.invars):
-            on_mesh.update(eqn.outvars)
-    ndim = jaxpr.invars[kept[0]].aval.ndim
-    return [first if asked is None and isinstance(v, core.Var) and v in on_mesh and
+        if any(isinstance(v, core.Var) and v in from_mesh for v in eqn.invars):
+            from_mesh.update(eqn.outvars)
+    ndim = jaxpr.invars[program.kept[0]].aval.ndim
+    return [first if asked is None and isinstance(v, core.Var) and v in from_mesh and
             v.aval.ndim == ndim and o.is_equivalent_to(first, ndim) else o
             for v, o, asked in zip(jaxpr.outvars, outs, program.out_shardings, strict=True)]
 
