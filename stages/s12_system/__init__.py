@@ -18,8 +18,10 @@ Reading path (the lesson, in order):
 
 Beside it:
   random_checks.py   the samplers' argument checks, with JAX's errors
+  random_discrete.py randint (two words of bits per draw) and choice, over random.py's samplers
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
+  optim_variants.py  optax's masked (adamw's mask=) and Adam with Nesterov momentum (NAdam)
   schedules.py   learning-rate schedules
   numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules
 """
@@ -49,8 +51,10 @@ from . import (
     nn,
     numpy,
     optim,
+    optim_variants,
     prng,
     random,
+    random_discrete,
     schedules,
     sharding,
     special,
@@ -98,8 +102,10 @@ __all__ = [
     "nn",
     "numpy",
     "optim",
+    "optim_variants",
     "prng",
     "random",
+    "random_discrete",
     "remat",
     "schedules",
     "shard_map",

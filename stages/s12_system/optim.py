@@ -43,8 +43,8 @@ def apply_updates(params: Any, updates: Any) -> Any:
     return tree_map(lambda p, u: jnp.asarray(p + u).astype(jnp.asarray(p).dtype), params, updates)
 
 
-def _increment(count: Any) -> Any:
-    # optax's safe_increment: an int32 counter that stops at its maximum instead of wrapping
+def safe_increment(count: Any) -> Any:
+    """An int32 step counter plus one, stopping at its maximum instead of wrapping (optax)."""
     top = np.iinfo(np.int32).max
     return jnp.where(count < top, count + 1, top).astype(np.int32)
 
@@ -93,7 +93,7 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
     def update(updates: Any, state: ScaleByScheduleState, params: Any = None) -> tuple:
         step_size = step_size_fn(state.count)
         updates = tree_map(lambda g: jnp.array(step_size, dtype=g.dtype) * g, updates)
-        return updates, ScaleByScheduleState(count=_increment(state.count))
+        return updates, ScaleByScheduleState(count=safe_increment(state.count))
 
     return GradientTransformation(init, update)
 
@@ -138,8 +138,11 @@ class ScaleByAdamState(NamedTuple):
 
 # --8<-- [start:adam]
 def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-                  eps_root: float = 0.0) -> GradientTransformation:
+                  eps_root: float = 0.0, *, nesterov: bool = False) -> GradientTransformation:
     """Adam's direction: bias-corrected first moment over the root of the second."""
+    if nesterov:  # NAdam: the first moment one step ahead (optim_variants builds on this file)
+        from .optim_variants import scale_by_nesterov_adam
+        return scale_by_nesterov_adam(b1, b2, eps, eps_root)
     def init(params: Any) -> ScaleByAdamState:
         zeros = tree_map(jnp.zeros_like, params)
         return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
@@ -148,9 +151,9 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
         # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
         nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
-        count = _increment(state.count)
-        mu_hat = _bias_correction(mu, b1, count)
-        nu_hat = _bias_correction(nu, b2, count)
+        count = safe_increment(state.count)
+        mu_hat = bias_correction(mu, b1, count)
+        nu_hat = bias_correction(nu, b2, count)
         updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         # END EXERCISE
         return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
@@ -159,16 +162,18 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
 # --8<-- [end:adam]
 
 
-def _bias_correction(moment: Any, decay: float, count: Any) -> Any:
-    correction = 1 - decay ** count  # a moment started at zero is too small by this factor
+def bias_correction(moment: Any, decay: float, count: Any) -> Any:
+    """A moment started at zero is too small by 1 - decay**count: divided by it (optax)."""
+    correction = 1 - decay ** count
     return tree_map(lambda t: t / correction.astype(t.dtype), moment)
 
 
 def add_decayed_weights(weight_decay: float = 0.0,
                         mask: Any = None) -> GradientTransformation:
-    """updates + weight_decay * params (decoupled weight decay); `mask` is not built here."""
-    if mask is not None:
-        raise NotImplementedError("add_decayed_weights(mask=...) is not built here")
+    """updates + weight_decay * params (decoupled weight decay), where `mask` says (optax)."""
+    if mask is not None:  # the leaves it leaves out pass through
+        from .optim_variants import masked
+        return masked(add_decayed_weights(weight_decay), mask)
 
     def update(updates: Any, state: EmptyState, params: Any = None) -> tuple:
         if params is None:
@@ -214,15 +219,17 @@ def momentum(learning_rate: ScalarOrSchedule, beta: float = 0.9,
 
 
 def adam(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-         eps: float = 1e-8, eps_root: float = 0.0) -> GradientTransformation:
+         eps: float = 1e-8, eps_root: float = 0.0, *, nesterov: bool = False
+         ) -> GradientTransformation:
     """Adam: scale_by_adam, then the learning rate."""
-    return chain(scale_by_adam(b1, b2, eps, eps_root), scale_by_learning_rate(learning_rate))
+    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+                 scale_by_learning_rate(learning_rate))
 
 
 def adamw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
           eps: float = 1e-8, eps_root: float = 0.0, weight_decay: float = 1e-4,
-          mask: Any = None) -> GradientTransformation:
+          mask: Any = None, *, nesterov: bool = False) -> GradientTransformation:
     """Adam with decoupled weight decay: the decay is added after Adam's scaling."""
-    return chain(scale_by_adam(b1, b2, eps, eps_root),
+    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
                  add_decayed_weights(weight_decay, mask),
                  scale_by_learning_rate(learning_rate))

@@ -26,10 +26,11 @@ from .random_checks import (
     check_shape,
     float32_dtype,
 )
+from .random_discrete import choice, randint  # integers and picks, beside this lesson
 from .special import erf_inv
 
-__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "fold_in", "gumbel", "key",
-           "key_data", "normal", "permutation", "split", "uniform"]
+__all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
+           "key_data", "normal", "permutation", "randint", "split", "uniform"]
 
 
 # ------------------------------------------------------------------ keys

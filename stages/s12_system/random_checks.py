@@ -6,10 +6,13 @@ sampler). Kept beside the samplers so that random.py reads as the lesson: bits m
 
 from __future__ import annotations
 
+import operator
+import warnings
 from typing import Any
 
 import numpy as np
 
+from stages.s02_tracing import dtypes
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.numpy.util import broadcast_shapes
 
@@ -18,6 +21,37 @@ def canonical_shape(shape: Any) -> tuple[int, ...]:
     """A shape argument (an int, or a sequence of them) as a tuple of ints."""
     return (int(shape),) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else \
         tuple(int(d) for d in shape)
+
+
+def static_shape(shape: Any) -> tuple[int, ...]:
+    """A shape argument as a tuple of ints, refused as JAX refuses one of floats or None."""
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    dims = tuple(shape)  # None or a float: Python's own "object is not iterable"
+    try:
+        return tuple(operator.index(d) for d in dims)
+    except TypeError:
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shape!r}.") from None
+
+
+def int_dtype(dtype: Any, name: str) -> np.dtype:
+    """An integer dtype as JAX takes it with x64 off: None or int is int32, and a 64-bit one is
+    truncated to 32 bits with JAX's warning."""
+    dtype = np.dtype(np.int32 if dtype is None or dtype is int else dtype)
+    if dtype not in dtypes.jax_dtypes:
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}")
+    if dtypes.canonicalize_dtype(dtype) != dtype:
+        narrow = dtypes.canonicalize_dtype(dtype)
+        warnings.warn(f"Explicitly requested dtype {dtype} is not available, and will be "
+                      f"truncated to dtype {narrow}. To enable more dtypes, set the "
+                      "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+                      "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
+                      "for more.", stacklevel=3)
+        dtype = narrow
+    if not np.issubdtype(dtype, np.integer):
+        raise TypeError(f"{name} only accepts integer dtypes, got {dtype}")
+    return dtype
 
 
 def check_float(dtype: Any, name: str) -> np.dtype:

@@ -155,3 +155,63 @@ def test_identity_passes_updates_through_with_an_empty_state():
     v, t = optax.identity().update(g, optax.identity().init(_params()))
     assert repr(s) == repr(t) == "EmptyState()"
     _close(u, v)
+
+
+# ------------------------------------------------------------------ masks and NAdam
+
+MASK_TREE = {"w": True, "layers": [{"b": False}, {"b": True}]}
+MASK_PREFIX = {"w": False, "layers": True}  # one bool for a whole subtree
+
+
+def _matrices(tree):  # a mask function: decay the matrices, not the biases
+    return s01.tree_map(lambda x: np.ndim(x) > 1, tree)
+
+
+MASKED = {
+    "adamw_mask_tree": (lambda: optim.adamw(1e-2, weight_decay=0.5, mask=MASK_TREE),
+                        lambda: optax.adamw(1e-2, weight_decay=0.5, mask=MASK_TREE)),
+    "adamw_mask_prefix": (lambda: optim.adamw(1e-2, weight_decay=0.5, mask=MASK_PREFIX),
+                          lambda: optax.adamw(1e-2, weight_decay=0.5, mask=MASK_PREFIX)),
+    "adamw_mask_fn": (lambda: optim.adamw(1e-2, weight_decay=0.5, mask=_matrices),
+                      lambda: optax.adamw(1e-2, weight_decay=0.5, mask=_matrices)),
+    "decay_masked_then_sgd": (
+        lambda: optim.chain(optim.add_decayed_weights(0.3, MASK_TREE), optim.sgd(0.1)),
+        lambda: optax.chain(optax.add_decayed_weights(0.3, MASK_TREE), optax.sgd(0.1))),
+    "adam_nesterov": (lambda: optim.adam(1e-2, nesterov=True),
+                      lambda: optax.adam(1e-2, nesterov=True)),
+    "adam_nesterov_b1": (lambda: optim.adam(3e-3, b1=0.5, b2=0.9, eps_root=1e-3, nesterov=True),
+                         lambda: optax.adam(3e-3, b1=0.5, b2=0.9, eps_root=1e-3, nesterov=True)),
+    "adamw_nesterov_masked": (
+        lambda: optim.adamw(1e-2, weight_decay=0.2, mask=_matrices, nesterov=True),
+        lambda: optax.adamw(1e-2, weight_decay=0.2, mask=_matrices, nesterov=True)),
+}
+
+
+@pytest.mark.parametrize("name", MASKED)
+def test_masks_and_nesterov_match_optax(name):
+    ours, theirs = MASKED[name]
+    _run_both(ours(), theirs(), steps=6)
+
+
+@pytest.mark.parametrize("mask", [MASK_TREE, MASK_PREFIX, _matrices], ids=["tree", "prefix", "fn"])
+def test_a_mask_decays_exactly_the_leaves_it_names(mask):
+    """One step: the leaves the mask names differ from plain adam's by -lr * decay * p, and
+    the others not at all."""
+    params, grads = _params(), _grads(0)
+    plain, decayed = optim.adam(0.1), optim.adamw(0.1, weight_decay=1.0, mask=mask)
+    u, _ = plain.update(grads, plain.init(params), params)
+    v, _ = decayed.update(grads, decayed.init(params), params)
+    flags = s01.tree_leaves(_matrices(params) if callable(mask) else
+                            s01.tree_map(lambda m, x: s01.tree_map(lambda _: m, x), mask, params))
+    for flag, p, a, b in zip(flags, s01.tree_leaves(params), s01.tree_leaves(u),
+                             s01.tree_leaves(v), strict=True):
+        want = np.asarray(a) - 0.1 * p if flag else np.asarray(a)
+        np.testing.assert_allclose(np.asarray(b), want, rtol=1e-6, atol=1e-7)
+
+
+def test_masked_and_nesterov_states_have_optax_structure():
+    for ours, theirs in (MASKED["adamw_mask_tree"], MASKED["adamw_nesterov_masked"]):
+        state, tstate = ours().init(_params()), theirs().init(_params())
+        assert str(jax.tree_util.tree_structure(state)) == \
+            str(jax.tree_util.tree_structure(tstate))
+        assert [type(s).__name__ for s in state] == [type(s).__name__ for s in tstate]

@@ -267,3 +267,123 @@ def _same_value_error(call):
 def test_parameters_must_broadcast_to_the_shape_asked_for_as_jax_checks(call):
     # broadcasting p against (2, 1) would give (2, 3) samples: JAX refuses, so must we
     _same_value_error(call)
+
+
+# ------------------------------------------------------------------ randint and choice
+
+K_SEEDS = [0, 7, 2**31 - 1]
+I32 = np.iinfo(np.int32)
+RANDINT = {  # shape, minval, maxval, dtype
+    "scalar_bounds": ((2, 3), -5, 5, None), "int_shape": (4, 0, 10, np.int32),
+    "array_min": ((4,), np.int32([0, 1, 2, 3]), 10, None),
+    "both_broadcast": ((3, 2), np.int32([[0], [5], [-3]]), np.int32([4, 9]), None),
+    "uint8_to_256": ((9,), 0, 256, np.uint8), "int8_clipped": ((9,), -1000, 1000, np.int8),
+    "int16": ((9,), -200, 100, np.int16), "uint16_clipped": ((9,), -40000, 70000, np.uint16),
+    "uint8_of_int8": ((9,), np.int8(-5), np.int8(100), np.uint8),
+    "uint32": ((9,), 0, I32.max, np.uint32), "uint32_wide": ((9,), np.uint32(3),
+                                                               np.uint32(2**32 - 1), np.uint32),
+    "empty_range": ((6,), 5, 5, None), "reversed_range": ((6,), 5, -3, None),
+    "widest_int32": ((6,), I32.min, I32.max, None),
+    "span_wraps_to_0": ((6,), np.int32(I32.min), np.uint32(2**32 - 1), None),
+    "maxval_past_dtype": ((50,), np.int32(I32.max - 9), np.uint32(2**31 + 5), None),
+    "big_span": ((7,), 3, 2**20 + 7, None), "float_bounds": ((5,), 0.5, 7.9, None),
+    "float_past_int32": ((5,), 0, 1e12, None), "scalar": ((), 0, 3, np.int16),
+    "no_draws": ((0,), 0, 3, None),
+}
+
+
+@pytest.mark.parametrize("name", RANDINT)
+def test_randint_matches_jax_bit_for_bit(name):
+    shape, lo, hi, dtype = RANDINT[name]
+    for seed in K_SEEDS:
+        k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+        _same(random.randint(k, shape, lo, hi, dtype), jax.random.randint(kj, shape, lo, hi, dtype))
+
+
+def test_randint_uses_both_words_of_every_draw():
+    # a span past 2**16 needs the high word's share; a draw of 2**32 - 1 wide shows every bit
+    k, kj = random.PRNGKey(1), jax.random.PRNGKey(1)
+    got = np.asarray(random.randint(k, (4000,), I32.min, I32.max))
+    _same(got, jax.random.randint(kj, (4000,), I32.min, I32.max))
+    assert len(np.unique(got)) == 4000 and got.min() < -2**30 and got.max() > 2**30
+
+
+CHOICE_X = np.arange(24, dtype=np.float32).reshape(4, 6)
+P5 = np.float32([0.1, 0.0, 0.5, 0.2, 0.2])
+CHOICE = {
+    "int": dict(a=10), "int_shape": dict(a=5, shape=(2, 3)), "rows": dict(a=CHOICE_X, shape=(5,)),
+    "columns": dict(a=CHOICE_X, shape=(2,), axis=1), "list_shape": dict(a=3, shape=[2]),
+    "no_replace_all": dict(a=10, shape=(10,), replace=False),
+    "no_replace": dict(a=CHOICE_X, shape=(2, 2), replace=False),
+    "no_replace_last_axis": dict(a=CHOICE_X, shape=(3,), axis=-1, replace=False),
+    "no_replace_long": dict(a=np.arange(1700), shape=(5,), replace=False),
+    "bools": dict(a=np.array([True, False, True]), shape=(4,)),
+    "none": dict(a=CHOICE_X, shape=(0,)),
+    "p": dict(a=5, shape=(7,), p=P5), "p_of_values": dict(a=np.arange(5) * 3, shape=(2, 4), p=P5),
+    "int_p": dict(a=CHOICE_X, shape=(3,), p=np.int32([1, 2, 3, 4])),
+    "p_no_replace": dict(a=5, shape=(3,), p=P5, replace=False),
+    "p_no_replace_past_zeros": dict(a=5, shape=(5,), p=P5, replace=False),
+    "p_no_replace_axis": dict(a=CHOICE_X, shape=(2,), p=np.float32([1, 2, 3, 4, 5, 6]), axis=1,
+                              replace=False),
+}
+
+
+@pytest.mark.parametrize("name", CHOICE)
+def test_choice_matches_jax_bit_for_bit(name):
+    for seed in K_SEEDS:
+        k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+        _same(random.choice(k, **CHOICE[name]), jax.random.choice(kj, **CHOICE[name]))
+
+
+def test_on_the_numpy_backend_randint_and_choice_match_jax_too():
+    saved = config.platforms.value
+    config.platforms.set_global("interpreter")
+    clear_caches()
+    try:
+        for name in ("both_broadcast", "uint8_to_256", "span_wraps_to_0", "float_past_int32"):
+            shape, lo, hi, dtype = RANDINT[name]
+            _same(random.randint(random.PRNGKey(2), shape, lo, hi, dtype),
+                  jax.random.randint(jax.random.PRNGKey(2), shape, lo, hi, dtype))
+        for name in ("columns", "no_replace_last_axis"):
+            _same(random.choice(random.PRNGKey(2), **CHOICE[name]),
+                  jax.random.choice(jax.random.PRNGKey(2), **CHOICE[name]))
+    finally:
+        config.platforms.set_global(saved)
+        clear_caches()
+
+
+def test_a_64_bit_dtype_is_truncated_with_jax_warning():
+    warned = []
+    for r in (random, jax.random):
+        with pytest.warns(UserWarning) as record:
+            out = r.randint(r.PRNGKey(0), (3,), 0, 9, np.int64)
+        warned.append((str(record[0].message), np.asarray(out).dtype, np.asarray(out).tolist()))
+    assert warned[0] == warned[1]
+
+
+BAD_DRAWS = {
+    "float_dtype": lambda r, k: r.randint(k, (3,), 0, 5, np.float32),
+    "bool_dtype": lambda r, k: r.randint(k, (3,), 0, 5, np.bool_),
+    "float_dim": lambda r, k: r.randint(k, (3.0,), 0, 5),
+    "float_dim_in_a_list": lambda r, k: r.randint(k, [2.0], 0, 5),
+    "negative_dim": lambda r, k: r.randint(k, (-1,), 0, 5),
+    "no_shape": lambda r, k: r.randint(k, None, 0, 5),
+    "bounds_grow_the_shape": lambda r, k: r.randint(k, (3,), np.zeros((2, 3), np.int32), 5),
+    "bounds_clash": lambda r, k: r.randint(k, (3,), np.zeros(2, np.int32), 5),
+    "maxval_past_int32": lambda r, k: r.randint(k, (3,), 0, 2**31),
+    "randint_of_key_batch": lambda r, k: r.randint(r.split(k), (3,), 0, 5),
+    "shape_not_a_sequence": lambda r, k: r.choice(k, 5, 3),
+    "nothing_to_choose": lambda r, k: r.choice(k, 0, (2,)),
+    "too_many_without_replacement": lambda r, k: r.choice(k, 3, (4,), replace=False),
+    "p_of_wrong_size": lambda r, k: r.choice(k, 3, (2,), p=np.ones(4, np.float32)),
+    "axis_out_of_range": lambda r, k: r.choice(k, np.zeros((2, 3)), (2,), axis=2),
+    "a_list": lambda r, k: r.choice(k, [1, 2], (2,)),
+    "p_list": lambda r, k: r.choice(k, 2, (2,), p=[0.5, 0.5]),
+}
+
+
+@pytest.mark.parametrize("name", BAD_DRAWS)
+def test_randint_and_choice_refuse_misuse_with_jax_errors(name):
+    f = BAD_DRAWS[name]
+    _raises_as_jax(lambda: f(random, random.PRNGKey(0)), lambda: f(jax.random,
+                                                                   jax.random.PRNGKey(0)))

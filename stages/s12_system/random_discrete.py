@@ -1,0 +1,137 @@
+"""jax.random's discrete samplers: randint (integers from two words of bits) and choice.
+
+JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`). randint is one jitted program, as
+the samplers in random.py are; choice is made of them (randint, permutation, uniform, gumbel),
+as JAX's is. Bit for bit JAX's: the same key gives the same integers and the same picks.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from stages.s02_tracing import lax
+from stages.s02_tracing import numpy as jnp
+from stages.s02_tracing.lax.utils import canonicalize_axis
+from stages.s02_tracing.numpy.util import check_arraylike, promote_dtypes_inexact
+from stages.s07_caches import jit
+
+from . import prng, random
+from .random_checks import check_key, check_shape, int_dtype, static_shape
+
+__all__ = ["choice", "randint"]
+
+
+def _clip_into(x: Any, dtype: np.dtype) -> Any:
+    """x converted to `dtype`, saturating: values beyond dtype's range become its ends."""
+    have, want = np.iinfo(x.dtype), np.iinfo(dtype)
+    lo, hi = max(have.min, want.min), min(have.max, want.max)
+    return lax.convert_element_type(jnp.clip(x, x.dtype.type(lo), x.dtype.type(hi)), dtype)
+
+
+def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Any:
+    check_arraylike("randint", minval, maxval)
+    minval, maxval = (x if np.issubdtype(x.dtype, np.integer) else
+                      lax.convert_element_type(x, np.int32)
+                      for x in (jnp.asarray(minval), jnp.asarray(maxval)))
+    # a maxval past dtype's top (256 for uint8) is clipped to the top, so the span grows by 1
+    beyond = jnp.greater(maxval, _clip_into(jnp.asarray(np.iinfo(dtype).max, dtype),
+                                            maxval.dtype))
+    lo, hi = _clip_into(minval, dtype), _clip_into(maxval, dtype)
+    # the span as uint32 (maxval - minval may wrap in dtype; its bits are still the span);
+    # an empty range (maxval <= minval) has span 1, so every draw is minval
+    span = lax.convert_element_type(jnp.subtract(hi, lo), np.uint32)
+    span = jnp.where(jnp.less_equal(hi, lo), np.uint32(1), span)
+    span = jnp.where(jnp.logical_and(beyond, jnp.greater(hi, lo)),
+                     jnp.add(span, np.uint32(1)), span)  # 2**32 wraps to 0: x % 0 is x
+    # two words per draw, read as one 64-bit number h * 2**32 + l, taken modulo span
+    # without 64-bit ints: (h % span) * (2**32 % span) + l % span, all modulo span
+    keys = prng.threefry_split(key, (2,))
+    high, low = (prng.threefry_random_bits(lax.reshape(lax.slice(keys, (i, 0), (i + 1, 2)),
+                                                       (2,)), 32, shape) for i in (0, 1))
+    wrap = lax.rem(jnp.full_like(span, 2**16), span)
+    wrap = lax.rem(jnp.multiply(wrap, wrap), span)  # 2**32 % span (its square, as JAX: mod 2**32)
+    offset = jnp.add(jnp.multiply(lax.rem(high, span), wrap), lax.rem(low, span))
+    offset = lax.rem(offset, span)
+    return jnp.add(lo, lax.convert_element_type(offset, dtype))
+
+
+_randint_jit = jit(_randint, static_argnums=(3, 4))
+
+
+def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+    """Integers in [minval, maxval) of `shape` and dtype (None: int32); the bounds broadcast to
+    `shape` and are clipped into dtype's range. Slightly biased unless the span is a power of
+    2, as JAX's is."""
+    check_key(key, "randint")
+    dtype, shape = int_dtype(dtype, "randint"), static_shape(shape)
+    if any(d < 0 for d in shape):
+        raise TypeError("Only non-negative indices are allowed when broadcasting static shapes, "
+                        f"but got shape {shape}.")
+    out = dtype
+    if np.iinfo(dtype).bits < 32:  # drawn as int32, so the narrow span is not biased further
+        info, dtype = np.iinfo(dtype), np.dtype(np.int32)
+        minval = jnp.clip(jnp.asarray(minval).astype(dtype), info.min, info.max)
+        maxval = jnp.clip(jnp.asarray(maxval).astype(dtype), info.min, info.max + 1)
+    check_shape("randint", shape, np.shape(minval), np.shape(maxval))
+    return _randint_jit(key, minval, maxval, shape, dtype).astype(out)
+
+
+# ------------------------------------------------------------------ choice
+
+def _count_below(sorted_: Any, values: Any) -> Any:
+    """numpy's searchsorted(sorted_, values) (side "left"): how many entries are < each value."""
+    below = jnp.less(sorted_, jnp.expand_dims(values, -1))
+    return jnp.sum(below, axis=-1, dtype=np.int32)
+
+
+def _largest(scores: Any, k: int) -> Any:
+    """The indices of the k largest scores, largest first, ties by index (lax.top_k's order)."""
+    order = lax.iota(np.int32, scores.shape[0])
+    _, order = lax.sort((jnp.negative(scores), order), num_keys=1)  # a stable sort
+    return order[:k]
+
+
+def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = None,
+           axis: int = 0) -> Any:
+    """Samples of `shape` from range(a) or from a's entries along `axis`, uniformly or with
+    probabilities p, with or without replacement."""
+    check_key(key, "choice")
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
+    check_arraylike("choice", a)
+    arr = jnp.asarray(a)
+    if arr.ndim == 0:
+        n = int(a)
+    else:
+        axis = canonicalize_axis(axis, arr.ndim)
+        n = arr.shape[axis]
+    draws = math.prod(shape)
+    if draws == 0:
+        return jnp.zeros(shape, dtype=arr.dtype)
+    if n <= 0:
+        raise ValueError("a must be greater than 0 unless no samples are taken")
+    if not replace and draws > n:
+        raise ValueError(f"Cannot take a larger sample (size {draws}) than population "
+                         f"(size {n}) when 'replace=False'")
+    if p is None and replace:
+        picks = randint(key, shape, 0, n)
+    elif p is None:  # the first `draws` entries of a permutation
+        picks = random.permutation(key, n)[:draws]
+    else:
+        check_arraylike("choice", p)
+        (p,) = promote_dtypes_inexact(p)
+        if p.shape != (n,):
+            raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
+                             f"p has shape {p.shape} and a.shape[axis] is {n}.")
+        if replace:  # inverse CDF: where a uniform draw falls among the running totals
+            totals = jnp.cumsum(p)
+            u = random.uniform(key, tuple(shape), dtype=totals.dtype)
+            picks = _count_below(totals, jnp.multiply(totals[-1], jnp.subtract(1, u)))
+        else:  # Gumbel top-k: the k largest of log p plus Gumbel noise
+            picks = _largest(jnp.add(random.gumbel(key, (n,), p.dtype), jnp.log(p)), draws)
+    out = picks if arr.ndim == 0 else jnp.take(arr, picks, axis)
+    return jnp.reshape(out, tuple(shape) if arr.ndim == 0 else
+                       arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
