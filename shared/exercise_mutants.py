@@ -155,6 +155,13 @@ MUTANTS: tuple[Mutant, ...] = (
        "if all(c is not None for c in consts):", "if False:"),
     _m("3.1", "any known input is taken as all known",
        "if all(c is not None for c in consts):", "if any(c is not None for c in consts):"),
+    _m("3.1", "a known input that is zero is taken as unknown (truthiness)",
+       "if all(c is not None for c in consts):", "if all(consts):"),
+    _m("3.1", "only the first input is checked for being known",
+       "if all(c is not None for c in consts):", "if consts[0] is not None:"),
+    _m("3.1", "a primitive with no inputs is staged, not bound",
+       "if all(c is not None for c in consts):",
+       "if consts and all(c is not None for c in consts):"),
     _m("3.2", "only_if_no_batch_dims is ignored", "if not self.only_if_no_batch_dims:",
        "if True:"),
     _m("3.2", "everything that is not a dot is saved",
@@ -165,6 +172,10 @@ MUTANTS: tuple[Mutant, ...] = (
        if prim is not lax.dot_general_p:
            return True
        """),
+    _m("3.2", "the dimension numbers unpacked batch dims first",
+       "(_, _), (lhs_batch, rhs_batch) = params[", "(lhs_batch, rhs_batch), (_, _) = params["),
+    _m("3.2", "only_if_no_batch_dims is read backwards",
+       "if not self.only_if_no_batch_dims:", "if self.only_if_no_batch_dims:"),
     _m("3.3", "the kept equations stay in reverse order", "new_eqns.reverse()", "pass"),
     _m("3.3", "every output is live, used or not", "if used and isinstance(v, Var):",
        "if isinstance(v, Var):"),
@@ -175,11 +186,35 @@ MUTANTS: tuple[Mutant, ...] = (
        "return out_tracers[0]"),
     _m("3.4", "known inputs are not instantiated",
        "tracers = [self.instantiate_const(t) for t in tracers]", "tracers = list(tracers)"),
+    _m("3.4", "a one-result primitive's output gets its first input's aval",
+       "out_avals = list(out) if primitive.multiple_results else [out]",
+       "out_avals = list(out) if primitive.multiple_results else [tracers[0].aval]"),
+    _m("3.4", "each output gets a recipe of its own", """
+       recipe = new_eqn_recipe(self, tracers, out_tracers, primitive, params)
+       for t in out_tracers:
+           t.recipe = recipe
+       """, """
+       for t in out_tracers:
+           t.recipe = new_eqn_recipe(self, tracers, out_tracers, primitive, params)
+       """),
+    _m("3.4", "a known input always becomes a constvar, never a literal",
+       "tracers = [self.instantiate_const(t) for t in tracers]",
+       "tracers = [self.new_instantiated_const(t.pval.get_known()) if t.is_known() else t "
+       "for t in tracers]"),
     _m("3.5", "the residuals come before the known outputs",
        "return [*known_vals_out, *residuals]", "return [*residuals, *known_vals_out]"),
     _m("3.5", "the residuals stay constvars of the unknown jaxpr",
        "jaxpr_unknown = convert_constvars_jaxpr(jaxpr_unknown_)",
        "jaxpr_unknown = jaxpr_unknown_"),
+    _m("3.5", "instantiate is ignored", "f, trace, instantiate, in_pvals)",
+       "f, trace, False, in_pvals)"),
+    _m("3.5", "a known input is taken by its position among all inputs", """
+       in_pvals = [PartialVal.unknown(aval) if uk else PartialVal.known(next(known_vals))
+                   for aval, uk in zip(jaxpr.in_avals, unknowns, strict=True)]
+       """, """
+       in_pvals = [PartialVal.unknown(aval) if uk else PartialVal.known(known_vals_in[i])
+                   for i, (aval, uk) in enumerate(zip(jaxpr.in_avals, unknowns))]
+       """),
     _m("3.6", "a recomputed equation is not staged again",
        "return eqn, eqn.replace(), [False] * n, [True] * n, needs",
        "return eqn, None, [False] * n, [False] * n, []"),
@@ -319,6 +354,13 @@ MUTANTS: tuple[Mutant, ...] = (
        "if pred.ndim:", "if False:"),
     _m("6.3", "the loop runs only while every example's predicate holds",
        "while pred.any():", "while pred.all():"),
+    _m("6.3", "the mask is broadcast against the carry's trailing axes",
+       "carry = [np.where(pred.reshape(pred.shape + (1,) * (np.ndim(c) - pred.ndim)), n, c)",
+       "carry = [np.where(pred, n, c)"),
+    _m("6.3", "the mask gets a trailing 1 for every carry axis",
+       "(1,) * (np.ndim(c) - pred.ndim)", "(1,) * np.ndim(c)"),
+    _m("6.3", "the loop stops once the first example is done",
+       "while pred.any():", "while pred.flat[0]:"),
     _m("6.4", "a type difference is not capitalized and lacks its final '.'",
        'f"differ:\\n\\n{bulleted(diffs)}\\n"', 'f"differ:\\n\\n{\'; \'.join(diffs)}\\n\\n"'),
     _m("6.4", "types are compared with their weak types",
@@ -419,10 +461,27 @@ MUTANTS: tuple[Mutant, ...] = (
        'dims = "x".join(str(d) for d in aval.shape)'),
     _m("8.1", "the dimensions are written last to first", "for d in aval.shape)",
        "for d in aval.shape[::-1])"),
+    _m("8.1", "a scalar's type keeps a lone x",
+       'dims = "".join(f"{d}x" for d in aval.shape)',
+       'dims = "x".join(str(d) for d in aval.shape) + "x"'),
+    _m("8.1", "a zero-size dimension is left out", "for d in aval.shape)",
+       "for d in aval.shape if d)"),
+    _m("8.1", "numpy's dtype name instead of the IR element type",
+       "{dtype_to_ir_type(aval.dtype)}", "{aval.dtype.name}"),
     _m("8.2", "a conversion to bool is a plain convert",
        "if aval_out.dtype == np.dtype(bool):", "if False:"),
     _m("8.2", "the zero compared with has the output's dtype",
        "full_like_aval(0, aval_in)", "full_like_aval(0, aval_out)"),
+    _m("8.2", "the comparison type is the output's (bool)", '"NE", aval_in.dtype)',
+       '"NE", aval_out.dtype)'),
+    _m("8.2", "the comparison is EQ", '"NE"', '"EQ"'),
+    _m("8.2", "the comparison's bool is returned without the final convert",
+       "return hlo.convert(x, aval_to_ir_type(aval_out))",
+       "return x if aval_out.dtype == np.dtype(bool) else "
+       "hlo.convert(x, aval_to_ir_type(aval_out))"),
+    _m("8.2", "only a float input is compared with zero (an int is converted plainly)",
+       "if aval_out.dtype == np.dtype(bool):",
+       "if aval_out.dtype == np.dtype(bool) and np.issubdtype(aval_in.dtype, np.floating):"),
     _m("8.3", "one constant per literal value, reused at every use", """
        if isinstance(atom, core.Literal):
            return ir_constant(atom.val, atom.aval)  # a new constant at each use, as JAX's
@@ -455,6 +514,10 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("8.5", "the branch's constants are left out",
        "consts = mlir.ir_consts(branch.consts, [v.aval for v in branch.jaxpr.constvars])",
        "consts = []"),
+    _m("8.5", "always two regions, as for cond's false and true",
+       "hlo.case(index, len(branches),", "hlo.case(index, 2,"),
+    _m("8.5", "a branch's outputs are returned in reverse", "hlo.return_(outs)",
+       "hlo.return_(outs[::-1])"),
     _m("8.6", "a counter per name instead of the shared conflict counter", """
        unique = name
        while taken(unique):
@@ -490,6 +553,24 @@ MUTANTS: tuple[Mutant, ...] = (
        """),
     _m("9.2", "the values are fetched at every read", "if self._npy_value is None:",
        "if True:"),
+    _m("9.2", "the fetched list is kept whole, not unpacked",
+       "(self._npy_value,) = self._client", "self._npy_value = self._client"),
+    _m("9.2", "the deletion check comes after the fetch", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+           (self._npy_value,) = self._client.transfer_from_device([self._data])
+       """, """
+       if self._npy_value is None:
+           (self._npy_value,) = self._client.transfer_from_device([self._data])
+       self._check_if_deleted()
+       """),
+    _m("9.2", "the deletion check guards only the fetch, not a kept value", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+       """, """
+       if self._npy_value is None:
+           self._check_if_deleted()
+       """),
     _m("9.3", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
        "if env and os.path.isfile(env):", "if env:"),
     _m("9.3", "the libtpu package's path is taken without checking the file",
@@ -556,6 +637,12 @@ MUTANTS: tuple[Mutant, ...] = (
        stack.extend(v.node for v in node.operands
                     if v is not None and id(v.node) not in emitted)
        """),
+    _m("10.3", "a missing (None) operand is not skipped",
+       "if v is not None and id(v.node) not in emitted)", "if id(v.node) not in emitted)"),
+    _m("10.3", "the roots are walked last first", "for root in roots:",
+       "for root in reversed(list(roots)):"),
+    _m("10.3", "a node met again after it was emitted is emitted again",
+       "if state is False:", "if True:"),
     _m("10.4", "the force flag is not hashed, so a read and a sync of the same IR collide",
        "coll.hash = mhash(config.force_ltc_data)", "coll.hash = mhash(True)"),
     _m("10.4", "the compilation environment is folded before the force flag", """
@@ -588,6 +675,15 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("10.6", "a list of tensors is folded in reverse",
        "operands.extend(_operand(v, args) for v in value)",
        "operands.extend(_operand(v, args) for v in reversed(value))"),
+    _m("10.6", "a list of tensors is laid out as one operand",
+       "layout.append((name, len(value)))", "layout.append((name, -1))"),
+    _m("10.6", "keyword arguments are ignored", "kwargs.get(name, default)", "default"),
+    _m("10.6", "every number is a parameter",
+       "if kind == \"scalar\" and (value is None or value == default):",
+       "if kind == \"scalar\":"),
+    _m("10.6", "an absent optional tensor (None) is left out of the operands",
+       "operands.append(_operand(value, args))",
+       "operands.extend([] if value is None else [_operand(value, args)])"),
     _m("11.1", "the replicated mesh axes go first, not last",
        "perm += replicated", "perm = replicated + perm"),
     _m("11.1", "size-1 mesh axes are kept",
@@ -599,13 +695,28 @@ MUTANTS: tuple[Mutant, ...] = (
        "if size % p:", "if False:"),
     _m("11.2", "every dimension is divided by the number of devices",
        "out.append(size // p)", "out.append(size // self.mesh.size if p > 1 else size)"),
+    _m("11.2", "a plain ValueError, not JAX's IndivisibleError",
+       "raise IndivisibleError(", "raise ValueError("),
+    _m("11.2", "the array axis is counted from 1", "parts, strict=True)):",
+       "parts, strict=True), 1):"),
+    _m("11.2", "the tiling factors are printed as a tuple", "{parts} should",
+       "{tuple(parts)} should"),
     _m("11.3", "the partition count is left at 1",
        'module.attributes["mhlo.num_partitions"] = f"{num_partitions} : i32"', "pass"),
     _m("11.3", "an unspecified sharding is written as replicated",
        "if sharding is not None:", "if True:"),
+    _m("11.3", "a fully replicated sharding is left out", "if sharding is not None:",
+       "if sharding is not None and not sharding.is_fully_replicated:"),
+    _m("11.3", "the partition count is typed i64", ' : i32"', ' : i64"'),
     _m("11.4", "the body is traced on the global shapes",
        "block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]",
        "block_avals = list(avals)"),
+    _m("11.4", "the mesh axes are not bound while tracing", """
+       with extend_axis_env_nd(mesh.shape.items()):  # the mesh axes are named axes inside
+           jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
+       """, """
+       jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
+       """),
     _m("11.5", "a psum is not seen to make its result the same across devices",
        "if rule is not None:", "if False:"),
     _m("11.5", "only the first input's axes are carried to the outputs",
@@ -618,6 +729,13 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("11.6", "the axes of a group run in the mesh's order, not the order asked",
        "along = [mesh.axis_names.index(n) for n in axes]",
        "along = [i for i, n in enumerate(mesh.axis_names) if n in axes]"),
+    _m("11.6", "a group over several axes takes the first axis's size",
+       "int(np.prod([mesh.axis_sizes[i] for i in along]))", "mesh.axis_sizes[along[0]]"),
+    _m("11.6", "the ids are reshaped group size first",
+       "moved.reshape(-1, int(np.prod([mesh.axis_sizes[i] for i in along]))).tolist()",
+       "moved.reshape(int(np.prod([mesh.axis_sizes[i] for i in along])), -1).tolist()"),
+    _m("11.6", "the logical ids are laid out column-major",
+       "reshape(mesh.axis_sizes)", 'reshape(mesh.axis_sizes, order="F")'),
     _m("11.7", "the device list is left out of the hash",
        "h = hash_block(devices, h)", "h = h"),
     _m("11.7", "the tile dimensions are left out of the hash",
@@ -647,7 +765,7 @@ MUTANTS: tuple[Mutant, ...] = (
        "updates = new_trace"),
     _m("12.4", "the decay multiplies the gradient, not the trace", "return g + decay * t",
        "return decay * g + t"),
-    _m("12.5", "the first moment is not bias-corrected", "mu_hat = _bias_correction(mu, b1, count)",
+    _m("12.5", "the first moment is not bias-corrected", "mu_hat = bias_correction(mu, b1, count)",
        "mu_hat = mu"),
     _m("12.5", "eps goes inside the square root",
        "m / (jnp.sqrt(v + eps_root) + eps)", "m / jnp.sqrt(v + eps_root + eps)"),

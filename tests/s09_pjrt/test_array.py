@@ -184,6 +184,23 @@ def test_a_donation_still_frees_an_array_whose_values_were_read():
         assert ours.is_deleted() and theirs.is_deleted(), read
 
 
+def test_values_read_before_a_donation_are_refused_after_it_as_in_jax():
+    # the values kept on the host do not outlive the buffer: JAX checks for deletion first
+    theirs = jax.device_put(np.arange(3, dtype=np.float32))
+    np.asarray(theirs)
+    jax.jit(lambda a: a * 2.0, donate_argnums=0)(theirs)
+    with pytest.raises(RuntimeError) as jax_err:
+        np.asarray(theirs)
+    ours = device_put(np.arange(3, dtype=np.float32))
+    assert np.asarray(ours).tolist() == [0.0, 1.0, 2.0]  # fetched and kept
+    s07.jit(lambda a: a * 2.0, donate_argnums=0)(ours)
+    for use in (np.asarray, str, ArrayImpl.tolist):
+        with pytest.raises(RuntimeError) as err:
+            use(ours)
+        assert str(err.value) == str(jax_err.value) == \
+            "Array has been deleted with shape=float32[3]."
+
+
 def test_device_put_without_a_device_leaves_an_array_where_it_is_as_jax_does():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CPU_NUM_DEVICES", "4")

@@ -125,6 +125,34 @@ def test_post_order_visits_the_last_operand_first_as_torch_does():
     assert order.index("aten::neg") < order.index("aten::exp")
 
 
+def test_post_order_walks_the_roots_in_their_order_as_torch_does():
+    # C++ Util::ComputePostOrder(nodes, emap) appends each root's post order in turn, one
+    # emission map shared: the first root's graph comes first, a node shared comes once
+    dev = torch_xla.device()
+    a, b = torch.ones(2).to(dev), torch.zeros(2).to(dev)
+    shared = a.neg()
+    first, second = shared.exp(), (b.abs() + shared)
+    roots = [get_xla_tensor(t).get_ir_value().node for t in (first, second)]
+    order = [n.op for n in ir.compute_post_order(roots)]
+    assert order.index("aten::exp") < order.index("aten::abs")
+    assert order.count("aten::neg") == 1
+    assert order.index("aten::neg") < order.index("aten::exp")
+
+
+def test_post_order_emits_a_node_met_twice_once_after_its_operands_as_torch_does():
+    # y is pushed twice before it is visited (by the root, then by exp(y)): C++ pops the second
+    # copy without emitting it (an emitted node only leaves the queue)
+    dev = torch_xla.device()
+    y = torch.ones(3).to(dev).neg()
+    out = y + y.exp()
+    order = ir.compute_post_order([get_xla_tensor(out).get_ir_value().node])
+    assert len({id(n) for n in order}) == len(order)
+    assert [n.op for n in order].count("aten::neg") == 1
+    place = {id(n): i for i, n in enumerate(order)}
+    for n in order:
+        assert all(place[id(v.node)] < place[id(n)] for v in n.operands if v is not None)
+
+
 def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     x = torch.randn(4).to(torch_xla.device())
     half, quarter, one = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 1.0))

@@ -34,6 +34,34 @@ def test_the_lowered_module_is_jaxs_text_with_shardy_and_with_gspmd(run, name):
     assert ours[name]["gspmd"] == theirs[name]["gspmd"]
 
 
+@pytest.mark.parametrize("shardy", [True, False], ids=["shardy", "gspmd"])
+def test_a_one_device_mesh_lowers_to_jaxs_text_partition_count_and_all(shardy):
+    # JAX writes every sharding (here {replicated}) and mhlo.num_partitions = 1 even then
+    import jax
+    from jax.sharding import AxisType
+    from jax.sharding import NamedSharding as JaxNamedSharding
+    from jax.sharding import PartitionSpec as JaxP
+
+    x = np.arange(8, dtype=np.float32)
+
+    def f(a):
+        return a * 2.0
+
+    with OURS.use_shardy(shardy), cpu_devices(1):
+        s = OURS.NamedSharding(OURS.make_mesh((1,), ("x",)), OURS.P("x"))
+        ours = OURS.jit(f, in_shardings=s, out_shardings=s).lower(x).as_text()
+    prev = jax.config.jax_use_shardy_partitioner
+    jax.config.update("jax_use_shardy_partitioner", shardy)
+    try:
+        mesh = jax.make_mesh((1,), ("x",), axis_types=(AxisType.Auto,))
+        t = JaxNamedSharding(mesh, JaxP("x"))
+        theirs = jax.jit(f, in_shardings=t, out_shardings=t).lower(x).as_text()
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", prev)
+    assert "mhlo.num_partitions = 1 : i32" in theirs
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
 def test_the_values_are_jaxs_with_the_same_shardings(run, name):
     _, ours, theirs = run
