@@ -103,9 +103,13 @@ class Mesh:
             self._hash = hash(self._key())
         return self._hash
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:  # how a jaxpr's params and a NamedSharding show it (JAX too)
         axes = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
         return f"Mesh({axes}, axis_types={self.axis_types!r})"
+
+    def __repr__(self) -> str:
+        return (f"Mesh(axis_sizes={self.axis_sizes!r}, axis_names={self.axis_names!r}, "
+                f"axis_types={self.axis_types!r})")
 
 
 def cpu_client(n: int) -> Any:

@@ -89,7 +89,7 @@ class NamedSharding(Sharding):
         return hash((self.mesh, self.spec))
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r}, memory_kind=device)"
+        return f"NamedSharding(mesh={self.mesh}, spec={self.spec!r}, memory_kind=device)"
 
     def update(self, spec: Any = None, mesh: Mesh | None = None) -> NamedSharding:
         return NamedSharding(mesh or self.mesh, self.spec if spec is None else P(*spec))

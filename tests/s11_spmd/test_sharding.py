@@ -142,7 +142,10 @@ def test_an_uneven_split_and_a_short_rank_raise_jaxs_errors():
 
 def test_reprs_are_jaxs():
     m = mesh((2, 2), ("data", "model"))
-    assert repr(m) == "Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto))"
+    # JAX 0.10.2's two forms: repr names the fields, str (in a jaxpr, a sharding) is short
+    assert repr(m) == "Mesh(axis_sizes=(2, 2), axis_names=('data', 'model'), " \
+        "axis_types=(Auto, Auto))"
+    assert str(m) == "Mesh('data': 2, 'model': 2, axis_types=(Auto, Auto))"
     assert repr(P("data", None)) == "P('data', None)"
     assert repr(P(("data", "model"))) == "P(('data', 'model'),)"
     assert repr(P()) == "P()"
