@@ -11,15 +11,29 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
   indexing.py       index arrays, masks and `x.at[...]` as gather/scatter; take, take_along_axis
   einsum.py         einsum as a chain of dot_generals
+  lax_numpy_more.py linspace, eye, tril/triu, outer, roll, tile, repeat, split, trace, diag
+  math_more.py      round, var, std, count_nonzero, isclose, allclose, log2, log10
 """
 
-from . import array_methods, einsum, indexing, lax_numpy, reductions, ufuncs, util  # noqa: F401
+from . import (  # noqa: F401
+    array_methods,
+    einsum,
+    indexing,
+    lax_numpy,
+    lax_numpy_more,
+    math_more,
+    reductions,
+    ufuncs,
+    util,
+)
 from .einsum import einsum  # noqa: F811
 from .indexing import take, take_along_axis
 from .lax_numpy import *  # noqa: F403
+from .lax_numpy_more import *  # noqa: F403
+from .math_more import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 from .util import *  # noqa: F403
 
-__all__ = [*lax_numpy.__all__, *reductions.__all__, *ufuncs.__all__, *util.__all__, "einsum",
-           "take", "take_along_axis"]
+__all__ = [*lax_numpy.__all__, *lax_numpy_more.__all__, *math_more.__all__,
+           *reductions.__all__, *ufuncs.__all__, *util.__all__, "einsum", "take", "take_along_axis"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import core, lax
 from ..array import Array
-from . import indexing, lax_numpy, reductions, ufuncs
+from . import indexing, lax_numpy, lax_numpy_more, math_more, reductions, ufuncs
 
 # ------------------------------------------------------------------ indexing
 
@@ -171,6 +171,9 @@ _methods = {
     "astype": lax_numpy.astype, "squeeze": lax_numpy.squeeze, "ravel": lax_numpy.ravel,
     "flatten": lax_numpy.ravel, "dot": lax_numpy.dot, "clip": ufuncs.clip,
     "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
+    "round": math_more.round, "std": math_more.std, "var": math_more.var,
+    "trace": lax_numpy_more.trace, "repeat": lax_numpy_more.repeat,
+    "diagonal": lax_numpy_more.diagonal,
 }
 
 
@@ -193,7 +196,7 @@ _TRACER_OPERATORS = (
 ).split()
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
-    "flatten dot clip any all swapaxes"
+    "flatten dot clip any all swapaxes round std var trace repeat diagonal"
 ).split()
 
 
