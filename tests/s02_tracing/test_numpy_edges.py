@@ -151,3 +151,34 @@ def test_concatenate_without_an_axis_ravels_any_ranks_then_promotes():
                              jjnp.concatenate([x, np.float32(1), i], axis=None))
     assert str(s02.make_jaxpr(lambda a, b: ojnp.concatenate([b, a, 2.0], axis=None))(x, i)) == \
         str(jax.make_jaxpr(lambda a, b: jjnp.concatenate([b, a, 2.0], axis=None))(x, i))
+
+
+# Negative steps: the same elements sliced forwards from the lowest one, then `rev`, as JAX
+# writes them; with an index array beside, JAX gathers along a reversed iota instead (same
+# values, another jaxpr), so those compare values only.
+Y = np.arange(24.0, dtype=np.float32).reshape(6, 4)
+NEGATIVE_STEPS = {
+    "reversed": (lambda a: a[::-1], True), "every_other_reversed": (lambda a: a[::-2], True),
+    "start_stop": (lambda a: a[4:0:-2, 1:], True), "second_axis": (lambda a: a[:, ::-3], True),
+    "with_none": (lambda a: a[-1:-7:-1, None, ::-1], True),
+    "int_then": (lambda a: a[1, ::-1], True),
+    "empty": (lambda a: a[0:5:-1], True), "ellipsis": (lambda a: a[..., ::-2], True),
+    "beside_an_index_array": (lambda a: a[np.array([0, 2]), ::-1], False),
+}
+
+
+@pytest.mark.parametrize("f, same_jaxpr", NEGATIVE_STEPS.values(), ids=NEGATIVE_STEPS.keys())
+def test_negative_slice_steps_read_as_jaxs(f, same_jaxpr):
+    assert_same_typed_values(f(ojnp.asarray(Y)), f(jjnp.asarray(Y)))
+    if same_jaxpr:
+        assert str(s02.make_jaxpr(f)(Y)) == str(jax.make_jaxpr(f)(Y))
+
+
+def test_a_traced_start_with_a_reversed_slice_and_its_gradient_are_jaxs():
+    def f(ns):
+        return lambda a, i: ns.sum(a[i, ::-1] * ns.arange(4.0))
+
+    assert str(s02.make_jaxpr(f(ojnp))(Y, 2)) == str(jax.make_jaxpr(f(jjnp))(Y, 2))
+    from stages.s04_autodiff import grad
+    np.testing.assert_array_equal(grad(lambda a: f(ojnp)(a, 2))(Y),
+                                  jax.grad(lambda a: f(jjnp)(a, 2))(Y))

@@ -55,7 +55,7 @@ def _getitem(arr: Any, idx: Any) -> Any:
             if not np.issubdtype(dtype, np.integer):
                 raise TypeError("Indexer must have integer or boolean type, got indexer with "
                                 f"type {dtype}")
-    starts, limits, strides, squeeze_axes, newaxis_dims = [], [], [], [], []
+    starts, limits, strides, squeeze_axes, newaxis_dims, rev_axes = [], [], [], [], [], []
     # a 0-d integer array (traced or not) is a dynamic start, as in JAX: dynamic_slice; so is
     # an int out of range, which dynamic_slice clamps (JAX raises no IndexError)
     is_dynamic = any(isinstance(v, _ARRAYS) for _, v in entries) or \
@@ -71,10 +71,12 @@ def _getitem(arr: Any, idx: Any) -> Any:
             raise IndexError(f"index is out of bounds for axis {axis} with size 0")
         if isinstance(value, slice):
             start, stop, step = value.indices(size)
-            if step < 0:
-                raise IndexError("negative slice steps need lax.rev, not part of this stage")
-            if is_dynamic and step != 1:
+            if is_dynamic and abs(step) != 1:
                 raise TypeError("dynamic_slice: only unit steps supported in slice.")
+            if step < 0:  # the same elements read forwards from the lowest, then reversed
+                start, stop, step = min(size, stop + 1 + (start - stop - 1) % -step), \
+                    start + 1, -step
+                rev_axes.append(axis)
             starts.append(start)
             limits.append(max(start, stop))
             strides.append(step)
@@ -100,6 +102,8 @@ def _getitem(arr: Any, idx: Any) -> Any:
     else:
         all_unit = all(s == 1 for s in strides)
         result = lax.slice(arr, starts, limits, None if all_unit else strides)
+    if rev_axes:
+        result = lax.rev(result, rev_axes)
     if squeeze_axes:
         result = lax.squeeze(result, squeeze_axes)
     if newaxis_dims:

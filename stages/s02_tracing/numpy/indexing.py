@@ -175,15 +175,17 @@ def _pre_slice(arr: Any, idx: Any) -> tuple[Any, tuple]:
     """Apply the index's slices first (a plain `slice`), leaving full slices in their place."""
     items = _entries(idx, np.shape(arr))
     shape = np.shape(arr)
-    starts, limits, strides, out, axis = [], [], [], [], 0
+    starts, limits, strides, out, axis, flip = [], [], [], [], 0, []
     for x in items:
         if x is None:
             out.append(x)
             continue
         if isinstance(x, slice):
             start, stop, step = x.indices(shape[axis])
-            if step < 0:
-                raise NotImplementedError("negative slice steps need lax.rev")
+            if step < 0:  # the same elements read forwards from the lowest, then reversed
+                start, stop, step = min(shape[axis], stop + 1 + (start - stop - 1) % -step), \
+                    start + 1, -step
+                flip.append(axis)
             starts.append(start)
             limits.append(max(start, stop))
             strides.append(step)
@@ -199,7 +201,7 @@ def _pre_slice(arr: Any, idx: Any) -> tuple[Any, tuple]:
         axis += n
     if starts != [0] * len(shape) or limits != list(shape) or set(strides) - {1}:
         arr = lax.slice(arr, starts, limits, None if set(strides) <= {1} else strides)
-    return arr, tuple(out)
+    return (lax.rev(arr, flip) if flip else arr), tuple(out)
 
 
 def _expanded(arr: Any, plan: Plan) -> Any:
