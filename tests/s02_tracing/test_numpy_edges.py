@@ -182,3 +182,17 @@ def test_a_traced_start_with_a_reversed_slice_and_its_gradient_are_jaxs():
     from stages.s04_autodiff import grad
     np.testing.assert_array_equal(grad(lambda a: f(ojnp)(a, 2))(Y),
                                   jax.grad(lambda a: f(jjnp)(a, 2))(Y))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1), [1]], ids=str)
+def test_flip_is_one_rev_as_jaxs(axis):
+    f = (lambda ns: lambda a: ns.flip(a, axis))
+    assert_same_typed_values(f(ojnp)(Y), f(jjnp)(Y))
+    with jax.disable_jit():  # JAX's flip is a jit of one rev
+        assert str(s02.make_jaxpr(f(ojnp))(Y)) == str(jax.make_jaxpr(f(jjnp))(Y))
+
+
+def test_flip_refuses_what_jax_refuses():
+    _same_error(lambda: ojnp.flip(Y, 2), lambda: jjnp.flip(Y, 2))
+    _same_error(lambda: ojnp.flip(Y, (0, 0)), lambda: jjnp.flip(Y, (0, 0)))
+    _same_error(lambda: ojnp.flip([1, 2]), lambda: jjnp.flip([1, 2]))

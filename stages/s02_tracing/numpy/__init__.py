@@ -11,7 +11,7 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
   indexing.py       index arrays, masks and `x.at[...]` as gather/scatter; take, take_along_axis
   einsum.py         einsum as a chain of dot_generals
-  lax_numpy_more.py linspace, eye, tril/triu, outer, roll, tile, repeat, split, trace, diag
+  lax_numpy_more.py linspace, eye, tril/triu, outer, roll, flip, tile, repeat, split, diag
   math_more.py      round, var, std, count_nonzero, isclose, allclose, log2, log10
 """
 

@@ -1,5 +1,5 @@
-"""More of jnp over the same lax primitives: linspace, eye, tril/triu, outer, roll, tile,
-repeat, split, trace, diagonal and diag.
+"""More of jnp over the same lax primitives: linspace, eye, tril/triu, outer, roll, flip,
+tile, repeat, split, trace, diagonal and diag.
 
 JAX: jax/_src/numpy/lax_numpy.py, array_creation.py and tensor_contractions.py. JAX 0.10.2 writes
 `jnp.tile` and `jnp.split` with `tile` and `split` primitives, which this stage does not have:
@@ -22,8 +22,8 @@ from .lax_numpy import arange, asarray, ravel, reshape, transpose
 from .util import check_arraylike, promote_dtypes
 
 __all__ = [
-    "diag", "diagonal", "eye", "linspace", "outer", "repeat", "roll", "split", "tile", "trace",
-    "tril", "triu",
+    "diag", "diagonal", "eye", "flip", "linspace", "outer", "repeat", "roll", "split", "tile",
+    "trace", "tril", "triu",
 ]
 
 
@@ -173,6 +173,15 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         a = lax.concatenate([lax.slice_in_dim(a, cut, n, axis=int(ax)),
                              lax.slice_in_dim(a, 0, cut, axis=int(ax))], int(ax))
     return a
+
+
+def flip(m: Any, axis: Any = None) -> Any:
+    """m with the order of its elements along `axis` (every axis if None) reversed: one rev."""
+    check_arraylike("flip", m)
+    m = asarray(m)
+    axes = range(np.ndim(m)) if axis is None else \
+        axis if isinstance(axis, (tuple, list)) else (axis,)
+    return lax.rev(m, tuple(canonicalize_axis(operator.index(ax), np.ndim(m)) for ax in axes))
 
 
 def tile(A: Any, reps: Any) -> Any:
