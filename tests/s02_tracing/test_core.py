@@ -264,6 +264,19 @@ def test_eval_jaxpr_walks_the_equations():
     assert passthrough is x
 
 
+def test_eval_jaxpr_refuses_the_wrong_number_of_args_or_consts_as_jax_does():
+    const = np.arange(3, dtype=np.float32)
+    x = np.ones(3, np.float32)
+    closed = make_jaxpr(lambda x: olax.add(x, const))(x)
+    theirs = jax.make_jaxpr(lambda x: jax.lax.add(x, const))(x)
+    assert len(closed.consts) == len(theirs.consts) == 1
+    for consts, args in [([const], (x, x)), ([const], ()), ([const, const], (x,)), ([], (x,))]:
+        with pytest.raises(ValueError):  # JAX: safe_map's "argument 2 is longer/shorter"
+            jax_core.eval_jaxpr(theirs.jaxpr, consts, *args)
+        with pytest.raises(ValueError):
+            core.eval_jaxpr(closed.jaxpr, consts, *args)
+
+
 def test_eval_jaxpr_under_make_jaxpr_retraces_to_the_same_program():
     const = np.arange(3, dtype=np.float32)  # a constvar, passed back in as a const
     fn = lambda lax: lambda x: lax.add(lax.mul(lax.sin(x), 2.0), lax.mul(x, const))

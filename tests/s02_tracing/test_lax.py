@@ -167,6 +167,14 @@ def test_integer_pow_matches_jax_for_ints_including_wraparound(y):
     same("integer_pow", np.array([3, 7, 40], np.int32), y)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_integer_pow_rounds_each_product_as_xlas_repeated_squaring_does(dtype):
+    # XLA multiplies in squaring order, rounding each product: not numpy's x ** y
+    x = np.random.default_rng(1).uniform(-3, 3, 200).astype(dtype)
+    for y in [3, 5, 7, 11, 13, -3, -7]:
+        np.testing.assert_array_equal(lax.integer_pow(x, y), jlax.integer_pow(x, y))
+
+
 def test_select_n_picks_cases_by_bool_or_index():
     same("select_n", B, X, Y)
     same("select_n", np.array([0, 2, 1, 1], np.int32), X[0], Y[0], POS[0])

@@ -206,6 +206,35 @@ def test_a_cache_evicts_the_least_recently_used_key_as_jaxs_util_cache_does():
     assert ours.info() == (info.hits, info.misses, info.currsize) == (3, 7, 2)
 
 
+def test_a_computation_asking_for_its_own_key_computes_it_again_as_jaxs_util_cache_does():
+    from jax._src import util as jax_util
+
+    ours, ours_computed = util.Cache("test reentrant", "a letter", layer=False), []
+
+    def compute():
+        ours_computed.append("k")
+        # the same key again from inside its own computation: a second miss, not a wait
+        return ours.get_or_compute("k", compute) + 1 if len(ours_computed) == 1 else 10
+
+    theirs_computed = []
+
+    @jax_util.cache(max_size=8, trace_context_in_key=False)
+    def theirs(k):
+        theirs_computed.append(k)
+        return theirs(k) + 1 if len(theirs_computed) == 1 else 10
+
+    results = []
+    worker = threading.Thread(target=lambda: results.append(ours.get_or_compute("k", compute)),
+                              daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "the inner ask waits for its own thread's computation"
+    assert results == [theirs("k")] == [11]
+    info = theirs.cache_info()
+    assert ours_computed == theirs_computed == ["k", "k"]
+    assert ours.info() == (info.hits, info.misses, info.currsize) == (0, 2, 1)
+
+
 def test_a_thread_waiting_for_another_threads_computation_counts_a_hit():
     cache = util.Cache("test single flight", "a letter", layer=False)
     started, release = threading.Event(), threading.Event()
