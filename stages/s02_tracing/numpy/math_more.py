@@ -78,13 +78,19 @@ around = round
 # ------------------------------------------------------------------ variance
 
 
+def _correction(ddof: Any, correction: Any) -> Any:
+    """What var divides the count less by: ddof or correction, whichever was given."""
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, correction: int | float | None = None) -> Any:
     """Mean squared distance from the mean, divided by (count - ddof); NaN where that is <= 0."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
+    correction = _correction(ddof, correction)
     check_arraylike("var", a)
     a = asarray(a)
     if out is not None:
@@ -127,10 +133,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, correction: int | float | None = None) -> Any:
     """The square root of var (same arguments)."""
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
+    correction = _correction(ddof, correction)
     check_arraylike("std", a)
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype)
