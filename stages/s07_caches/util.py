@@ -126,6 +126,7 @@ class _Table:
     def __init__(self) -> None:
         self.entries: OrderedDict[Hashable, Any] = OrderedDict()
         self.flights: dict[Hashable, _Flight] = {}
+        self.failed: dict[Hashable, None] = {}  # keys whose computation raised (WeakrefCache)
 
 
 class Cache(Counter):
@@ -167,14 +168,14 @@ class Cache(Counter):
                 self._count(hit=False)
             else:
                 state, found = self._lookup(table, key)
-                seen = list(table.entries) if state == "fill" else []
+                seen = [*table.entries, *table.failed] if state == "fill" else []
         if table is None:
             return compute()
         if state == "hit":
             return found
         if state == "wait":
             return _wait(found, compute)
-        if on_miss is not None:
+        if on_miss is not None and key not in seen:  # a key that failed before: explained once
             on_miss(seen)
         return self._fill(table, key, found, compute)
 
@@ -190,7 +191,9 @@ class Cache(Counter):
             flight.done.set()
             raise
         with self._lock:
-            table.entries[key] = value
+            # a value stored meanwhile (the computation asked for its own key) is kept, as
+            # functools.lru_cache keeps it; this call still returns its own
+            table.entries.setdefault(key, value)
             table.flights.pop(key, None)
             while self.maxsize is not None and len(table.entries) > self.maxsize:
                 table.entries.popitem(last=False)
@@ -265,6 +268,17 @@ class WeakrefCache(Cache):
                 self._explain(referent, key, seen)
         return self._get(table, key, compute, on_miss)
 
+    def _fill(self, table: _Table, key: Hashable, flight: _Flight,
+              compute: Callable[[], Any]) -> Any:
+        """As Cache._fill; a key whose computation raises is remembered as seen, as JAX's
+        explain remembers it: asked again, it is not explained again."""
+        try:
+            return super()._fill(table, key, flight, compute)
+        except BaseException:
+            with self._lock:
+                table.failed[key] = None
+            raise
+
     def _table_of(self, referent: Any) -> _Table:
         try:
             return self._per_referent.get(referent) or _Table()
@@ -280,7 +294,9 @@ class WeakrefCache(Cache):
         """Drop every entry of `referent` (JAX: `evict_weakref`); its table stays, empty, for
         whoever holds it."""
         with self._lock:
-            self._table_of(referent).entries.clear()
+            table = self._table_of(referent)
+            table.entries.clear()
+            table.failed.clear()
 
     def size(self) -> int:
         return sum(len(t.entries) for t in list(self._per_referent.values()))
@@ -296,6 +312,7 @@ class WeakrefCache(Cache):
         with self._lock:
             for table in list(self._per_referent.values()):
                 table.entries.clear()
+                table.failed.clear()
 
 
 LAYERS = ("signature", "trace", "lowering", "executable", "persistent", "primitive")

@@ -233,6 +233,8 @@ def test_a_computation_asking_for_its_own_key_computes_it_again_as_jaxs_util_cac
     info = theirs.cache_info()
     assert ours_computed == theirs_computed == ["k", "k"]
     assert ours.info() == (info.hits, info.misses, info.currsize) == (0, 2, 1)
+    # the inner computation's value was stored first and stays: the outer one is only returned
+    assert ours.get_or_compute("k", compute) == theirs("k") == 10
 
 
 def test_a_thread_waiting_for_another_threads_computation_counts_a_hit():

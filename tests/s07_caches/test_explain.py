@@ -121,6 +121,25 @@ def test_a_function_redefined_on_one_line_is_reported_as_such(same):
                "  being re-defined repeatedly, preventing caching?" in m for m in messages[1:])
 
 
+def test_a_key_whose_trace_raised_is_seen_and_not_explained_again(warnings_of):
+    def f(x):
+        raise ValueError("no trace")
+
+    def attempt(g, n):
+        with pytest.raises(ValueError, match="no trace"):
+            call(g, a32(n))
+
+    go, gj = s07.jit(f), jax.jit(f)
+    got, want = [], []
+    for n in (3, 4, 3, 4, 5):
+        got.append(warnings_of(OURS_LOGGER, lambda: attempt(go, n)))  # noqa: B023
+        want.append(warnings_of(JAX_LOGGER, lambda: attempt(gj, n)))  # noqa: B023
+    assert got == want
+    assert [len(m) for m in got] == [1, 1, 0, 0, 1]  # a repeated key is not explained again
+    assert "never seen function" in got[0][0]
+    assert got[1][0].endswith("* at x, now f32[4] and before f32[3]")  # the failed key was seen
+
+
 def test_a_config_flag_in_the_trace_context_is_named(warnings_of):
     def f(x):
         return x * 3.0
