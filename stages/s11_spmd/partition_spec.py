@@ -25,6 +25,14 @@ class PartitionSpec(tuple):
     def __repr__(self) -> str:
         return "P" + tuple.__repr__(self)
 
+    def __eq__(self, other: object) -> bool:  # a spec equals specs only, as JAX's (no tuple)
+        return type(other) is type(self) and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = tuple.__hash__
+
     def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle: the entries, not one tuple
         return tuple(self)
 

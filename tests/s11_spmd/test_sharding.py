@@ -177,6 +177,14 @@ def test_a_one_name_tuple_is_the_name():
     assert JaxNamedSharding(jm, JaxP(("x",), None)) == JaxNamedSharding(jm, JaxP("x", None))
 
 
+@pytest.mark.parametrize("other", [("x",), ["x"], ("x", None), (), "x"], ids=str)
+def test_a_spec_equals_specs_only_as_jaxs(other):
+    for spec, theirs in [(P("x"), JaxP("x")), (P("x", None), JaxP("x", None)), (P(), JaxP())]:
+        got = (spec == other, other == spec, spec != other, spec == P(*spec))
+        assert got == (theirs == other, other == theirs, theirs != other, True)
+        assert got[:3] == (False, False, True)
+
+
 @pytest.mark.parametrize("entries", [[[("x",)]], [(("x",),)], [("x", ["y"])], [{"x"}]],
                          ids=str)
 def test_a_nested_or_unhashable_entry_raises_jaxs_error(entries):
