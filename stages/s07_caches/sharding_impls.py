@@ -37,6 +37,10 @@ class SingleDeviceSharding:
         return {self._device}
 
     @property
+    def addressable_devices(self) -> set[Device]:  # one process sees every device here
+        return self.device_set
+
+    @property
     def _device_assignment(self) -> tuple[Device, ...]:
         return (self._device,)
 

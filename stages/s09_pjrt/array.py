@@ -88,6 +88,14 @@ class ArrayImpl(Array):
         return {self.device}
 
     @property
+    def is_fully_replicated(self) -> bool:
+        return self.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self.sharding.is_fully_addressable
+
+    @property
     def sharding(self) -> SingleDeviceSharding:
         """The whole array on its one device (stage 11's arrays hold a layout instead)."""
         return SingleDeviceSharding(runtime.device_object(self._client, self._data.device))

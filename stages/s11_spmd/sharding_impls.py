@@ -35,7 +35,14 @@ class DuplicateSpecError(Exception):
 
 
 class Sharding:
-    """What every sharding answers (JAX: jax.sharding.Sharding)."""
+    """What every sharding answers (JAX: jax.sharding.Sharding). One process holds every device
+    of its meshes here, so every sharding is fully addressable, in device memory."""
+
+    is_fully_addressable, memory_kind = True, "device"
+
+    @property
+    def addressable_devices(self) -> set[Device]:
+        return self.device_set
 
     @property
     def device_set(self) -> set[Device]:

@@ -249,5 +249,8 @@ def test_an_array_on_one_device_has_jaxs_sharding_and_its_device_prints_as_jaxs(
                 s.is_fully_addressable, s.memory_kind) == (
             {ours.device}, t.num_devices, t.shard_shape((3,)), t.is_fully_replicated,
             t.is_fully_addressable, t.memory_kind)
+        assert s.addressable_devices == s.device_set and len(t.addressable_devices) == 1
+    assert (out.is_fully_replicated, out.is_fully_addressable) == (
+        jax_out.is_fully_replicated, jax_out.is_fully_addressable) == (True, True)
     moved = device_put(np.zeros(2, np.float32), ours.sharding)  # JAX's idiom: put it likewise
     assert moved.sharding == ours.sharding

@@ -67,8 +67,23 @@ def index_maps(api: Any) -> dict[str, Any]:
     return out
 
 
+def properties(api: Any) -> dict[str, Any]:
+    """What a sharding and an array placed with it say about replication, addressability and
+    memory, for split, partly split and replicated specs."""
+    mesh = api.make_mesh((2, 2), ("x", "y"))
+    out: dict[str, Any] = {}
+    for spec in [("x", "y"), ("x",), (None, "y"), (), (("x", "y"),)]:
+        s = api.NamedSharding(mesh, api.P(*spec))
+        x = api.device_put(np.ones((4, 4), np.float32), s)
+        out[str(spec)] = [s.is_fully_replicated, s.is_fully_addressable, s.memory_kind,
+                          s.num_devices, len(s.addressable_devices), x.is_fully_replicated,
+                          x.is_fully_addressable, x.sharding.is_fully_addressable]
+    return out
+
+
 def run(api: Any) -> dict[str, Any]:
-    return {"messages": messages(api), "index_maps": index_maps(api)}
+    return {"messages": messages(api), "index_maps": index_maps(api),
+            "properties": properties(api)}
 
 
 if __name__ == "__main__":

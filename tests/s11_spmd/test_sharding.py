@@ -221,6 +221,12 @@ def test_each_devices_slice_of_a_size_0_dimension_and_equivalence_are_jaxs():
     assert _our_checks()["index_maps"] == _jax_checks()["index_maps"]
 
 
+def test_replication_addressability_and_memory_kind_are_jaxs():
+    ours, theirs = _our_checks()["properties"], _jax_checks()["properties"]
+    assert ours == theirs
+    assert (theirs["()"][0], theirs["('x', 'y')"][0]) == (True, False)  # replicated or not
+
+
 @pytest.mark.parametrize("order, text", [
     ([0, 2, 4, 6, 1, 3, 5, 7], "{devices=[8,1]<=[4,2]T(1,0)}"),  # (y, x) over a (4, 2) mesh
     ([0, 4, 1, 5, 2, 6, 3, 7], "{devices=[8,1]<=[2,4]T(1,0)}"),
