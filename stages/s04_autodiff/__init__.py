@@ -10,6 +10,7 @@ Beside it:
   jvp_rules.py           defjvp and a jvp rule for every stage-2 primitive (read `_mul_jvp`)
   transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
+  inverse_trig_rules.py  the jvp rules of atan2
   gather_rules.py        the jvp and transpose rules of gather and the scatters
   cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
@@ -19,7 +20,7 @@ Beside it:
 
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
 ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
-complex_rules.py, gather_rules.py, custom_calls.py).
+complex_rules.py, inverse_trig_rules.py, gather_rules.py, custom_calls.py).
 """
 
 from . import (
@@ -32,6 +33,7 @@ from . import (
     custom_calls,
     custom_derivatives,
     gather_rules,
+    inverse_trig_rules,
     jvp_rules,
     transpose_rules,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "custom_vjp",
     "gather_rules",
     "grad",
+    "inverse_trig_rules",
     "jvp",
     "jvp_rules",
     "linear_transpose",

@@ -39,7 +39,7 @@ for _p in (lax.neg_p, lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.abs_
 for _p in (lax.add_p, lax.sub_p, lax.mul_p, lax.div_p, lax.rem_p, lax.pow_p, lax.max_p,
            lax.min_p, lax.and_p, lax.or_p, lax.xor_p, lax.shift_left_p, lax.shift_right_logical_p,
            lax.shift_right_arithmetic_p, lax.eq_p, lax.ne_p, lax.lt_p, lax.le_p, lax.gt_p,
-           lax.ge_p, lax.complex_p):
+           lax.ge_p, lax.complex_p, lax.atan2_p):
     defbroadcasting(_p)
 
 # reductions over `axes`

@@ -145,7 +145,7 @@ def _convert_element_type_lowering(ctx: LoweringRuleContext, x: ir.Value, **para
 _NARY_OPS = {
     lax.neg_p: "negate", lax.floor_p: "floor", lax.ceil_p: "ceil", lax.exp_p: "exponential",
     lax.log_p: "log", lax.log1p_p: "log_plus_one",
-    lax.tanh_p: "tanh", lax.tan_p: "tan",
+    lax.tanh_p: "tanh", lax.tan_p: "tan", lax.atan2_p: "atan2",
     lax.abs_p: "abs", lax.sqrt_p: "sqrt", lax.rsqrt_p: "rsqrt", lax.not_p: "not",
     lax.add_p: "add", lax.sub_p: "subtract", lax.mul_p: "multiply", lax.div_p: "divide",
     lax.rem_p: "remainder", lax.and_p: "and",

@@ -32,9 +32,9 @@ from .utils import (
 )
 
 __all__ = [
-    "RoundingMethod", "abs", "abs_p", "add", "add_p", "ceil", "ceil_p", "cos", "cos_p", "div",
-    "div_p", "erf", "erf_p", "exp", "exp_p", "floor", "floor_p", "integer_pow", "integer_pow_p",
-    "is_finite", "is_finite_p",
+    "RoundingMethod", "abs", "abs_p", "add", "add_p", "atan2", "atan2_p", "ceil", "ceil_p",
+    "cos", "cos_p", "div", "div_p", "erf", "erf_p", "exp", "exp_p", "floor", "floor_p",
+    "integer_pow", "integer_pow_p", "is_finite", "is_finite_p",
     "log", "log1p", "log1p_p", "log_p", "logistic", "logistic_p", "max", "max_p", "min", "min_p",
     "mul", "mul_p", "neg", "neg_p", "pow", "pow_p", "rem", "rem_p", "round", "round_p", "rsqrt",
     "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "sub", "sub_p", "tan", "tan_p",
@@ -257,6 +257,14 @@ def _rem_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.where(by_zero, x, np.fmod(x, safe_y))
 
 
+def _atan2_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if not np.iscomplexobj(x):
+        return np.arctan2(x, y)  # the angle of the point (y, x): numpy's order too
+    # numpy has no complex arctan2: XLA's formula, -i log((y + i x) / sqrt(x^2 + y^2))
+    with np.errstate(all="ignore"):
+        return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(x.dtype)
+
+
 def _pow_dtype_rule(x: core.ShapedArray, y: core.ShapedArray, **params: Any) -> np.dtype:
     if np.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype:
         return x.dtype
@@ -279,6 +287,7 @@ rem_p = naryop(first_dtype, [INT + FLOAT, INT + FLOAT], "rem", _rem_impl)
 pow_p = naryop(
     _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", np.power, require_same_dtypes=False
 )
+atan2_p = naryop(first_dtype, [FLOAT + COMPLEX, FLOAT + COMPLEX], "atan2", _atan2_impl)
 max_p = naryop(first_dtype, [ANY, ANY], "max", np.maximum)
 min_p = naryop(first_dtype, [ANY, ANY], "min", np.minimum)
 
@@ -311,6 +320,11 @@ def rem(x: Any, y: Any) -> Any:
 def pow(x: Any, y: Any) -> Any:
     """Elementwise x ** y for an inexact x and an inexact or integer y."""
     return pow_p.bind(x, y)
+
+
+def atan2(x: Any, y: Any) -> Any:
+    """Elementwise arctangent of x / y in [-pi, pi], its quadrant chosen by both signs."""
+    return atan2_p.bind(x, y)
 
 
 def max(x: Any, y: Any) -> Any:

@@ -35,7 +35,7 @@ _JNP_FUNCTION_EQUIVALENTS = {
     "min": "minimum", "eq": "equal", "ne": "not_equal", "rem": "remainder", "select": "where",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "shift_left": "left_shift", "shift_right_logical": "right_shift",
-    "concatenate": "concatenate",
+    "concatenate": "concatenate", "atan2": "arctan2",
 }
 
 

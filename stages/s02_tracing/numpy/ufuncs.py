@@ -25,13 +25,13 @@ from .util import (
 )
 
 __all__ = [
-    "abs", "absolute", "add", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "ceil",
-    "clip", "conj", "conjugate", "cos", "divide", "divmod", "equal", "exp", "floor",
-    "floor_divide", "greater", "greater_equal", "imag", "invert", "isfinite", "isinf", "isnan",
-    "left_shift", "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or",
-    "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive",
-    "power", "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt", "square",
-    "subtract", "tan", "tanh", "true_divide", "where"
+    "abs", "absolute", "add", "arctan2", "atan2", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "ceil", "clip", "conj", "conjugate", "cos", "divide", "divmod", "equal", "exp",
+    "floor", "floor_divide", "greater", "greater_equal", "imag", "invert", "isfinite", "isinf",
+    "isnan", "left_shift", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal",
+    "positive", "power", "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt",
+    "square", "subtract", "tan", "tanh", "true_divide", "where"
 ]
 
 
@@ -182,6 +182,16 @@ def true_divide(x1: Any, x2: Any, /) -> Any:
 
 
 divide = true_divide
+
+
+def arctan2(x1: Any, x2: Any, /) -> Any:
+    """The angle of the point (x2, x1) in radians, in [-pi, pi] (ints promote to float)."""
+    return lax.atan2(*promote_args_inexact("arctan2", x1, x2))
+
+
+def atan2(x1: Any, x2: Any, /) -> Any:
+    """arctan2 under its array-API name, which promotes once more first (as JAX's does)."""
+    return arctan2(*promote_args("atan2", x1, x2))
 
 
 def floor_divide(x1: Any, x2: Any, /) -> Any:
