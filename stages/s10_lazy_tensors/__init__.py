@@ -23,6 +23,7 @@ Beside it:
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
   tensor_impl.py          an in-place view op (squeeze_, t_): new sizes, the same values
   device_data.py          host tensors to buffers and back; numbers as cached device data
+  type_cast.py            a fill, clamp or pad number must fit the tensor's dtype, or raise
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
@@ -52,6 +53,7 @@ from . import (
     tensor,
     tensor_impl,
     torch_xla,
+    type_cast,
 )
 from .metrics import metrics_report
 from .tensor import LazyTensor
@@ -97,6 +99,7 @@ __all__ = [
     "tensor",
     "tensor_impl",
     "torch_xla",
+    "type_cast",
     "wait_device_ops",
     "xla_device",
 ]

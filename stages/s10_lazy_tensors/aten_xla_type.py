@@ -206,12 +206,12 @@ def eager_sync(out: Any) -> Any:
 # --8<-- [start:dispatch]
 def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     """Every op on the lazy device lands here: its own path, its rule, its decomposition, CPU."""
+    if func in CHECKS:  # what torch's kernel checks and its meta kernel does not
+        CHECKS[func](*args, **kwargs)
     special = SPECIAL.get(func)
     if special is not None:
         return special(*args, **kwargs)
     if func in LOWERINGS:
-        if func in CHECKS:  # what torch's kernel checks and its meta kernel does not
-            CHECKS[func](*args, **kwargs)
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
             _note_views(func, out, args)

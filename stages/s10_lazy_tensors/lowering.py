@@ -21,6 +21,8 @@ import torch
 from stages.s02_tracing import lax
 from stages.s02_tracing.core import ShapedArray, get_aval
 
+from .type_cast import FITS
+
 aten = torch.ops.aten
 LOWERINGS: dict[Any, Callable[..., Any]] = {}  # aten OpOverload -> rule
 DIRECT: set[Any] = set()  # rules that emit StableHLO themselves (nn_lowering.py)
@@ -105,6 +107,7 @@ register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul, on_bool=lax.bitwise_
 register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div))
 register(aten.maximum.default)(_binary(lax.max))
 register(aten.minimum.default)(_binary(lax.min))
+register(aten.atan2.default)(_binary(lax.atan2))  # ints and bools: the float result dtype
 
 
 def _check_sub(self: Any, other: Any, *_: Any, **__: Any) -> None:
@@ -171,7 +174,8 @@ CHECKS = {aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
           aten.pow.Tensor_Scalar: _check_pow,  # run before the node is built
           aten.select_scatter.default: _check_scatter(aten.select.int),
           aten.slice_scatter.default: _check_scatter(aten.slice.Tensor),
-          **{f: _check_on_cpu(f) for f in (aten.mm.default, aten.bmm.default, aten.addmm.default)}}
+          **{f: _check_on_cpu(f) for f in (aten.mm.default, aten.bmm.default, aten.addmm.default)},
+          **FITS}
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),

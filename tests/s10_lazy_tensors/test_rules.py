@@ -1,6 +1,6 @@
 """Rules a training step needs, each checked against eager CPU torch with no CPU fallback:
 `pow` (whose schema names its second operand `exponent`), and `scatter_add`, the transpose of
-`gather` that a gathered loss's backward makes."""
+`gather` that a gathered loss's backward makes; `atan2`."""
 
 from __future__ import annotations
 
@@ -23,6 +23,21 @@ def test_pow_by_a_number_and_by_a_tensor(dev):
             torch.rsqrt(x.to(dev)).pow(2.5).cpu()]
     for got, want in zip(lazy, [x ** 3, torch.pow(x, e), torch.rsqrt(x).pow(2.5)], strict=True):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert metrics.executed_fallback_ops() == []
+
+
+def test_atan2_over_four_quadrants_zeros_and_infinities_runs_on_the_device(dev):
+    """torch.atan2 is one `atan2` node; int operands compute in float32, as eager torch's."""
+    inf = float("inf")
+    y = torch.tensor([1.0, 1.0, -1.0, -1.0, 0.0, -0.0, 0.0, -0.0, inf, -inf, inf, 2.0])
+    x = torch.tensor([1.0, -1.0, -1.0, 1.0, 0.0, 0.0, -0.0, -0.0, 1.0, -inf, inf, -inf])
+    got = torch.atan2(y.to(dev), x.to(dev)).cpu()
+    np.testing.assert_allclose(got.numpy(), torch.atan2(y, x).numpy(), rtol=1e-6)
+    assert np.array_equal(np.signbit(got.numpy()), np.signbit(torch.atan2(y, x).numpy()))
+    ints = torch.tensor([[-3, 0, 2], [1, 4, -2]])
+    got = torch.atan2(ints.to(dev), ints.flip(1).to(dev)).cpu()
+    assert got.dtype == torch.float32
+    np.testing.assert_allclose(got.numpy(), torch.atan2(ints, ints.flip(1)).numpy(), rtol=1e-6)
     assert metrics.executed_fallback_ops() == []
 
 
@@ -144,7 +159,7 @@ _GRID = {"f32": torch.tensor([[-1.5, 0.0, 2.0], [0.5, 3.0, -2.0]]),
          "i64": torch.tensor([[-3, 0, 2], [1, 4, -2]]),
          "bool": torch.tensor([[True, False, True], [False, False, True]])}
 _OPS = [torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum, torch.eq,
-        torch.lt, torch.pow]
+        torch.lt, torch.pow, torch.atan2]
 
 
 def _lazy_and_eager(fn, dev):

@@ -1,0 +1,83 @@
+"""A number that an op writes into a tensor must fit the tensor's dtype, or torch raises.
+
+PyTorch: c10/util/TypeCast.h (`checked_convert`) and c10/util/overflows.h (`overflows`),
+reached from each kernel that turns a Scalar into the tensor's element type: fill, masked_fill,
+index_fill, scatter's value, full_like, pad, threshold, clamp and scalar_tensor. Arithmetic does
+not check: `uint8 + 300` wraps (device_data.py). Meta kernels do not check either, so the lazy
+device runs them first (lowering.py's CHECKS, which aten_xla_type.dispatch runs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+aten = torch.ops.aten
+CPP_NAMES = {torch.uint8: "uint8_t", torch.int8: "int8_t", torch.int16: "int16_t",
+             torch.int32: "int", torch.int64: "int64_t", torch.float16: "c10::Half",
+             torch.bfloat16: "c10::BFloat16", torch.float32: "float", torch.float64: "double"}
+
+
+def check_fits(value: Any, dtype: torch.dtype) -> None:
+    """Raise as torch raises where `value` does not fit `dtype`: uint8 with 300 or -1.0, float16
+    with 1e6. An int down to -255 fits uint8 (it wraps, as C++ lets `a - b` be `a + 255 * b`);
+    inf and NaN fit a float only; anything fits a bool."""
+    if isinstance(value, torch.Tensor):  # masked_fill's 0-d value: torch reads its item
+        value = value.item() if value.is_cpu else False  # a lazy one would cut the graph
+    if dtype not in CPP_NAMES or isinstance(value, bool):
+        return
+    fits = not (isinstance(value, complex) and value.imag)
+    value = value.real if isinstance(value, complex) else value
+    if dtype.is_floating_point:
+        fits = fits and not (math.isfinite(value) and abs(value) > torch.finfo(dtype).max)
+    elif isinstance(value, float):  # compared in double, as C++ compares
+        info = torch.iinfo(dtype)
+        fits = fits and float(info.min) <= value <= float(info.max)
+    else:
+        info = torch.iinfo(dtype)
+        fits = fits and (-info.max if info.min == 0 else info.min) <= value <= info.max
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {CPP_NAMES[dtype]} without "
+                           f"overflow")
+
+
+def _check_fits(*at: int, promote: bool = False) -> Callable[..., None]:
+    """The numbers at these argument positions must fit the output's dtype: self's, or for
+    clamp the result type of self and the numbers (uint8 clamped to 2.5 is float32)."""
+    def check(self: Any, *args: Any, **kwargs: Any) -> None:
+        numbers = [args[i - 1] for i in at if i <= len(args) and args[i - 1] is not None]
+        dtype = kwargs.get("dtype") or self.dtype
+        for number in numbers if promote else ():
+            dtype = torch.result_type(torch.empty(0, dtype=dtype), number)
+        for number in numbers:
+            check_fits(number, dtype)
+    return check
+
+
+def _check_scalar_tensor(s: Any, dtype: Any = None, **_: Any) -> None:
+    """A wrapped number (`where(c, x, 300)` makes one): torch checks it, but not for float16,
+    where 1e6 becomes inf."""
+    if dtype != torch.float16:
+        check_fits(s, dtype or torch.get_default_dtype())
+
+
+def _check_threshold(self: Any, threshold: Any, value: Any) -> None:
+    """threshold compares in the op's math type (float32 for float16), writes self's dtype."""
+    reduced = self.dtype in (torch.float16, torch.bfloat16)
+    check_fits(threshold, torch.float32 if reduced else self.dtype)
+    check_fits(value, self.dtype)
+
+
+# each op, by its functional form (fill_ reaches fill), and where its numbers are
+FITS = {aten.fill.Scalar: _check_fits(1), aten.full_like.default: _check_fits(1),
+        aten.masked_fill.Scalar: _check_fits(2), aten.masked_fill.Tensor: _check_fits(2),
+        aten.index_fill.int_Scalar: _check_fits(3), aten.index_fill.int_Tensor: _check_fits(3),
+        aten.scatter.value: _check_fits(3), aten.constant_pad_nd.default: _check_fits(2),
+        aten.threshold.default: _check_threshold,
+        aten.clamp.default: _check_fits(1, 2, promote=True),
+        aten.clamp_min.default: _check_fits(1, promote=True),
+        aten.clamp_max.default: _check_fits(1, promote=True),
+        aten.scalar_tensor.default: _check_scalar_tensor}
