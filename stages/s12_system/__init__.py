@@ -19,8 +19,11 @@ Reading path (the lesson, in order):
 Beside it:
   random_checks.py   the samplers' argument checks, with JAX's errors
   random_discrete.py randint (two words of bits per draw) and choice, over random.py's samplers
+                     (handed over in its `samplers` table: random.py imports it, not back)
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
+  optim_base.py      GradientTransformation and the states and counters optim.py and
+                     optim_variants.py share (optim.py re-exports them)
   optim_variants.py  optax's masked (adamw's mask=) and Adam with Nesterov momentum (NAdam)
   schedules.py   learning-rate schedules
   numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules
@@ -51,6 +54,7 @@ from . import (
     nn,
     numpy,
     optim,
+    optim_base,
     optim_variants,
     prng,
     random,
@@ -102,6 +106,7 @@ __all__ = [
     "nn",
     "numpy",
     "optim",
+    "optim_base",
     "optim_variants",
     "prng",
     "random",

@@ -1,9 +1,9 @@
 """Optimizers as pure functions over pytrees, optax's way: init(params) -> state,
 update(grads, state, params) -> (updates, state), and apply_updates adds the updates.
 
-optax: optax/_src/base.py (GradientTransformation), transform.py (scale_by_adam, scale),
-transforms/_accumulation.py (trace), _clipping.py (clip_by_global_norm), _adding.py
-(add_decayed_weights), _combining.py (chain), alias.py (sgd, adam, adamw). Each building block
+optax: optax/_src/base.py (GradientTransformation, kept in optim_base.py), transform.py
+(scale_by_adam, scale), transforms/_accumulation.py (trace), _clipping.py (clip_by_global_norm),
+_adding.py (add_decayed_weights), _combining.py (chain), alias.py (sgd, adam, adamw). Each block
 transforms gradients into updates; an optimizer is a `chain` of them ending in the learning
 rate's sign flip. State is a tuple of NamedTuples, so it is a pytree that jit carries.
 """
@@ -19,19 +19,17 @@ from stages.s01_pytrees import tree_leaves, tree_map, tree_reduce
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
 
+from .optim_base import (  # the pair, the shared states and counters: re-exported from here
+    EmptyState,
+    GradientTransformation,
+    ScaleByAdamState,
+    bias_correction,
+    safe_increment,
+)
+from .optim_variants import masked, scale_by_nesterov_adam
+
 Schedule = Callable[[Any], Any]
 ScalarOrSchedule = float | Schedule
-
-
-class GradientTransformation(NamedTuple):
-    """A pair of pure functions (optax: base.GradientTransformation)."""
-
-    init: Callable[[Any], Any]
-    update: Callable[..., tuple[Any, Any]]
-
-
-class EmptyState(NamedTuple):
-    """The state of a transformation that keeps none."""
 
 
 def _init_empty(params: Any) -> EmptyState:
@@ -41,12 +39,6 @@ def _init_empty(params: Any) -> EmptyState:
 def apply_updates(params: Any, updates: Any) -> Any:
     """params + updates, leaf by leaf, keeping each parameter's dtype."""
     return tree_map(lambda p, u: jnp.asarray(p + u).astype(jnp.asarray(p).dtype), params, updates)
-
-
-def safe_increment(count: Any) -> Any:
-    """An int32 step counter plus one, stopping at its maximum instead of wrapping (optax)."""
-    top = np.iinfo(np.int32).max
-    return jnp.where(count < top, count + 1, top).astype(np.int32)
 
 
 # ------------------------------------------------------------------ building blocks
@@ -130,18 +122,11 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
 # --8<-- [end:trace]
 
 
-class ScaleByAdamState(NamedTuple):
-    count: Any
-    mu: Any
-    nu: Any
-
-
 # --8<-- [start:adam]
 def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
                   eps_root: float = 0.0, *, nesterov: bool = False) -> GradientTransformation:
     """Adam's direction: bias-corrected first moment over the root of the second."""
-    if nesterov:  # NAdam: the first moment one step ahead (optim_variants builds on this file)
-        from .optim_variants import scale_by_nesterov_adam
+    if nesterov:  # NAdam: the first moment one step ahead (optim_variants.py)
         return scale_by_nesterov_adam(b1, b2, eps, eps_root)
     def init(params: Any) -> ScaleByAdamState:
         zeros = tree_map(jnp.zeros_like, params)
@@ -162,25 +147,29 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
 # --8<-- [end:adam]
 
 
-def bias_correction(moment: Any, decay: float, count: Any) -> Any:
-    """A moment started at zero is too small by 1 - decay**count: divided by it (optax)."""
-    correction = 1 - decay ** count
-    return tree_map(lambda t: t / correction.astype(t.dtype), moment)
+class WeightDecaySchedule(NamedTuple):
+    count: Any
 
 
-def add_decayed_weights(weight_decay: float = 0.0,
+def add_decayed_weights(weight_decay: ScalarOrSchedule = 0.0,
                         mask: Any = None) -> GradientTransformation:
-    """updates + weight_decay * params (decoupled weight decay), where `mask` says (optax)."""
-    if mask is not None:  # the leaves it leaves out pass through
-        from .optim_variants import masked
+    """updates + weight_decay * params (decoupled weight decay), where `mask` says (optax).
+    A schedule gives the decay of each step, weight_decay(count), counted in the state."""
+    if mask is not None:  # the leaves it leaves out pass through (optim_variants.py)
         return masked(add_decayed_weights(weight_decay), mask)
+    scheduled = callable(weight_decay)
 
-    def update(updates: Any, state: EmptyState, params: Any = None) -> tuple:
+    def init(params: Any) -> Any:
+        return WeightDecaySchedule(jnp.zeros((), np.int32)) if scheduled else EmptyState()
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple:
         if params is None:
             raise ValueError("add_decayed_weights needs the params: update(grads, state, params)")
-        return tree_map(lambda g, p: g + weight_decay * p, updates, params), state
+        decay = weight_decay(state.count) if scheduled else weight_decay
+        state = WeightDecaySchedule(safe_increment(state.count)) if scheduled else state
+        return tree_map(lambda g, p: g + decay * p, updates, params), state
 
-    return GradientTransformation(_init_empty, update)
+    return GradientTransformation(init, update)
 
 
 def global_norm(updates: Any) -> Any:
@@ -227,7 +216,7 @@ def adam(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
 
 
 def adamw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-          eps: float = 1e-8, eps_root: float = 0.0, weight_decay: float = 1e-4,
+          eps: float = 1e-8, eps_root: float = 0.0, weight_decay: ScalarOrSchedule = 1e-4,
           mask: Any = None, *, nesterov: bool = False) -> GradientTransformation:
     """Adam with decoupled weight decay: the decay is added after Adam's scaling."""
     return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),

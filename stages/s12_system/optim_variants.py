@@ -2,17 +2,20 @@
 
 optax: optax/transforms/_masking.py (masked, MaskedState, MaskedNode), transform.py
 (scale_by_adam with nesterov=True, "NAdam"). optim.py's add_decayed_weights(mask=...) and
-scale_by_adam(nesterov=True) come here; the rest of optim.py does not need to know.
+scale_by_adam(nesterov=True) come here; the rest of optim.py does not need to know. Built on
+optim_base.py, as optim.py is, so that optim.py can import this module and nothing imports back.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from stages.s01_pytrees import tree_leaves, tree_map
 from stages.s02_tracing import numpy as jnp
 
-from . import optim
+from .optim_base import GradientTransformation, ScaleByAdamState, bias_correction, safe_increment
 
 __all__ = ["MaskedNode", "MaskedState", "masked", "scale_by_nesterov_adam"]
 
@@ -39,7 +42,7 @@ def _hide(tree: Any, mask_tree: Any) -> Any:
     return tree_map(lambda keep, x: x if keep else MaskedNode(), mask_tree, tree)
 
 
-def masked(inner: optim.GradientTransformation, mask: Any) -> optim.GradientTransformation:
+def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
     """`inner` applied to the leaves where `mask` is True; the others pass through unchanged.
     `mask` is a tree of bools (a prefix of the params' tree) or a function that returns one:
     at init it is given the params, at update the updates, as in optax."""
@@ -53,24 +56,27 @@ def masked(inner: optim.GradientTransformation, mask: Any) -> optim.GradientTran
         merged = tree_map(lambda keep, n, old: n if keep else old, mask_tree, new, updates)
         return merged, MaskedState(inner_state=inner_state)
 
-    return optim.GradientTransformation(init, update)
+    return GradientTransformation(init, update)
 
 
 def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-                           eps_root: float = 0.0) -> optim.GradientTransformation:
+                           eps_root: float = 0.0) -> GradientTransformation:
     """Adam with Nesterov's look-ahead (Dozat's NAdam), optax's scale_by_adam(nesterov=True):
     the first moment is taken one step ahead, b1 * mu (unbiased as at the next step) plus
     (1 - b1) * g (unbiased as at this one). The state is Adam's, ScaleByAdamState."""
-    def update(updates: Any, state: optim.ScaleByAdamState, params: Any = None) -> tuple:
+    def init(params: Any) -> ScaleByAdamState:
+        zeros = tree_map(jnp.zeros_like, params)
+        return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
+
+    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
         nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
-        count = optim.safe_increment(state.count)
-        next_mu = optim.bias_correction(mu, b1, optim.safe_increment(count))  # a step ahead
+        count = safe_increment(state.count)
+        next_mu = bias_correction(mu, b1, safe_increment(count))  # a step ahead
         ahead = tree_map(lambda m, g: b1 * m + (1 - b1) * g, next_mu,
-                         optim.bias_correction(updates, b1, count))
-        nu_hat = optim.bias_correction(nu, b2, count)
+                         bias_correction(updates, b1, count))
+        nu_hat = bias_correction(nu, b2, count)
         out = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), ahead, nu_hat)
-        return out, optim.ScaleByAdamState(count=count, mu=mu, nu=nu)
+        return out, ScaleByAdamState(count=count, mu=mu, nu=nu)
 
-    adam = optim.scale_by_adam(b1, b2, eps, eps_root)  # its state, and so its init
-    return optim.GradientTransformation(adam.init, update)
+    return GradientTransformation(init, update)

@@ -26,7 +26,7 @@ from .random_checks import (
     check_shape,
     float32_dtype,
 )
-from .random_discrete import choice, randint  # integers and picks, beside this lesson
+from .random_discrete import choice, randint, samplers  # integers and picks, beside the lesson
 from .special import erf_inv
 
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
@@ -225,3 +225,6 @@ def permutation(key: Any, x: Any, axis: int = 0) -> Any:
     if axis != 0:
         raise NotImplementedError("permutation is built here along axis 0")
     return _permutation_jit(key, x, int(np.shape(x)[0]))
+
+
+samplers.update(uniform=uniform, gumbel=gumbel, permutation=permutation)  # choice draws with them

@@ -3,11 +3,14 @@
 JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`). randint is one jitted program, as
 the samplers in random.py are; choice is made of them (randint, permutation, uniform, gumbel),
 as JAX's is. Bit for bit JAX's: the same key gives the same integers and the same picks.
+random.py imports this module (it re-exports both) and hands choice its samplers through the
+`samplers` table, so this module never imports random.py back.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,10 +21,14 @@ from stages.s02_tracing.lax.utils import canonicalize_axis
 from stages.s02_tracing.numpy.util import check_arraylike, promote_dtypes_inexact
 from stages.s07_caches import jit
 
-from . import prng, random
+from . import prng
 from .random_checks import check_key, check_shape, int_dtype, static_shape
 
-__all__ = ["choice", "randint"]
+__all__ = ["choice", "randint", "samplers"]
+
+# random.py's uniform, gumbel and permutation, which choice draws with: random.py fills this
+# table when it is imported (a table, as the rule tables are, rather than an import back)
+samplers: dict[str, Callable[..., Any]] = {}
 
 
 def _clip_into(x: Any, dtype: np.dtype) -> Any:
@@ -94,10 +101,36 @@ def _largest(scores: Any, k: int) -> Any:
     return order[:k]
 
 
+def _gumbel_high(key: Any, n: int, dtype: np.dtype) -> Any:
+    # JAX's mode "high": below 0.5 a second uniform fills in the bits the first one lacks, and
+    # log1p(-x) keeps them, so entries of tiny p (below about 1e-7) keep their odds
+    u = samplers["uniform"](key, (2, n), dtype)
+    high, low = u[0], u[1]
+    x = jnp.where(jnp.greater_equal(high, dtype.type(0.5)), high,
+                  high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low + np.finfo(dtype).tiny)
+    return jnp.negative(jnp.log(jnp.negative(jnp.log1p(jnp.negative(x)))))
+
+
+_gumbel_high_jit = jit(_gumbel_high, static_argnums=(1, 2))
+
+
+def _gumbel(key: Any, n: int, dtype: np.dtype, mode: str | None) -> Any:
+    """JAX's gumbel(key, (n,), dtype, mode) as choice calls it: mode None is "low"."""
+    mode = "low" if mode is None else mode  # JAX: jax_high_dynamic_range_gumbel, off
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    if mode == "low":
+        return samplers["gumbel"](key, (n,), dtype)
+    if mode == "highest":  # JAX's 64-bit fixed point needs clz and a bitcast
+        raise NotImplementedError("choice is built here for mode 'low' and 'high' only")
+    return _gumbel_high_jit(key, n, np.dtype(dtype))
+
+
 def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = None,
-           axis: int = 0) -> Any:
+           axis: int = 0, mode: str | None = None) -> Any:
     """Samples of `shape` from range(a) or from a's entries along `axis`, uniformly or with
-    probabilities p, with or without replacement."""
+    probabilities p, with or without replacement. `mode` ("low" or "high") is the gumbel
+    noise's when p is given and replace is False: "high" draws twice the bits, as JAX's."""
     check_key(key, "choice")
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
@@ -119,7 +152,7 @@ def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = Non
     if p is None and replace:
         picks = randint(key, shape, 0, n)
     elif p is None:  # the first `draws` entries of a permutation
-        picks = random.permutation(key, n)[:draws]
+        picks = samplers["permutation"](key, n)[:draws]
     else:
         check_arraylike("choice", p)
         (p,) = promote_dtypes_inexact(p)
@@ -128,10 +161,10 @@ def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = Non
                              f"p has shape {p.shape} and a.shape[axis] is {n}.")
         if replace:  # inverse CDF: where a uniform draw falls among the running totals
             totals = jnp.cumsum(p)
-            u = random.uniform(key, tuple(shape), dtype=totals.dtype)
+            u = samplers["uniform"](key, tuple(shape), dtype=totals.dtype)
             picks = _count_below(totals, jnp.multiply(totals[-1], jnp.subtract(1, u)))
         else:  # Gumbel top-k: the k largest of log p plus Gumbel noise
-            picks = _largest(jnp.add(random.gumbel(key, (n,), p.dtype), jnp.log(p)), draws)
+            picks = _largest(jnp.add(_gumbel(key, n, p.dtype, mode), jnp.log(p)), draws)
     out = picks if arr.ndim == 0 else jnp.take(arr, picks, axis)
     return jnp.reshape(out, tuple(shape) if arr.ndim == 0 else
                        arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])

@@ -308,3 +308,54 @@ def test_conv_takes_an_int_kernel_size_as_one_spatial_dimension():
     params = nn.Conv(2, 3).init(random.PRNGKey(0), x)
     assert np.shape(params["kernel"]) == (3, 3, 2)
     assert np.shape(nn.Conv(2, 3).apply(params, x)) == (1, 9, 2)
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 3)], ids=["unbatched", "one_axis", "two_axes"])
+def test_conv_takes_any_number_of_batch_axes_as_flax_does(batch):
+    """Flax folds the batch axes into one (none: x[None]) and unfolds them on the way out."""
+    img = np.random.default_rng(2).standard_normal((*batch, 6, 5, 3)).astype(np.float32)
+    conv = nn.Conv(4, (3, 2))
+    p = conv.init(random.PRNGKey(0), img)
+    assert {k: np.shape(v) for k, v in p.items()} == {"kernel": (3, 2, 3, 4), "bias": (4,)}
+    flat = img.reshape(-1, 6, 5, 3)
+    want = jax.lax.conv_general_dilated(flat, np.asarray(p["kernel"]), (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    want = (want + np.asarray(p["bias"])).reshape(*batch, 6, 5, 4)
+    got = conv.apply(p, img)
+    assert np.shape(got) == (*batch, 6, 5, 4)
+    _close(got, want)
+    _close(jit(conv.apply)(p, img), want)
+    if not batch:  # the same as the layer on x[None], squeezed
+        _close(got, np.asarray(conv.apply(p, img[None]))[0])
+
+
+class _AutoEncoder(nn.Module):
+    def __init__(self):
+        self.encoder = nn.Dense(3)
+        self.decoder = nn.Dense(5)
+
+    def __call__(self, x):
+        return self.decode(self.encode(x))
+
+    def encode(self, x):
+        return self.encoder(x)
+
+    def decode(self, z):
+        return self.decoder(z)
+
+
+@pytest.mark.parametrize("how", ["name", "function", "bound"])
+def test_apply_runs_another_method_given_by_name_or_function_as_flax(how):
+    x = np.random.default_rng(3).standard_normal((2, 5)).astype(np.float32)
+    model = _AutoEncoder()
+    params = model.init(random.PRNGKey(0), x)
+    enc, dec = params["encoder"], params["decoder"]
+    method = {"name": "encode", "function": _AutoEncoder.encode, "bound": model.encode}[how]
+    want = x @ np.asarray(enc["kernel"]) + np.asarray(enc["bias"])
+    _close(model.apply(params, x, method=method), want)  # the decoder's params go unread
+    _close(jit(lambda p, v: model.apply(p, v, method=method))(params, x), want)
+    z = np.ones((2, 3), np.float32)
+    want = z @ np.asarray(dec["kernel"]) + np.asarray(dec["bias"])
+    decode = {"name": "decode", "function": _AutoEncoder.decode, "bound": model.decode}[how]
+    _close(model.apply(params, z, method=decode), want)
+    _close(model.apply(params, x, method="__call__"), model.apply(params, x))

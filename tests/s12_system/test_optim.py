@@ -215,3 +215,38 @@ def test_masked_and_nesterov_states_have_optax_structure():
         assert str(jax.tree_util.tree_structure(state)) == \
             str(jax.tree_util.tree_structure(tstate))
         assert [type(s).__name__ for s in state] == [type(s).__name__ for s in tstate]
+
+
+# ------------------------------------------------------------------ weight decay on a schedule
+
+DECAY_SCHEDULED = {
+    "decay_on_a_schedule_then_sgd": (
+        lambda: optim.chain(optim.add_decayed_weights(schedules.exponential_decay(0.5, 2, 0.5)),
+                            optim.sgd(0.1)),
+        lambda: optax.chain(optax.add_decayed_weights(optax.exponential_decay(0.5, 2, 0.5)),
+                            optax.sgd(0.1))),
+    "adamw_decay_on_a_schedule": (
+        lambda: optim.adamw(1e-2, weight_decay=schedules.linear_schedule(0.4, 0.0, 4)),
+        lambda: optax.adamw(1e-2, weight_decay=optax.linear_schedule(0.4, 0.0, 4))),
+    "adamw_decay_on_a_schedule_masked": (
+        lambda: optim.adamw(1e-2, weight_decay=schedules.cosine_decay_schedule(0.3, 5),
+                            mask=MASK_TREE),
+        lambda: optax.adamw(1e-2, weight_decay=optax.cosine_decay_schedule(0.3, 5),
+                            mask=MASK_TREE)),
+}
+
+
+@pytest.mark.parametrize("name", DECAY_SCHEDULED)
+def test_weight_decay_on_a_schedule_matches_optax_step_by_step(name):
+    ours, theirs = DECAY_SCHEDULED[name]
+    _run_both(ours(), theirs(), steps=6)
+
+
+def test_a_scheduled_decay_counts_its_steps_in_optax_state():
+    ours = optim.add_decayed_weights(schedules.constant_schedule(0.1))
+    theirs = optax.add_decayed_weights(optax.constant_schedule(0.1))
+    state, tstate = ours.init(_params()), theirs.init(_params())
+    assert type(state).__name__ == type(tstate).__name__ == "WeightDecaySchedule"
+    assert str(jax.tree_util.tree_structure(state)) == str(jax.tree_util.tree_structure(tstate))
+    with pytest.raises(ValueError, match="add_decayed_weights needs the params"):
+        ours.update(_grads(0), state)

@@ -127,7 +127,7 @@ class Dropout(Module):
 
 
 class Conv(Module):
-    """N-d convolution over (batch, *spatial, features) inputs, stride 1; padding 'SAME',
+    """N-d convolution over (*batch, *spatial, features) inputs, stride 1; padding 'SAME',
     'SAME_LOWER', 'VALID', 'CAUSAL' (1-d), an int, or per dimension an int or a (low, high).
 
     No convolution primitive here: the sum over kernel offsets of shifted slices times the
@@ -159,11 +159,13 @@ class Conv(Module):
 
     def __call__(self, x: Any) -> Any:
         k, n = self.kernel_size, len(self.kernel_size)
+        batch = np.shape(x)[:np.ndim(x) - n - 1]  # none, one or several axes: one, as Flax's
+        x = jnp.reshape(x, (int(np.prod(batch)), *np.shape(x)[len(batch):]))
         in_features = np.shape(x)[-1]
         kernel = self.param("kernel", lecun_normal(tuple(range(n + 1))),
                             (*k, in_features, self.features))
         config = [(0, 0, 0)] + [(lo, hi, 0) for lo, hi in self.pads()] + [(0, 0, 0)]
-        x = lax.pad(x, np.array(0, np.asarray(kernel).dtype), config)
+        x = lax.pad(x, np.array(0, kernel.dtype), config)  # kernel: a tracer under jit
         out_spatial = [np.shape(x)[1 + i] - k[i] + 1 for i in range(n)]
         y = None
         for offset in np.ndindex(*k):
@@ -174,7 +176,7 @@ class Conv(Module):
             y = term if y is None else y + term
         if self.use_bias:
             y = y + self.param("bias", zeros, (self.features,))
-        return y
+        return jnp.reshape(y, (*batch, *np.shape(y)[1:]))
 
 
 class MultiHeadAttention(Module):

@@ -166,13 +166,16 @@ class Module:
             self(*inputs, **kwargs)
         return _without_empty(params)
 
-    def apply(self, params: dict, *inputs: Any, rngs: dict | None = None, **kwargs: Any
-              ) -> Any:
-        """Run the module with the given params (a plain nested dict)."""
+    def apply(self, params: dict, *inputs: Any, rngs: dict | None = None,
+              method: str | Callable | None = None, **kwargs: Any) -> Any:
+        """Run the module with the given params (a plain nested dict); `method`, a name or a
+        function such as `Model.encode`, runs in place of __call__ (Flax's apply(method=))."""
+        fn = method or "__call__"  # the class's function: a name, or a bound method's own
+        fn = getattr(type(self), fn) if isinstance(fn, str) else getattr(fn, "__func__", fn)
         scope = Scope(params, (), "apply", dict(rngs or {}))
         with _root(scope):
-            out = self(*inputs, **kwargs)
-        unused = scope.unused()
+            out = _scoped(getattr(fn, "__wrapped__", fn))(self, *inputs, **kwargs)
+        unused = scope.unused() if method is None else []  # a method may read only some
         if unused:
             raise ScopeError(f"apply never used the params of {unused}, which init created. "
                              + _BRANCH_HINT)
