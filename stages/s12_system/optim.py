@@ -24,6 +24,7 @@ from .optim_base import (  # the pair, the shared states and counters: re-export
     GradientTransformation,
     ScaleByAdamState,
     bias_correction,
+    init_adam_state,
     safe_increment,
 )
 from .optim_variants import masked, scale_by_nesterov_adam
@@ -128,10 +129,6 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
     """Adam's direction: bias-corrected first moment over the root of the second."""
     if nesterov:  # NAdam: the first moment one step ahead (optim_variants.py)
         return scale_by_nesterov_adam(b1, b2, eps, eps_root)
-    def init(params: Any) -> ScaleByAdamState:
-        zeros = tree_map(jnp.zeros_like, params)
-        return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
-
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
@@ -143,7 +140,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
         # END EXERCISE
         return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(init_adam_state, update)
 # --8<-- [end:adam]
 
 

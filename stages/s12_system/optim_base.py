@@ -17,7 +17,7 @@ from stages.s01_pytrees import tree_map
 from stages.s02_tracing import numpy as jnp
 
 __all__ = ["EmptyState", "GradientTransformation", "ScaleByAdamState", "bias_correction",
-           "safe_increment"]
+           "init_adam_state", "safe_increment"]
 
 
 class GradientTransformation(NamedTuple):
@@ -37,6 +37,12 @@ class ScaleByAdamState(NamedTuple):
     count: Any
     mu: Any
     nu: Any
+
+
+def init_adam_state(params: Any) -> ScaleByAdamState:
+    """Adam's state before the first step: no steps, both moments zeros shaped as the params."""
+    zeros = tree_map(jnp.zeros_like, params)
+    return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
 
 
 def safe_increment(count: Any) -> Any:

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from stages.s01_pytrees import tree_leaves, tree_map
 from stages.s02_tracing import numpy as jnp
 
-from .optim_base import GradientTransformation, ScaleByAdamState, bias_correction, safe_increment
+from .optim_base import (
+    GradientTransformation,
+    ScaleByAdamState,
+    bias_correction,
+    init_adam_state,
+    safe_increment,
+)
 
 __all__ = ["MaskedNode", "MaskedState", "masked", "scale_by_nesterov_adam"]
 
@@ -64,10 +68,6 @@ def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
     """Adam with Nesterov's look-ahead (Dozat's NAdam), optax's scale_by_adam(nesterov=True):
     the first moment is taken one step ahead, b1 * mu (unbiased as at the next step) plus
     (1 - b1) * g (unbiased as at this one). The state is Adam's, ScaleByAdamState."""
-    def init(params: Any) -> ScaleByAdamState:
-        zeros = tree_map(jnp.zeros_like, params)
-        return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
-
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
         nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
@@ -79,4 +79,4 @@ def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
         out = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), ahead, nu_hat)
         return out, ScaleByAdamState(count=count, mu=mu, nu=nu)
 
-    return GradientTransformation(init, update)
+    return GradientTransformation(init_adam_state, update)
