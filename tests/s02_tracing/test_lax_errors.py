@@ -162,3 +162,34 @@ def test_eager_calls_raise_the_same_errors():
     with pytest.raises(ValueError, match=r"reduction axes \(2,\) contains out-of-bounds indices "
                        r"for float32\[2,3\]\."):
         s02.lax.reduce_sum(f23, (2,))
+
+
+# Eager calls on Python scalars: the operand is weakly typed, and JAX's message prints it so
+# (`~int32[]`). JAX 0.10.2 crashes on a Python scalar in reshape, slice, dynamic_slice and sort,
+# so those are not compared.
+EAGER_WEAK = [
+    ("integer_pow_negative", lambda lax: lax.integer_pow(3, -3)),
+    ("reduce_sum_axis", lambda lax: lax.reduce_sum(3, axes=(1,))),
+    ("reduce_max_axis", lambda lax: lax.reduce_max(2.0, axes=(0,))),
+    ("transpose", lambda lax: lax.transpose(3, (1,))),
+    ("squeeze", lambda lax: lax.squeeze(3, (0,))),
+    ("pad", lambda lax: lax.pad(3, 0, [(1, 1, 0)] * 2)),
+    ("concatenate", lambda lax: lax.concatenate([3, 4], 0)),
+    ("select_n_dtypes", lambda lax: lax.select_n(True, 1, 2.0)),
+    ("clamp_dtypes", lambda lax: lax.clamp(0, 1.5, 2)),
+    ("cumsum_axis", lambda lax: lax.cumsum(3, axis=1)),
+    ("argmax_axis", lambda lax: lax.argmax(3, 1, np.int32)),
+    ("rev", lambda lax: lax.rev(3, (0,))),
+    ("expand_dims", lambda lax: lax.expand_dims(3, (2,))),
+    ("div_bool", lambda lax: lax.div(True, True)),
+]
+
+
+@pytest.mark.parametrize("name, fn", EAGER_WEAK, ids=[c[0] for c in EAGER_WEAK])
+def test_an_eager_call_on_python_scalars_raises_jaxs_error(name, fn):
+    with pytest.raises(Exception) as ours:
+        fn(s02.lax)
+    with pytest.raises(Exception) as theirs:
+        fn(jax.lax)
+    assert (type(ours.value).__name__, str(ours.value)) == (
+        type(theirs.value).__name__, str(theirs.value))

@@ -27,7 +27,7 @@ def reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
         raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
     if not all(0 <= a < operand.ndim for a in axes):
         raise ValueError(
-            f"reduction axes {axes} contains out-of-bounds indices for {operand.str_short()}."
+            f"reduction axes {axes} contains out-of-bounds indices for {operand}."
         )
     return tuple(d for i, d in enumerate(operand.shape) if i not in axes)
 
