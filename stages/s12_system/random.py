@@ -19,14 +19,8 @@ from stages.s02_tracing.numpy.util import check_arraylike
 from stages.s07_caches import jit
 
 from . import prng
-from .random_checks import (
-    canonical_shape,
-    check_float,
-    check_key,
-    check_shape,
-    float32_dtype,
-)
-from .random_discrete import choice, randint, samplers  # integers and picks, beside the lesson
+from .random_checks import canonical_shape, check_key, check_shape, float32_dtype
+from .random_discrete import categorical, choice, randint, samplers  # picks, beside the lesson
 from .special import erf_inv
 
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
@@ -153,42 +147,31 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     return _bernoulli_jit(key, p, shape)
 
 
-def _gumbel(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    u = _uniform(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
-    return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
+def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:
+    if mode == "low":
+        u = _uniform(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
+        return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
+    # "high": below 0.5 a second uniform fills in the bits the first one lacks, and log1p(-x)
+    # keeps them, so the largest draws reach ~32, not ~16 (tiny odds keep their weight)
+    high, low = _uniform(key, 0.0, 1.0, (2, *shape), dtype)
+    x = jnp.where(jnp.greater_equal(high, dtype.type(0.5)), high,
+                  high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low + np.finfo(dtype).tiny)
+    return jnp.negative(jnp.log(jnp.negative(jnp.log1p(jnp.negative(x)))))
 
 
-_gumbel_jit = jit(_gumbel, static_argnums=(1, 2))
+_gumbel_jit = jit(_gumbel, static_argnums=(1, 2, 3))
 
 
-def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
-    """Standard Gumbel samples, -log(-log(u))."""
+def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32, mode: str | None = None) -> Any:
+    """Standard Gumbel samples, -log(-log(u)); mode "high" draws two uniforms per sample."""
     check_key(key, "gumbel")
-    return _gumbel_jit(key, canonical_shape(shape), float32_dtype(dtype, "gumbel"))
-
-
-def _categorical(key: Any, logits: Any, axis: int, shape: tuple) -> Any:
-    batch_shape = tuple(np.delete(np.shape(logits), axis))
-    prefix = shape[:len(shape) - len(batch_shape)]
-    axis = axis - np.ndim(logits) if axis >= 0 else axis
-    noise_shape = list(shape[len(shape) - len(batch_shape):])
-    noise_shape.insert(axis % np.ndim(logits), np.shape(logits)[axis])
-    noise = _gumbel(key, (*prefix, *noise_shape), jnp.asarray(logits).dtype)
-    logits = lax.reshape(logits, (1,) * len(prefix) + np.shape(logits))
-    return jnp.argmax(jnp.add(noise, logits), axis=axis)  # the Gumbel-max trick
-
-
-_categorical_jit = jit(_categorical, static_argnums=(2, 3))
-
-
-def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None) -> Any:
-    """Indices drawn with probabilities softmax(logits) along `axis`."""
-    check_key(key, "categorical")
-    check_float(jnp.result_type(logits), "gumbel")  # JAX draws gumbel noise of logits' dtype
-    batch_shape = tuple(np.delete(np.shape(logits), axis))
-    shape = batch_shape if shape is None else \
-        check_shape("categorical", canonical_shape(shape), batch_shape)
-    return _categorical_jit(key, logits, axis, shape)
+    dtype, shape = float32_dtype(dtype, "gumbel"), canonical_shape(shape)
+    mode = "low" if mode is None else mode  # JAX: jax_high_dynamic_range_gumbel, off
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
+    if mode == "highest":  # JAX's 64-bit fixed point for float32 needs clz and a bitcast
+        raise NotImplementedError("gumbel is built here for mode 'low' and 'high' only")
+    return _gumbel_jit(key, shape, dtype, mode)
 
 
 # ------------------------------------------------------------------ permutation

@@ -1,10 +1,11 @@
-"""jax.random's discrete samplers: randint (integers from two words of bits) and choice.
+"""jax.random's discrete samplers: randint (integers from two words of bits), choice and
+categorical.
 
-JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`). randint is one jitted program, as
-the samplers in random.py are; choice is made of them (randint, permutation, uniform, gumbel),
-as JAX's is. Bit for bit JAX's: the same key gives the same integers and the same picks.
-random.py imports this module (it re-exports both) and hands choice its samplers through the
-`samplers` table, so this module never imports random.py back.
+JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`, `categorical`). randint is one
+jitted program, as the samplers in random.py are; choice and categorical are made of them
+(randint, permutation, uniform, gumbel), as JAX's are. Bit for bit JAX's: the same key gives the
+same integers and the same picks. random.py imports this module (it re-exports all three) and
+hands it its samplers through the `samplers` table, so this module never imports random.py back.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from stages.s07_caches import jit
 from . import prng
 from .random_checks import check_key, check_shape, int_dtype, static_shape
 
-__all__ = ["choice", "randint", "samplers"]
+__all__ = ["categorical", "choice", "randint", "samplers"]
 
-# random.py's uniform, gumbel and permutation, which choice draws with: random.py fills this
-# table when it is imported (a table, as the rule tables are, rather than an import back)
+# random.py's uniform, gumbel and permutation, which choice and categorical draw with: random.py
+# fills this table when it is imported (a table, as the rule tables are, not an import back)
 samplers: dict[str, Callable[..., Any]] = {}
 
 
@@ -95,35 +96,12 @@ def _count_below(sorted_: Any, values: Any) -> Any:
 
 
 def _largest(scores: Any, k: int) -> Any:
-    """The indices of the k largest scores, largest first, ties by index (lax.top_k's order)."""
-    order = lax.iota(np.int32, scores.shape[0])
-    _, order = lax.sort((jnp.negative(scores), order), num_keys=1)  # a stable sort
-    return order[:k]
-
-
-def _gumbel_high(key: Any, n: int, dtype: np.dtype) -> Any:
-    # JAX's mode "high": below 0.5 a second uniform fills in the bits the first one lacks, and
-    # log1p(-x) keeps them, so entries of tiny p (below about 1e-7) keep their odds
-    u = samplers["uniform"](key, (2, n), dtype)
-    high, low = u[0], u[1]
-    x = jnp.where(jnp.greater_equal(high, dtype.type(0.5)), high,
-                  high + dtype.type(2.0 ** -np.finfo(dtype).nmant) * low + np.finfo(dtype).tiny)
-    return jnp.negative(jnp.log(jnp.negative(jnp.log1p(jnp.negative(x)))))
-
-
-_gumbel_high_jit = jit(_gumbel_high, static_argnums=(1, 2))
-
-
-def _gumbel(key: Any, n: int, dtype: np.dtype, mode: str | None) -> Any:
-    """JAX's gumbel(key, (n,), dtype, mode) as choice calls it: mode None is "low"."""
-    mode = "low" if mode is None else mode  # JAX: jax_high_dynamic_range_gumbel, off
-    if mode not in ("highest", "high", "low"):
-        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-    if mode == "low":
-        return samplers["gumbel"](key, (n,), dtype)
-    if mode == "highest":  # JAX's 64-bit fixed point needs clz and a bitcast
-        raise NotImplementedError("choice is built here for mode 'low' and 'high' only")
-    return _gumbel_high_jit(key, n, np.dtype(dtype))
+    """The indices of the k largest scores along the last axis, largest first, ties by index
+    (lax.top_k's order)."""
+    last = scores.ndim - 1
+    order = lax.broadcasted_iota(np.int32, scores.shape, last)
+    _, order = lax.sort((jnp.negative(scores), order), dimension=last, num_keys=1)  # stable
+    return lax.slice_in_dim(order, 0, k, axis=last)
 
 
 def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = None,
@@ -164,7 +142,48 @@ def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = Non
             u = samplers["uniform"](key, tuple(shape), dtype=totals.dtype)
             picks = _count_below(totals, jnp.multiply(totals[-1], jnp.subtract(1, u)))
         else:  # Gumbel top-k: the k largest of log p plus Gumbel noise
-            picks = _largest(jnp.add(_gumbel(key, n, p.dtype, mode), jnp.log(p)), draws)
+            noise = samplers["gumbel"](key, (n,), p.dtype, mode)
+            picks = _largest(jnp.add(noise, jnp.log(p)), draws)
     out = picks if arr.ndim == 0 else jnp.take(arr, picks, axis)
     return jnp.reshape(out, tuple(shape) if arr.ndim == 0 else
                        arr.shape[:axis] + tuple(shape) + arr.shape[axis + 1:])
+
+
+# ------------------------------------------------------------------ categorical
+
+def _categorical(key: Any, logits: Any, axis: int, shape: tuple, replace: bool,
+                 mode: str | None) -> Any:
+    batch_shape = tuple(np.delete(logits.shape, axis))
+    prefix = shape[:len(shape) - len(batch_shape)]
+    if replace:  # the Gumbel-max trick: per draw, the largest of logits plus Gumbel noise
+        axis = axis - logits.ndim if axis >= 0 else axis
+        noise_shape = list(shape[len(shape) - len(batch_shape):])
+        noise_shape.insert(axis % logits.ndim, logits.shape[axis])
+        noise = samplers["gumbel"](key, (*prefix, *noise_shape), logits.dtype, mode)
+        logits = lax.reshape(logits, (1,) * len(prefix) + logits.shape)
+        return jnp.argmax(jnp.add(noise, logits), axis=axis)
+    # Gumbel top-k: one draw of noise, and the k = prod(prefix) largest along `axis`
+    logits = jnp.add(logits, samplers["gumbel"](key, logits.shape, logits.dtype, mode))
+    k, axis = math.prod(prefix), canonicalize_axis(axis, logits.ndim)
+    if k > logits.shape[axis]:
+        raise ValueError(f"Number of samples without replacement ({k}) cannot exceed number of "
+                         f"categories ({logits.shape[axis]}).")
+    last = [d for d in range(logits.ndim) if d != axis] + [axis]
+    top = _largest(lax.transpose(logits, last), k)  # batch_shape + (k,)
+    return lax.reshape(top, shape, (top.ndim - 1, *range(top.ndim - 1)))  # k first
+
+
+_categorical_jit = jit(_categorical, static_argnums=(2, 3, 4, 5))
+
+
+def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
+                mode: str | None = None) -> Any:
+    """Indices drawn with probabilities softmax(logits) along `axis`, with or without
+    replacement; `mode` is the gumbel noise's ("low" or "high")."""
+    check_key(key, "categorical")
+    check_arraylike("categorical", logits)
+    logits = jnp.asarray(logits)
+    batch_shape = tuple(np.delete(logits.shape, axis))
+    shape = batch_shape if shape is None else \
+        check_shape("categorical", static_shape(shape), batch_shape)
+    return _categorical_jit(key, logits, axis, shape, replace, mode)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,7 +104,12 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
 
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    shape = (shape,) if np.ndim(shape) == 0 else shape
+    try:
+        return tuple(operator.index(d) for d in shape)
+    except TypeError:  # a float or None among the sizes, as JAX refuses them
+        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                        f"got {shape}.") from None
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:

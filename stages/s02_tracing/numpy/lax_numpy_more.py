@@ -17,9 +17,9 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from ..lax.utils import canonicalize_axis
-from . import reductions, ufuncs
-from .lax_numpy import arange, asarray, ravel, reshape, transpose
-from .util import check_arraylike, promote_dtypes
+from . import indexing, reductions, ufuncs
+from .lax_numpy import arange, array, asarray, full, ravel, reshape, transpose, zeros
+from .util import broadcast_shapes, broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
     "diag", "diagonal", "eye", "flip", "linspace", "outer", "repeat", "roll", "split", "tile",
@@ -153,18 +153,27 @@ def _ravel_1d(x: Any) -> Any:
     return x if np.ndim(x) == 1 else ravel(x)
 
 
+def _index_tuple(x: Any) -> tuple[int, ...]:
+    """x as a tuple of ints; a TypeError if it is not (traced, or not integers)."""
+    x = core.concrete_or_error(None, x, "expected a static index or sequence of indices.")
+    try:
+        return (operator.index(x),)
+    except TypeError:
+        return tuple(map(operator.index, x))
+
+
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Elements shifted along `axis` (of the flattened array if None), wrapping around: two
-    slices swapped by a concatenate. The shift must be concrete."""
+    slices swapped by a concatenate, or for a traced shift a dynamic_slice of `a` twice."""
     check_arraylike("roll", a)
     a = asarray(a)
     if axis is None:
         return reshape(roll(_ravel_1d(a), shift, 0), np.shape(a))
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    axes = tuple(canonicalize_axis(operator.index(ax), np.ndim(a)) for ax in axes)
-    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,)
-    shifts = tuple(_index(s, "'shift' argument of jnp.roll (a traced shift is not supported "
-                             "in this stage)") for s in shifts)
+    axes = tuple(canonicalize_axis(ax, np.ndim(a)) for ax in _index_tuple(axis))
+    try:
+        shifts = _index_tuple(shift)
+    except TypeError:
+        return _roll_dynamic(a, asarray(shift), axes)
     for ax, s in zip(*np.broadcast_arrays(axes, shifts), strict=True):
         n = np.shape(a)[ax]
         if n == 0:
@@ -172,6 +181,20 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         cut = int(-s % n)
         a = lax.concatenate([lax.slice_in_dim(a, cut, n, axis=int(ax)),
                              lax.slice_in_dim(a, 0, cut, axis=int(ax))], int(ax))
+    return a
+
+
+def _roll_dynamic(a: Any, shift: Any, axes: tuple[int, ...]) -> Any:
+    # JAX: _roll_dynamic in jax/_src/numpy/lax_numpy.py; the window of a ++ a that starts
+    # n - shift % n along the axis is `a` rolled by shift
+    b_shape = broadcast_shapes(np.shape(shift), np.shape(axes))
+    if len(b_shape) != 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    for x, i in zip(broadcast_to(shift, b_shape), np.broadcast_to(axes, b_shape), strict=True):
+        n = array(np.shape(a)[i], dtype=np.int32)
+        x = ufuncs.remainder(lax.convert_element_type(x, np.int32), lax.max(n, np.int32(1)))
+        a = lax.dynamic_slice_in_dim(lax.concatenate((a, a), int(i)), n - x, np.shape(a)[i],
+                                     axis=int(i))
     return a
 
 
@@ -203,26 +226,60 @@ def tile(A: Any, reps: Any) -> Any:
     return lax.reshape(wide, tuple(r * s for r, s in zip(reps, shape, strict=True)))
 
 
+_TRACED_REPEATS = ("When jit-compiling jnp.repeat, the total number of repeats must be static. "
+                   "To fix this, either specify a static value for `repeats`, or pass a static "
+                   "value to `total_repeat_length`.")
+
+
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None) -> Any:
-    """Each element `repeats` times along `axis` (of the flattened array if None): a new axis
-    broadcast after `axis`, then merged into it. `repeats` must be one concrete int here."""
-    check_arraylike("repeat", a)
+    """Each element `repeats` times along `axis` (of the flattened array if None). One int: a
+    new axis broadcast after `axis`, then merged into it. One count per element: a gather, at
+    indices a scatter and two cumsums make; a traced `repeats` needs `total_repeat_length`
+    (the result is cut there, or filled out with the last element)."""
+    check_arraylike("repeat", a, *(() if type(repeats) is int else (repeats,)))
     a = asarray(a)
     if axis is None:
         a, axis = _ravel_1d(a), 0
-    axis = canonicalize_axis(_index(axis, "'axis' argument of jnp.repeat()"), np.ndim(a))
-    if np.ndim(repeats) != 0:
-        raise NotImplementedError("jnp.repeat with an array of repeats (a gather) is not in "
-                                  "this stage; give one int")
-    repeats = _index(repeats, "When jit-compiling jnp.repeat, the total number of repeats "
-                     "must be static. To fix this, either specify a static value for "
-                     "`repeats`, or pass a static value to `total_repeat_length`.")
-    shape = list(np.shape(a))
-    wide = shape[: axis + 1] + [repeats] + shape[axis + 1 :]
-    dims = tuple(i for i in range(len(wide)) if i != axis + 1)
-    shape[axis] *= repeats
-    return reshape(lax.broadcast_in_dim(a, tuple(wide), dims), tuple(shape))
+    axis = _index(axis, "'axis' argument of jnp.repeat()")
+    if total_repeat_length is None:
+        repeats = core.concrete_or_error(None, repeats, _TRACED_REPEATS)
+        if np.ndim(repeats) == 0 and np.ndim(a) != 0:
+            axis = canonicalize_axis(axis, np.ndim(a))
+            shape = list(np.shape(a))
+            wide = shape[: axis + 1] + [operator.index(repeats)] + shape[axis + 1 :]
+            dims = tuple(i for i in range(len(wide)) if i != axis + 1)
+            shape[axis] *= operator.index(repeats)
+            return reshape(lax.broadcast_in_dim(a, tuple(wide), dims), tuple(shape))
+        repeats = np.ravel(repeats)
+        if np.ndim(a) != 0:
+            repeats = np.broadcast_to(repeats, [np.shape(a)[axis]])
+        total_repeat_length = int(np.sum(repeats))
+    else:
+        repeats = ravel(asarray(repeats))
+        if np.ndim(a) != 0:
+            repeats = broadcast_to(repeats, [np.shape(a)[axis]])
+    return _repeat_each(a, repeats, axis, total_repeat_length)
+
+
+def _repeat_each(a: Any, repeats: Any, axis: int, total: int) -> Any:
+    # JAX: _repeat in jax/_src/numpy/lax_numpy.py, equation for equation
+    if np.ndim(a) == 0:
+        if np.shape(repeats) == (1,):
+            return full([total], a)
+        raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
+                         "values of the parameter `repeats`.")
+    if total == 0:
+        shape = list(np.shape(a))
+        shape[axis] = 0
+        return reshape(array([], dtype=a.dtype), shape)
+    if np.shape(a)[axis] == 0:
+        return a
+    # [1, 2, 0, 5] -> starts [0, 1, 3, 3] -> a 1 at each start [1, 1, 0, 2, 0, 0, 0, 0]
+    # -> their running count minus 1 is the source of each output [0, 1, 1, 3, 3, 3, 3, 3]
+    starts = reductions.cumsum(roll(repeats, shift=1).at[0].set(0))
+    marks = zeros([total], dtype="int32").at[starts].add(1)
+    return indexing.take(a, reductions.cumsum(marks) - 1, axis=axis)
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:

@@ -119,11 +119,12 @@ def broadcast_to(array: Any, shape: Sequence[int]) -> Any:
     if arr_shape == shape:
         return array
     nlead = len(shape) - len(arr_shape)
-    fits = nlead >= 0 and all(a in (1, s) for a, s in zip(arr_shape, shape[nlead:], strict=False))
-    if not fits:
-        raise ValueError(
-            f"Incompatible shapes for broadcasting: {arr_shape} and requested shape {shape}"
-        )
+    if nlead < 0:
+        raise ValueError(f"Cannot broadcast to shape with fewer dimensions: {arr_shape=} {shape=}")
+    if not all(a in (1, s) for a, s in zip(arr_shape, shape[nlead:], strict=False)):
+        aval = core.get_aval(array)
+        raise ValueError(f"Incompatible types for broadcasting: input type={aval} and requested "
+                         f"type={core.ShapedArray(shape, aval.dtype)}")
     return lax.broadcast_in_dim(array, shape, tuple(range(nlead, len(shape))))
 
 
