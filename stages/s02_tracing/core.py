@@ -253,8 +253,8 @@ class EvalTrace(Trace):
                 raise escaped_tracer_error(arg)
         # JAX's impl compiles the op (dispatch.apply_primitive); ours runs numpy, typed here
         avals = [get_aval(x) for x in args]
-        out_avals = primitive.abstract_eval(*avals, **params)  # first, on weak types too
         out = primitive.impl(*[to_numpy(x) for x in args], **params)
+        out_avals = primitive.abstract_eval(*avals, **params)
         if primitive.multiple_results:
             return [to_array(x, a) for x, a in zip(out, out_avals, strict=True)]
         return to_array(out, out_avals)
