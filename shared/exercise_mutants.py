@@ -240,6 +240,18 @@ MUTANTS: tuple[Mutant, ...] = (
        "if isinstance(v, Var):"),
     _m("3.3", "every equation is kept", "used_ins, new_eqn = rule(used_outs, eqn)",
        "used_ins, new_eqn = [True] * len(eqn.invars), eqn"),
+    _m("3.3", "every input of an equation is live, kept or not",
+       "if used and isinstance(x, Var):",
+       "if isinstance(x, Var):"),
+    _m("3.3", "the equations are walked forwards",
+       "for eqn in reversed(jaxpr.eqns):",
+       "for eqn in jaxpr.eqns:"),
+    _m("3.3", "the equation a rule hands back is dropped for the original",
+       "new_eqns.append(new_eqn)",
+       "new_eqns.append(eqn)"),
+    _m("3.3", "a primitive's own dce rule is never asked",
+       "rule = dce_rules.get(eqn.primitive, _default_dce_rule)",
+       "rule = _default_dce_rule"),
     _m("3.4", "a multiple-results primitive returns only its first output",
        "return out_tracers if primitive.multiple_results else out_tracers[0]",
        "return out_tracers[0]"),
@@ -322,12 +334,36 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("4.3", "transposed by the axes themselves, not their inverse permutation",
        "tuple(np.argsort(out_axes))", "tuple(out_axes)"),
     _m("4.3", "swap_ans is ignored", "if swap_ans:", "if False:"),
+    _m("4.3", "swapped: ct's y-free axes are counted from 0, before its batch axes",
+       "ct_y_free = list(range(n_batch, n_batch + len(y_free)))",
+       "ct_y_free = list(range(len(y_free)))"),
+    _m("4.3", "ct's batch axes are taken where x has them, not first",
+       "(tuple(range(n_batch)), tuple(y_batch))",
+       "(tuple(x_batch), tuple(y_batch))"),
+    _m("4.3", "x's contracted axes are put back in x's order, not y's",
+       "*[x_contract[i] for i in np.argsort(y_contract)]]",
+       "*x_contract]"),
+    _m("4.3", "x's free axes are taken to come before its batch axes",
+       "out_axes = [*x_batch, *x_free,",
+       "out_axes = [*x_free, *x_batch,"),
     _m("4.4", "the linear equations are walked forwards",
        "for eqn in reversed(linear_eqns):", "for eqn in linear_eqns:"),
     _m("4.4", "an equation whose cotangents are all Zero is transposed anyway",
        "if all(type(ct) is Zero for ct in cts_in):", "if False:"),
     _m("4.4", "a multi-output eqn with any Zero ct is skipped",
        "if all(type(ct) is Zero for ct in cts_in):", "if any(type(ct) is Zero for ct in cts_in):"),
+    _m("4.4", "the operands' cotangents are written in reverse",
+       "for x, ct_out in zip(eqn.invars, cts_out, strict=True):",
+       "for x, ct_out in zip(eqn.invars[::-1], cts_out, strict=True):"),
+    _m("4.4", "a multiple-results equation gets only its first cotangent",
+       "ct = cts_in if eqn.primitive.multiple_results else cts_in[0]",
+       "ct = cts_in[0]"),
+    _m("4.4", "inputs that got no cotangent are left out of the result",
+       "return [read_cotangent(v) for v in jaxpr.invars]",
+       "return [read_cotangent(v) for v in jaxpr.invars if v in ct_env]"),
+    _m("4.4", "an equation is skipped when its first output's cotangent is Zero",
+       "if all(type(ct) is Zero for ct in cts_in):",
+       "if type(cts_in[0]) is Zero:"),
     _m("4.5", "an int argnums still gets a tuple of gradients",
        "g = g[0] if isinstance(argnums, int) else g", "g = g"),
     _m("4.5", "a non-scalar output is not refused", "_check_scalar(ans)", "pass"),
@@ -344,6 +380,23 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("4.6", "the residuals are taken from the end",
        "res_and_primals_out[: res_tree.num_leaves]",
        "res_and_primals_out[len(res_and_primals_out) - res_tree.num_leaves :]"),
+    _m("4.6", "fwd is told the zero tangents are the perturbed ones",
+       "for x in (p, type(t) is not Zero)]",
+       "for x in (p, type(t) is Zero)]"),
+    _m("4.6", "Zero tangents are bound as operands of custom_lin",
+       "nz_tangents = [t for t in tangents_in if type(t) is not Zero]",
+       "nz_tangents = [t for t in tangents_in]"),
+    _m("4.6", "out_avals are the inputs' tangent avals",
+       "out_avals = [tangent_aval(core.get_aval(p)) for p in primals_out]",
+       "out_avals = [tangent_aval(core.get_aval(p)) for p in primals_in]"),
+    _m("4.6", "fwd runs under the JVP trace, not its parent",
+       """
+       with core.set_current_trace(trace.parent_trace):
+           res_and_primals_out = fwd.call_wrapped(*fwd_in)
+       """,
+       """
+       res_and_primals_out = fwd.call_wrapped(*fwd_in)
+       """),
     _m("4.7", "a zero output tangent takes the next tangent value",
        "if not nz:", "if False:"),
     _m("4.7", "every input gets an unknown tangent, integer ones too",
@@ -351,6 +404,15 @@ MUTANTS: tuple[Mutant, ...] = (
        "for a, d in zip(avals, differentiable, strict=True)]]"),
     _m("4.7", "primal depending on tangent not refused",
        "if not all(pval.is_known() for pval in primal_pvals):", "if False:"),
+    _m("4.7", "the primal outputs are counted as many as the inputs",
+       "n_out = len(out_pvals) - sum(nonzeros())",
+       "n_out = len(primals)"),
+    _m("4.7", "a known output tangent is taken for an output of the linear jaxpr",
+       "tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown",
+       "tangents_out.append(None)"),
+    _m("4.7", "a primal output that reads a tangent raises TypeError",
+       'raise ValueError("linearize: a primal output depends on an input tangent")',
+       'raise TypeError("linearize: a primal output depends on an input tangent")'),
     # -- stage 5: vmap -------------------------------------------------------------------------
     _m("5.1", "the batch axis is reported where it was, not at the front",
        "return prim.bind(*args, **params), 0", "return prim.bind(*args, **params), dim"),
@@ -379,6 +441,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("5.3", "both batched: the new batch dimension goes last, not first",
        "lhs_batch, rhs_batch = (lbd, *bump(lhs_batch, lbd)), (rbd, *bump(rhs_batch, rbd))",
        "lhs_batch, rhs_batch = (*bump(lhs_batch, lbd), lbd), (*bump(rhs_batch, rbd), rbd)"),
+    _m("5.3", "both batched: each operand's axes are bumped past the other's batch axis",
+       "lhs_contract, rhs_contract = bump(lhs_contract, lbd), bump(rhs_contract, rbd)",
+       "lhs_contract, rhs_contract = bump(lhs_contract, rbd), bump(rhs_contract, lbd)"),
+    _m("5.3", "lhs batched: the output batch axis is lbd, not its place among lhs's free axes",
+       "out_dim = len(lhs_batch) + lhs_free.index(lbd)",
+       "out_dim = len(lhs_batch) + lbd"),
+    _m("5.3", "rhs batched: lhs's batch dimensions are counted among its free ones",
+       "lhs_free_count = np.ndim(lhs) - len(lhs_batch) - len(lhs_contract)",
+       "lhs_free_count = np.ndim(lhs) - len(lhs_contract)"),
+    _m("5.3", "rhs batched: the output batch axis is rbd, not its place among rhs's free axes",
+       "out_dim = len(rhs_batch) + lhs_free_count + rhs_free.index(rbd)",
+       "out_dim = len(rhs_batch) + lhs_free_count + rbd"),
     _m("5.4", "an unbatched output is wrapped anyway",
        "return val_out if dim_out is not_mapped else BatchTracer(self, val_out, dim_out)",
        "return BatchTracer(self, val_out, dim_out)"),
@@ -407,12 +481,30 @@ MUTANTS: tuple[Mutant, ...] = (
        "_unravel_array_into_pytree(y, 0, x_leaf, j)",
        "_unravel_array_into_pytree(y, -1, x_leaf, j)"),
     _m("5.6", "an integer output is not refused", "_check_output_dtype_jacrev(leaf)", "pass"),
+    _m("5.6", "a one-element argnums tuple is unwrapped",
+       "jac = jac[0] if isinstance(argnums, int) else jac",
+       "jac = jac[0] if len(jac) == 1 else jac"),
+    _m("5.6", "only the first output leaf is checked for an integer dtype",
+       "for leaf in tree_leaves(y):",
+       "for leaf in tree_leaves(y)[:1]:"),
+    _m("5.6", "an int argnums still takes every dynamic argument as the example",
+       "example = dyn_args[0] if isinstance(argnums, int) else dyn_args",
+       "example = dyn_args"),
     _m("5.7", "the vmap's own name is left for the primitive to reduce",
        "0 if a == axis_data.name else a", "a"),
     _m("5.7", "positional axes are not shifted past the batch axis",
        "a + 1 if isinstance(a, int) else", "a if isinstance(a, int) else"),
     _m("5.7", "a reduction over the vmap's own axis stays batched",
        "(not_mapped if ours else 0)", "0"),
+    _m("5.7", "the front axis is moved to the batch axis, not the batch axis to the front",
+       "x = moveaxis(x, d, 0)",
+       "x = moveaxis(x, 0, d)"),
+    _m("5.7", "positional axes are shifted only from the batch axis on, as if it had not moved",
+       "a + 1 if isinstance(a, int) else",
+       "(a if a < d else a + 1) if isinstance(a, int) else"),
+    _m("5.7", "a reduction over our axis is batched and one over other axes is not",
+       "(not_mapped if ours else 0)",
+       "(0 if ours else not_mapped)"),
     # -- stage 6: control flow -----------------------------------------------------------------
     _m("6.1", "concrete bounds also run a while loop",
        "if _is_concrete(lower) and _is_concrete(upper):", "if False:"),
@@ -431,6 +523,15 @@ MUTANTS: tuple[Mutant, ...] = (
        "i = step"),
     _m("6.2", "a zero-length scan's ys lose their shape",
        "np.zeros((0, *a.shape), a.dtype)", "np.zeros((0,), a.dtype)"),
+    _m("6.2", "reverse reads x[length - step], one past the last",
+       "i = length - 1 - step if reverse else step",
+       "i = length - step if reverse else step"),
+    _m("6.2", "the body gets the carry before the consts",
+       "*consts, *carry, *[x[i] for x in xs])",
+       "*carry, *consts, *[x[i] for x in xs])"),
+    _m("6.2", "the new carry is never passed on",
+       "carry = [as_numpy(c, a) for c, a in zip(new_carry, carry_avals, strict=True)]",
+       "pass"),
     _m("6.3", "a batched predicate updates every example",
        "if pred.ndim:", "if False:"),
     _m("6.3", "the loop runs only while every example's predicate holds",
@@ -448,6 +549,18 @@ MUTANTS: tuple[Mutant, ...] = (
        "if not typematch(a, b)]", "if a != b]"),
     _m("6.4", "a structure mismatch is not caught first", "if in_tree != out_tree:",
        "if False:"),
+    _m("6.4", "only the shapes of the carry are compared",
+       "if not typematch(a, b)]",
+       "if a.shape != b.shape]"),
+    _m("6.4", "the type message leaves out what does not match",
+       "component has type {b.str_short()}{aval_mismatch_extra(a, b)}",
+       "component has type {b.str_short()}"),
+    _m("6.4", "the type message gives the output's type as the input's",
+       'f"{component(path)} has type {a.str_short()} but the corresponding output carry "',
+       'f"{component(path)} has type {b.str_short()} but the corresponding output carry "'),
+    _m("6.4", "the structure message compares the output with the input",
+       "tree_unflatten(in_tree, in_avals), tree_unflatten(out_tree, out_avals))]",
+       "tree_unflatten(out_tree, out_avals), tree_unflatten(in_tree, in_avals))]"),
     _m("6.5", "the operands of the branches not taken are not under stop_gradient",
        "ops_i = [_bcast_select_n(predicate, stop_gradient(x), x) for x in ops]",
        "ops_i = ops"),
@@ -455,6 +568,15 @@ MUTANTS: tuple[Mutant, ...] = (
        "_bcast_select_n(index, *outs)", "_bcast_select_n(index, *outs[::-1])"),
     _m("6.5", "the mask of branch i is its complement", "predicate = lax.eq(index, np.int32(i))",
        "predicate = lax.ne(index, np.int32(i))"),
+    _m("6.5", "the examples that take branch i see its operands under stop_gradient",
+       "ops_i = [_bcast_select_n(predicate, stop_gradient(x), x) for x in ops]",
+       "ops_i = [_bcast_select_n(predicate, x, stop_gradient(x)) for x in ops]"),
+    _m("6.5", "every branch's operands are masked with branch 0's predicate",
+       "predicate = lax.eq(index, np.int32(i))",
+       "predicate = lax.eq(index, np.int32(0))"),
+    _m("6.5", "the branches' outputs are not forced batched",
+       "out_batched = [True] * len(branches[0].out_avals)",
+       "out_batched = [False] * len(branches[0].out_avals)"),
     _m("6.6", "the transposed scan runs in the same direction", "reverse=not reverse",
        "reverse=reverse"),
     _m("6.6", "the consts' cotangents are not summed over iterations",
@@ -501,6 +623,23 @@ MUTANTS: tuple[Mutant, ...] = (
        'return f"{program.module_name}-{hash_obj.hexdigest()}"', "return hash_obj.hexdigest()"),
     _m("7.3", "a fresh hash per ingredient: only the last one counts",
        "hashfn(hash_obj)", "hash_obj = hashlib.sha256(); hashfn(hash_obj)"),
+    _m("7.3", "SHA-1, not SHA-256",
+       "hash_obj = hashlib.sha256()",
+       "hash_obj = hashlib.sha1()"),
+    _m("7.3", "the module name and digest are joined by '_'",
+       'return f"{program.module_name}-{hash_obj.hexdigest()}"',
+       'return f"{program.module_name}_{hash_obj.hexdigest()}"'),
+    _m("7.3", "the compression algorithm is not passed on: the default is hashed",
+       """
+       for name, hashfn in entries(program, devices, compile_options, backend,
+                                   compression_algorithm):
+       """,
+       """
+       for name, hashfn in entries(program, devices, compile_options, backend):
+       """),
+    _m("7.3", "the last ingredient, the custom hook, is left out",
+       "compression_algorithm):",
+       "compression_algorithm)[:-1]:"),
     _m("7.4", "a compiled executable is not written back to the disk",
        "_cache_write(key, time.monotonic() - start, module_name, backend, executable)", "pass"),
     _m("7.4", "a hit is counted as a miss", "persistent_cache.record(hit=True)",
@@ -543,6 +682,16 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("7.7", "only the most recently seen key is compared",
        "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
        "closest = diff_tracing_cache_keys(key, list(seen_keys)[-1])[-1]"),
+    _m("7.7", "the old key is diffed against the new one, so now and before are swapped",
+       "diff_tracing_cache_keys(key, k)",
+       "diff_tracing_cache_keys(k, key)"),
+    _m("7.7", "the fewest differences win, whatever their severity",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = min((diff_tracing_cache_keys(key, k) for k in seen_keys), "
+       "key=lambda d: (d[1], d[0], d[2]))[-1]"),
+    _m("7.7", "the explanation whose text sorts first wins",
+       "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
+       "closest = min(diff_tracing_cache_keys(key, k)[-1] for k in seen_keys)"),
     # -- stage 8: lowering ---------------------------------------------------------------------
     _m("8.1", "the dimensions are joined by x with none after the last",
        'dims = "".join(f"{d}x" for d in aval.shape)',
@@ -585,6 +734,23 @@ MUTANTS: tuple[Mutant, ...] = (
        "zip([*jaxpr.invars, *jaxpr.constvars], [*consts, *args], strict=True)"),
     _m("8.3", "an outlined primitive is looked up in the rule table",
        "if eqn.primitive in _outlined:", "if False:"),
+    _m("8.3", "a literal output is looked up in the environment, not made a constant",
+       "return [read(x) for x in jaxpr.outvars]",
+       "return [env[x] for x in jaxpr.outvars]"),
+    _m("8.3", "a literal's constant takes numpy's dtype, not its aval's",
+       "return ir_constant(atom.val, atom.aval)",
+       "return ir_constant(atom.val)"),
+    _m("8.3", "the rule context's input and output avals are swapped",
+       "rule_ctx = LoweringRuleContext(ctx, eqn.primitive, [x.aval for x in eqn.invars],",
+       "rule_ctx = LoweringRuleContext(ctx, eqn.primitive, [x.aval for x in eqn.outvars],"),
+    _m("8.3", "only an equation's first output is bound",
+       """
+       for var, val in zip(eqn.outvars, outs, strict=True):
+           env[var] = val
+       """,
+       """
+       env[eqn.outvars[0]] = outs[0]
+       """),
     _m("8.4", "inputs and outputs are matched by size alone",
        "return a.shape, a.dtype  # weak types do not matter to a buffer",
        "return (a.size,)"),
@@ -621,10 +787,50 @@ MUTANTS: tuple[Mutant, ...] = (
        "return any(candidate in scope for scope in scopes)", "return candidate in scopes[-1]"),
     _m("8.6", "the chosen name is recorded in the outermost scope", "scopes[-1].add(unique)",
        "scopes[0].add(unique)"),
+    _m("8.6", "the conflict counter is advanced before it is used (cst_1 first)",
+       """
+       unique = f"{name}_{counters[2]}"
+       counters[2] += 1
+       """,
+       """
+       counters[2] += 1
+       unique = f"{name}_{counters[2]}"
+       """),
+    _m("8.6", "the suffix has no underscore",
+       'unique = f"{name}_{counters[2]}"',
+       'unique = f"{name}{counters[2]}"'),
+    _m("8.6", "the chosen name is not recorded",
+       "scopes[-1].add(unique)",
+       "pass"),
+    _m("8.6", "the conflict counter advances at every name, taken or not",
+       """
+       while taken(unique):
+           unique = f"{name}_{counters[2]}"
+           counters[2] += 1
+       """,
+       """
+       while taken(unique):
+           unique = f"{name}_{counters[2]}"
+       counters[2] += 1
+       """),
     _m("8.7", "reverse is ignored", "if reverse:  # i = num_trips - i_ - 1", "if False:"),
     _m("8.7", "the loop runs while i <= num_trips", '"LT", np.int32', '"LE", np.int32'),
     _m("8.7", "the ys are written at the unreversed index",
        "*a.shape)), y, i)", "*a.shape)), y, i_b)"),
+    _m("8.7", "the loop stops one trip early",
+       "trips = mlir.ir_constant(np.array(num_trips, np.int32))",
+       "trips = mlir.ir_constant(np.array(num_trips - 1, np.int32))"),
+    _m("8.7", "the counter is advanced from the reversed index",
+       'i_next = hlo.elementwise("add", i_b,',
+       'i_next = hlo.elementwise("add", i,'),
+    _m("8.7", "the xs are read at the unreversed index",
+       "x = [_dynamic_index_in_dim(ctx, v, a, i) for v, a in zip(xss_b, xss_avals,",
+       "x = [_dynamic_index_in_dim(ctx, v, a, i_b) for v, a in zip(xss_b, xss_avals,"),
+    _m("8.7", "the reversed index is num_trips - i, without the - 1",
+       """
+       i = hlo.elementwise("subtract", i, mlir.ir_constant(np.array(1, np.int32)))
+       """,
+       ""),
     # -- stage 9: PJRT -------------------------------------------------------------------------
     _m("9.1", "the rounded units are taken off, not the whole ones",
        "value -= math.floor(part) * scale", "value -= round(part) * scale"),
@@ -633,6 +839,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.1", "a zero part between two printed ones is left out",
        "if part >= 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):",
        "if part >= 1.0 or i + 1 == len(_TIME_PARTS):"),
+    _m("9.1", "a part of exactly one unit is skipped (> 1.0)",
+       "if part >= 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):",
+       "if part > 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):"),
+    _m("9.1", "the last part is not printed when it is below one unit",
+       "if part >= 1.0 or count > 0 or i + 1 == len(_TIME_PARTS):",
+       "if part >= 1.0 or count > 0:"),
+    _m("9.1", "the whole part is taken off, fraction included",
+       "value -= math.floor(part) * scale",
+       "value -= part * scale"),
+    _m("9.1", "parts are padded with spaces, not zeros",
+       'out.append(f"{part:0{width}.{digits}f}{suffix}")',
+       'out.append(f"{part:{width}.{digits}f}{suffix}")'),
     _m("9.2", "a deleted array is not refused", """
        self._check_if_deleted()
        if self._npy_value is None:
@@ -665,6 +883,51 @@ MUTANTS: tuple[Mutant, ...] = (
        "if os.path.isfile(path):", "if path:"),
     _m("9.3", "an unset $TPU_LIBRARY_PATH is not noted",
        'else "$TPU_LIBRARY_PATH (not set)")', 'else "")'),
+    _m("9.3", "the libtpu package's note leaves out its path",
+       'searched.append(f"the libtpu package: {path} (no such file)")',
+       'searched.append("the libtpu package (no such file)")'),
+    _m("9.3", "the $TPU_LIBRARY_PATH note leaves out the variable's name",
+       'searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env',
+       'searched.append(f"{env} (no such file)" if env'),
+    _m("9.3", "nothing found gives None, not the loader's libtpu.so",
+       'return "libtpu.so", searched',
+       "return None, searched"),
+    _m("9.3", "the libtpu package is tried before $TPU_LIBRARY_PATH",
+       """
+       env = os.environ.get("TPU_LIBRARY_PATH")
+       if env and os.path.isfile(env):
+           return env, searched
+       searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env
+                       else "$TPU_LIBRARY_PATH (not set)")
+       try:
+           libtpu = importlib.import_module("libtpu")
+       except ImportError:
+           searched.append("the libtpu package (not installed)")
+       else:
+           path = libtpu.get_library_path()
+           if os.path.isfile(path):
+               return path, searched
+           searched.append(f"the libtpu package: {path} (no such file)")
+       """,
+       """
+       try:
+           libtpu = importlib.import_module("libtpu")
+       except ImportError:
+           searched.append("the libtpu package (not installed)")
+       else:
+           path = libtpu.get_library_path()
+           if os.path.isfile(path):
+               return path, searched
+           searched.append(f"the libtpu package: {path} (no such file)")
+       env = os.environ.get("TPU_LIBRARY_PATH")
+       if env and os.path.isfile(env):
+           return env, searched
+       searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env
+                       else "$TPU_LIBRARY_PATH (not set)")
+       """),
+    _m("9.3", "a $TPU_LIBRARY_PATH that names a folder is taken",
+       "if env and os.path.isfile(env):",
+       "if env and os.path.exists(env):"),
     _m("9.4", "plugins are consulted only for names the built-in branches do not know",
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type not in DEVICE_TYPES:'),
@@ -685,6 +948,23 @@ MUTANTS: tuple[Mutant, ...] = (
        "CreateDataHandles.add_value(1)"),
     _m("9.5", "every array goes to the first device",
        "dev = self.pjrt_device(device)", "dev = self.pjrt_device(devices[0])"),
+    _m("9.5", "the outbound data is the last array's bytes only",
+       "total_bytes += x.nbytes",
+       "total_bytes = x.nbytes"),
+    _m("9.5", "one OutboundData sample per array, not per transfer",
+       """
+       total_bytes += x.nbytes
+       """,
+       """
+       total_bytes += x.nbytes
+       OutboundData.add_sample(x.nbytes)
+       """),
+    _m("9.5", "the data handle holds the jaxlib device, not the device string",
+       "out.append(PjRtData(device, buffer))",
+       "out.append(PjRtData(dev, buffer))"),
+    _m("9.5", "the transfer is timed as TransferFromDeviceTime",
+       "with metrics.timed(TransferToDeviceTime):",
+       "with metrics.timed(TransferFromDeviceTime):"),
     _m("9.6", "the assignment holds the devices' positions, not their ids",
        "ids = [self.pjrt_device(d).id for d in instance.devices]",
        "ids = list(range(len(instance.devices)))"),
@@ -692,6 +972,26 @@ MUTANTS: tuple[Mutant, ...] = (
        "options.executable_build_options.use_spmd_partitioning = True", "pass"),
     _m("9.6", "the replica arm's assignment is laid out 1 x n",
        "assignment = np.array(ids).reshape(n, 1)", "assignment = np.array(ids).reshape(1, n)"),
+    _m("9.6", "the sharded arm counts replicas, not partitions",
+       "options.num_partitions, options.num_replicas = n, 1",
+       "options.num_partitions, options.num_replicas = 1, n"),
+    _m("9.6", "the device assignment is not set (XLA's default devices)",
+       "options.device_assignment = xc.DeviceAssignment.create(assignment)",
+       "pass"),
+    _m("9.6", "SPMD partitioning is turned on before the arms, for both",
+       """
+       options = xc.CompileOptions()
+       if instance.is_sharded:  # one program partitioned over the devices (SPMD)
+           options.executable_build_options.use_spmd_partitioning = True
+       """,
+       """
+       options = xc.CompileOptions()
+       options.executable_build_options.use_spmd_partitioning = True
+       if instance.is_sharded:  # one program partitioned over the devices (SPMD)
+       """),
+    _m("9.6", "n is the client's device count, not the instance's",
+       "n = len(ids)",
+       "n = len(self.client.devices())"),
     _m("9.7", "an argument on another device is not refused", "if arg.device != device:",
        "if False:"),
     _m("9.7", "an eager op is timed as ExecuteTime",
@@ -703,6 +1003,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("10.1", "the shifts of a are swapped", "(a << 6) + (a >> 2)", "(a >> 6) + (a << 2)"),
     _m("10.1", "the golden-ratio constant is left out", "_KB + _GOLDEN +", "_KB +"),
     _m("10.1", "kb is taken as its low 64 bits only", "b * _KB", "b * (_KB & (2**64 - 1))"),
+    _m("10.1", "the golden ratio is boost's 32-bit constant",
+       "_KB + _GOLDEN +",
+       "_KB + 0x9E3779B9 +"),
+    _m("10.1", "the shifts are of b, not a",
+       "(a << 6) + (a >> 2)",
+       "(b << 6) + (b >> 2)"),
+    _m("10.1", "a and b play each other's part",
+       "return (a ^ ((b * _KB + _GOLDEN + (a << 6) + (a >> 2)) & MASK)) & MASK",
+       "return (b ^ ((a * _KB + _GOLDEN + (b << 6) + (b >> 2)) & MASK)) & MASK"),
+    _m("10.1", "the result wraps at 64 bits, as size_t",
+       "& MASK)) & MASK",
+       "& MASK)) & (2**64 - 1)"),
     _m("10.2", "the operands are folded last to first", "for operand in self.operands:",
        "for operand in reversed(self.operands):"),
     _m("10.2", "an operand is hashed by its node, without its output index",
@@ -779,6 +1091,22 @@ MUTANTS: tuple[Mutant, ...] = (
        "names = list(mesh.axis_names)"),
     _m("11.1", "the permutation follows the mesh's order, not the spec's",
        "perm = [names.index(a) for a in used]", "perm = sorted(names.index(a) for a in used)"),
+    _m("11.1", "the last tile dimension is always marked replicated",
+       "replicate_on_last_tile_dim=bool(replicated))",
+       "replicate_on_last_tile_dim=True)"),
+    _m("11.1", "the replica dimension counts the unused axes, not their devices",
+       "tile_dims.append(math.prod(sizes[names[i]] for i in replicated))",
+       "tile_dims.append(len(replicated))"),
+    _m("11.1", "a spec that uses no axis is not special-cased as replicated",
+       """
+       if not used:
+           return HloSharding.replicate()
+       """,
+       ""),
+    _m("11.1", "a dimension split over several axes takes the first axis's size only",
+       "tile_dims = [math.prod(sizes[a] for a in self.spec.axes_of(d) if sizes[a] != 1)",
+       "tile_dims = [max([sizes[a] for a in self.spec.axes_of(d) if sizes[a] != 1][:1], "
+       "default=1)"),
     _m("11.2", "an uneven split is rounded down instead of refused",
        "if size % p:", "if False:"),
     _m("11.2", "every dimension is divided by the number of devices",
@@ -805,6 +1133,17 @@ MUTANTS: tuple[Mutant, ...] = (
        """, """
        jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
        """),
+    _m("11.4", "the blocks' types leave out the axes they vary along",
+       "block_avals = [split_aval(mesh, s, a) for s, a in zip(flat_in, avals, strict=True)]",
+       "block_avals = [split_aval(mesh, s, a).update(vma=frozenset()) "
+       "for s, a in zip(flat_in, avals, strict=True)]"),
+    _m("11.4", "every mesh axis is bound with the whole mesh's size",
+       "with extend_axis_env_nd(mesh.shape.items()):",
+       "with extend_axis_env_nd((n, mesh.size) for n in mesh.axis_names):"),
+    _m("11.4", "only the axes the in_specs use are bound",
+       "with extend_axis_env_nd(mesh.shape.items()):",
+       "with extend_axis_env_nd((n, k) for n, k in mesh.shape.items() "
+       "if any(n in s.used_axes() for s in flat_in)):"),
     _m("11.5", "a psum is not seen to make its result the same across devices",
        "if rule is not None:", "if False:"),
     _m("11.5", "only the first input's axes are carried to the outputs",
@@ -812,6 +1151,29 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("11.5", "a constvar is looked up as if it were an input",
        "return env.get(x, frozenset()) if isinstance(x, core.Var) else frozenset()",
        "return env[x] if isinstance(x, core.Var) else frozenset()"),
+    _m("11.5", "an equation's outputs vary along the axes all its inputs share (intersection)",
+       "union = frozenset().union(*ins)",
+       "union = frozenset.intersection(*ins) if ins else frozenset()"),
+    _m("11.5", "only an equation's first output is recorded",
+       "env.update(zip(eqn.outvars, outs, strict=True))",
+       "env[eqn.outvars[0]] = outs[0]"),
+    _m("11.5", "the inputs start with no varying axes",
+       "env: dict[Any, frozenset[str]] = dict(zip(jaxpr.invars, in_vmas, strict=True))",
+       "env: dict[Any, frozenset[str]] = {}"),
+    _m("11.5", "an equation with a rule also takes the union of its inputs",
+       """
+       if rule is not None:
+           outs = rule(ins, **eqn.params)
+       else:  # any input that differs between devices makes every output differ
+           union = frozenset().union(*ins)
+           outs = [union] * len(eqn.outvars)
+       """,
+       """
+       union = frozenset().union(*ins)
+       outs = [union] * len(eqn.outvars)
+       if rule is not None:
+           outs = [o | union for o in rule(ins, **eqn.params)]
+       """),
     _m("11.6", "the groups run along the other axes",
        "moved = ids.transpose(others + along)", "moved = ids.transpose(along + others)"),
     _m("11.6", "the axes of a group run in the mesh's order, not the order asked",
@@ -838,6 +1200,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("12.1", "the round number is not injected", "_u32(x[1], i + 1)", "_u32(x[1], 0)"),
     _m("12.1", "the key schedule is not rotated", "x[0] = lax.add(x[0], ks[(i + 1) % 3])",
        "x[0] = lax.add(x[0], ks[1])"),
+    _m("12.1", "the rotated word is xored with itself, not the sum",
+       "x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], r))",
+       "x[1] = lax.bitwise_xor(x[1], _rotate_left(x[1], r))"),
+    _m("12.1", "the round number injected is i, not i + 1",
+       "_u32(x[1], i + 1)",
+       "_u32(x[1], i)"),
+    _m("12.1", "both words get the same key word",
+       "ks[(i + 2) % 3]",
+       "ks[(i + 1) % 3]"),
+    _m("12.1", "the rotation set alternates from the second one",
+       "_ROTATIONS[i % 2]",
+       "_ROTATIONS[(i + 1) % 2]"),
     _m("12.2", "the top 24 bits are kept, not 23", "lax.full(shape, 9, np.uint32)",
        "lax.full(shape, 8, np.uint32)"),
     _m("12.2", "the range is not scaled", "jnp.multiply(floats, jnp.subtract(maxval, minval))",

@@ -89,6 +89,27 @@ def test_a_dce_rule_decides_for_its_primitive():
     assert [e.primitive for e in new.eqns] == [lax.sin_p]
 
 
+@pytest.mark.oracle
+def test_the_equation_a_rule_hands_back_is_the_one_kept_as_in_jax(ours, theirs):
+    # a rule may rewrite its equation (a loop or a jit prunes its body): the rewrite is kept
+    def rewrite_to(cos_p):
+        def rule(used_outs, eqn):
+            return [True] * len(eqn.invars), eqn.replace(primitive=cos_p)
+        return rule
+
+    printed = []
+    for lib in (ours, theirs):
+        closed = lib.make_jaxpr(lambda x, y, lax=lib.lax: lax.mul(lax.sin(x), y))(1.0, 2.0)
+        lib.pe.dce_rules[lib.lax.sin_p] = rewrite_to(lib.lax.cos_p)
+        try:
+            new, used_inputs = lib.pe.dce_jaxpr(closed.jaxpr, [True])
+        finally:
+            del lib.pe.dce_rules[lib.lax.sin_p]
+        printed.append((str(new), list(used_inputs)))
+    assert printed[0] == printed[1]
+    assert [e.primitive.name for e in new.eqns] == ["cos", "mul"]
+
+
 def test_dce_keeps_the_constvars():
     w = np.ones(3, np.float32)
     closed = make_jaxpr(lambda x: lax.add(x, w))(np.ones(3, np.float32))

@@ -68,6 +68,9 @@ def test_a_multi_output_equation_with_one_cotangent_still_transposes():
 LINEAR = {
     "dot_batch": (lambda lax, a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
                   (_f32(2, 3, 4), _f32(2, 4, 5)), 0),
+    # batch axes neither leading nor in the same place: ct's batch axes still come first
+    "dot_batch_inner": (lambda lax, a, b: lax.dot_general(a, b, (((0,), (2,)), ((2,), (0,)))),
+                        (_f32(4, 3, 2), _f32(2, 5, 4)), 0),
     "dot_rhs": (lambda lax, b, a: lax.dot_general(a, b, (((0,), (1,)), ((), ()))),
                 (_f32(4, 5), _f32(5, 3)), 0),
     "dot_permuted": (lambda lax, a, b: lax.dot_general(a, b, (((0, 2), (2, 0)), ((), ()))),

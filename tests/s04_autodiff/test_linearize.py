@@ -108,6 +108,28 @@ def test_zero_output_tangents_are_not_in_the_linear_jaxpr(ours):
     assert f_jvp(1.0)[1] == 0.0
 
 
+def _rounding_with_a_zero_derivative(cjvp, lax):
+    @cjvp
+    def f(x):
+        return lax.round(x)
+
+    # the tangent reads no input tangent: it is known when linearize splits the jvp
+    f.defjvp(lambda p, t: (lax.round(p[0]), lax.mul(p[0], 0.0)))
+    return lambda x: (lax.mul(x, 3.0), f(x), lax.sin(x))
+
+
+def test_a_known_output_tangent_is_returned_between_the_linear_ones_as_in_jax(ours, theirs):
+    x, t = np.arange(3, dtype=np.float32), np.full(3, 2.0, np.float32)
+    primals_out, f_jvp = linearize(_rounding_with_a_zero_derivative(custom_jvp, ours.lax), x)
+    want_primals, their_f_jvp = theirs.linearize(
+        _rounding_with_a_zero_derivative(jax.custom_jvp, theirs.lax), x)
+    np.testing.assert_allclose(primals_out, want_primals, rtol=1e-6)
+    got, want = f_jvp(t), their_f_jvp(t)
+    assert len(got) == len(want) == 3
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
 @pytest.mark.parametrize("use_ours", [True, False], ids=["ours", "jax"])
 def test_a_primal_output_that_reads_a_tangent_is_refused_like_jax(use_ours, ours, theirs):
     # a broken custom_jvp rule: its primal output adds the tangent, so it is not known

@@ -42,6 +42,9 @@ VALUE_CASES = {
                                           axis_name="i"), (X,)),
     "psum_named_and_positional": (lambda ns: ns.vmap(lambda v: ns.lax.psum(v, ("i", 0)),
                                                      axis_name="i"), (X3,)),
+    # the batch axis last of three: moved to the front, not the front moved to it
+    "psum_in_axes_2": (lambda ns: ns.vmap(lambda v: ns.lax.psum(v, ("i", 1)), in_axes=2,
+                                          axis_name="i"), (X3,)),
     "psum_unbatched": (lambda ns: ns.vmap(lambda v, c: v + ns.lax.psum(c, "i"),
                                           in_axes=(0, None), axis_name="i"), (X, X[0])),
     "psum_of_a_constant": (lambda ns: ns.vmap(lambda v: v * ns.lax.psum(1.0, "i"),

@@ -64,7 +64,7 @@ def test_jacfwd_and_jacrev_agree_and_have_shape_out_plus_in(fn, arg, close, tol)
     close(fwd, rev, rtol=tol.rtol_for(jacrev(fn(olax)), arg))
 
 
-@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1, 0)])
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1, 0), (0,)])
 @pytest.mark.parametrize("name", ["jacfwd", "jacrev", "hessian"])
 def test_pytrees_and_argnums_give_jaxs_nesting(name, argnums, close, tol):
     fn = _pytree_fn if name != "hessian" else (
@@ -101,6 +101,16 @@ def test_jacrev_refuses_integer_outputs_with_jaxs_message():
         jacrev(lambda v: olax.convert_element_type(v, np.int32))(x)
     with pytest.raises(TypeError) as want:
         jax.jacrev(lambda v: jax.lax.convert_element_type(v, np.int32))(x)
+    assert str(mine.value) == str(want.value)
+    assert str(mine.value).startswith("jacrev requires real-valued outputs")
+
+
+def test_jacrev_refuses_an_integer_output_after_a_float_one_with_jaxs_message():
+    x = np.ones(3, np.float32)
+    with pytest.raises(TypeError) as mine:
+        jacrev(lambda v: (olax.sin(v), olax.convert_element_type(v, np.int32)))(x)
+    with pytest.raises(TypeError) as want:
+        jax.jacrev(lambda v: (jax.lax.sin(v), jax.lax.convert_element_type(v, np.int32)))(x)
     assert str(mine.value) == str(want.value)
     assert str(mine.value).startswith("jacrev requires real-valued outputs")
 

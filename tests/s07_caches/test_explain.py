@@ -96,6 +96,19 @@ def test_pytree_structure_changes_name_the_input_path(same):
     same(go, gj, [a32(3), a32(2)])
 
 
+def test_the_closest_key_is_the_least_severe_difference_however_many_it_counts(same):
+    def f(x, y):
+        return x[0] * 2.0 + y[0]
+
+    go, gj = s07.jit(f), jax.jit(f)
+    same(go, gj, [a32(3), a32(3)], [a32(3), a32(3)])
+    same(go, gj, [a32(3)], [a32(3, dtype=np.int32)])
+    # two pytree differences from the first key, one type difference from the second: the
+    # pytree is the less severe category, so the first key is the closest
+    (msg,) = same(go, gj, [a32(3)], [a32(3)])
+    assert "different input pytree:" in msg and msg.count("  * at input path") == 2
+
+
 def test_static_values_and_keyword_arguments_are_part_of_the_tree(same):
     def f(x, n, y=None):
         return x * n
