@@ -77,7 +77,8 @@ SQUARE_CASES = [
 ]
 
 
-def _jaxprs(fn, args):
+def jaxprs_of(fn, args):
+    """Ours and JAX's printed jaxprs of fn(numpy_module, *args), JAX's under disable_jit."""
     ours = s02.make_jaxpr(lambda *a: fn(snp, *a))(*args)
     with jax.disable_jit():
         theirs = jax.make_jaxpr(lambda *a: fn(jnp, *a))(*args)
@@ -86,13 +87,13 @@ def _jaxprs(fn, args):
 
 @pytest.mark.parametrize("name, fn, args", JAXPR_CASES, ids=[c[0] for c in JAXPR_CASES])
 def test_printed_jaxpr_equals_jax_numpys(name, fn, args):
-    ours, theirs = _jaxprs(fn, args)
+    ours, theirs = jaxprs_of(fn, args)
     assert ours == theirs
 
 
 @pytest.mark.parametrize("name, fn, args", SQUARE_CASES, ids=[c[0] for c in SQUARE_CASES])
 def test_var_and_std_jaxprs_differ_from_jax_only_by_its_square_primitive(name, fn, args):
-    ours, theirs = _jaxprs(fn, args)
+    ours, theirs = jaxprs_of(fn, args)
     assert "integer_pow[y=2]" in ours and " square " not in ours
     assert ours == theirs.replace("= square ", "= integer_pow[y=2] ")
 
@@ -142,7 +143,7 @@ def test_values_dtypes_and_weak_types_equal_jax_numpys(name, fn, args, exact):
 
 
 def test_tile_and_split_are_built_without_jaxs_tile_and_split_primitives():
-    ours, theirs = _jaxprs(lambda m, x: (m.tile(x, (2, 1)), m.split(x, 2, axis=1)), (X,))
+    ours, theirs = jaxprs_of(lambda m, x: (m.tile(x, (2, 1)), m.split(x, 2, axis=1)), (X,))
     assert "tile[" in theirs and "split[" in theirs
     assert "tile" not in ours and "split" not in ours
     assert "broadcast_in_dim" in ours and "slice[" in ours

@@ -17,6 +17,7 @@ import pytest
 import stages.s02_tracing as s02
 from stages.s02_tracing import numpy as snp
 from stages.s02_tracing.array import Array
+from tests.s02_tracing.test_numpy_more import jaxprs_of
 
 X = np.arange(6, dtype=np.float32).reshape(2, 3)
 I = np.arange(12, dtype=np.int32).reshape(3, 4)
@@ -48,23 +49,16 @@ JAXPR_CASES = [
 ]
 
 
-def _jaxprs(fn, args):
-    ours = s02.make_jaxpr(lambda *a: fn(snp, *a))(*args)
-    with jax.disable_jit():
-        theirs = jax.make_jaxpr(lambda *a: fn(jnp, *a))(*args)
-    return str(ours), str(theirs)
-
-
 @pytest.mark.parametrize("name, fn, args", JAXPR_CASES, ids=[c[0] for c in JAXPR_CASES])
 def test_printed_jaxpr_equals_jax_numpys(name, fn, args):
-    ours, theirs = _jaxprs(fn, args)
+    ours, theirs = jaxprs_of(fn, args)
     assert ours == theirs
 
 
 def test_int16_counts_differ_only_by_jaxs_conversion_of_scatter_indices_to_int32():
     # JAX's x.at[i] converts every index array to int32 first; ours scatters at int16 indices
     fn = lambda m, i, r: m.repeat(i, r, axis=0, total_repeat_length=7)  # noqa: E731
-    ours, theirs = _jaxprs(fn, (I, R3.astype(np.int16)))
+    ours, theirs = jaxprs_of(fn, (I, R3.astype(np.int16)))
     assert "convert_element_type[new_dtype=int32" in theirs and "convert_element_type" not in ours
     assert ours.count("\n") == theirs.count("\n") - 1
     _assert_same(fn(snp, snp.asarray(I), R3.astype(np.int16)),
