@@ -127,16 +127,23 @@ def normal(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     return _normal_jit(key, canonical_shape(shape), float32_dtype(dtype, "normal"))
 
 
-def _bernoulli(key: Any, p: Any, shape: tuple) -> Any:
+def _bernoulli(key: Any, p: Any, shape: tuple, mode: str) -> Any:
     p = jnp.asarray(p)
-    return jnp.less(_uniform(key, 0.0, 1.0, shape, p.dtype), p)
+    if mode == "low":
+        return jnp.less(_uniform(key, 0.0, 1.0, shape, p.dtype), p)
+    # "high": a second uniform, scaled below the first one's resolution, decides within it,
+    # so a p below ~1e-7 keeps its odds
+    u1, u2 = _uniform(key, 0.0, 1.0, (2, *shape), p.dtype)
+    return jnp.less(u2 * p.dtype.type(2.0 ** -np.finfo(p.dtype).nmant), p - u1)
 
 
-_bernoulli_jit = jit(_bernoulli, static_argnums=2)
+_bernoulli_jit = jit(_bernoulli, static_argnums=(2, 3))
 
 
-def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
-    """True with probability p (JAX's default mode "low": one uniform per sample)."""
+def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> Any:
+    """True with probability p: mode "low" draws one uniform per sample, "high" two."""
+    if mode not in ("high", "low"):
+        raise ValueError(f"got {mode=}, expected 'high' or 'low'")
     check_key(key, "bernoulli")
     shape = np.shape(p) if shape is None else \
         check_shape("bernoulli", canonical_shape(shape), np.shape(p))
@@ -144,7 +151,7 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None) -> Any:
     if not np.issubdtype(p.dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
     float32_dtype(p.dtype, "bernoulli")
-    return _bernoulli_jit(key, p, shape)
+    return _bernoulli_jit(key, p, shape, mode)
 
 
 def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:

@@ -387,3 +387,28 @@ def test_randint_and_choice_refuse_misuse_with_jax_errors(name):
     f = BAD_DRAWS[name]
     _raises_as_jax(lambda: f(random, random.PRNGKey(0)), lambda: f(jax.random,
                                                                    jax.random.PRNGKey(0)))
+
+
+@pytest.mark.parametrize("mode", ["low", "high"])
+@pytest.mark.parametrize("seed", SEEDS[:4])
+def test_bernoulli_modes_match_jax_bit_for_bit(seed, mode):
+    k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+    p = np.array([1e-8, 3e-8, 0.25, 0.5], np.float32)  # tiny odds: where the modes differ
+    for args in [(p,), (p, (64, 4)), (0.3, (5,)), (np.float32(2e-8), (4096,))]:
+        _same(random.bernoulli(k, *args, mode=mode), jax.random.bernoulli(kj, *args, mode=mode))
+
+
+def test_bernoulli_high_decides_within_one_uniforms_step_and_a_bad_mode_gets_jaxs_error():
+    kj, k = jax.random.PRNGKey(7), random.PRNGKey(7)
+    # each p half a step (2**-24) above the first uniform "high" draws for it (the same one
+    # "low" draws, the counters being partitionable): "low" says True every time, "high" asks
+    # its second uniform, which says True about half the time
+    p = np.asarray(jax.random.uniform(kj, (64,))) + np.float32(2.0 ** -24)
+    low, high = (np.asarray(random.bernoulli(k, p, mode=m)) for m in ("low", "high"))
+    _same(high, jax.random.bernoulli(kj, p, mode="high"))
+    assert low.all() and 0 < high.sum() < 64
+    with pytest.raises(ValueError) as theirs:
+        jax.random.bernoulli(kj, 0.5, mode="middle")
+    with pytest.raises(ValueError) as ours:
+        random.bernoulli(k, 0.5, mode="middle")
+    assert str(ours.value) == str(theirs.value) == "got mode='middle', expected 'high' or 'low'"
