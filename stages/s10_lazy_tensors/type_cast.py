@@ -2,9 +2,10 @@
 
 PyTorch: c10/util/TypeCast.h (`checked_convert`) and c10/util/overflows.h (`overflows`),
 reached from each kernel that turns a Scalar into the tensor's element type: fill, masked_fill,
-index_fill, scatter's value, full_like, pad, threshold, clamp and scalar_tensor. Arithmetic does
-not check: `uint8 + 300` wraps (device_data.py). Meta kernels do not check either, so the lazy
-device runs them first (lowering.py's CHECKS, which aten_xla_type.dispatch runs).
+index_fill, scatter's value, full_like, pad, threshold, addcmul's value, clamp and
+scalar_tensor. Arithmetic does not check: `uint8 + 300` wraps (device_data.py). Meta kernels
+do not check either, so the lazy device runs them first (lowering.py's CHECKS, which
+aten_xla_type.dispatch runs).
 """
 
 from __future__ import annotations
@@ -64,11 +65,20 @@ def _check_scalar_tensor(s: Any, dtype: Any = None, **_: Any) -> None:
         check_fits(s, dtype or torch.get_default_dtype())
 
 
+def _math_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The type a kernel computes in: float32 for float16 and bfloat16 (c10's opmath_type)."""
+    return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+
+
 def _check_threshold(self: Any, threshold: Any, value: Any) -> None:
-    """threshold compares in the op's math type (float32 for float16), writes self's dtype."""
-    reduced = self.dtype in (torch.float16, torch.bfloat16)
-    check_fits(threshold, torch.float32 if reduced else self.dtype)
+    """threshold compares in the op's math type, writes self's dtype."""
+    check_fits(threshold, _math_dtype(self.dtype))
     check_fits(value, self.dtype)
+
+
+def _check_addcmul(self: Any, *_: Any, value: Any = 1, **__: Any) -> None:
+    """self + value * t1 * t2: value in the op's math type (float16 with 1e6 gives inf)."""
+    check_fits(value, _math_dtype(self.dtype))
 
 
 # each op, by its functional form (fill_ reaches fill), and where its numbers are
@@ -76,7 +86,7 @@ FITS = {aten.fill.Scalar: _check_fits(1), aten.full_like.default: _check_fits(1)
         aten.masked_fill.Scalar: _check_fits(2), aten.masked_fill.Tensor: _check_fits(2),
         aten.index_fill.int_Scalar: _check_fits(3), aten.index_fill.int_Tensor: _check_fits(3),
         aten.scatter.value: _check_fits(3), aten.constant_pad_nd.default: _check_fits(2),
-        aten.threshold.default: _check_threshold,
+        aten.threshold.default: _check_threshold, aten.addcmul.default: _check_addcmul,
         aten.clamp.default: _check_fits(1, 2, promote=True),
         aten.clamp_min.default: _check_fits(1, promote=True),
         aten.clamp_max.default: _check_fits(1, promote=True),

@@ -45,6 +45,7 @@ OPS = {  # f(dtype, value, device)
     "threshold value": lambda t, v, d: F.threshold(_x(t, d), 0, v),
     "threshold": lambda t, v, d: F.threshold(_x(t, d), v, 0),  # float16: a float threshold
     "setitem": lambda t, v, d: _x(t, d).__setitem__(slice(None), v),
+    "addcmul value": lambda t, v, d: torch.addcmul(_x(t, d), _x(t, d), _x(t, d), value=v),
 }
 
 CPP = {torch.uint8: "uint8_t", torch.int8: "int8_t", torch.int16: "int16_t", torch.int32: "int",
@@ -92,8 +93,9 @@ def test_a_number_that_does_not_fit_raises_as_eager_torch_raises(dev, name, dtyp
 def test_every_fill_like_op_refuses_the_number_with_torchs_message(dev, dtype, value):
     """The ops that check in torch, each asserted by name: none may wrap silently."""
     message = f"value cannot be converted to type {CPP[dtype]} without overflow"
-    unchecked = ("where, other", "where, self", "setitem", "threshold")  # float16: inf, or
-    checked = [n for n in OPS if dtype != torch.float16 or n not in unchecked]  # a float32 compare
+    unchecked = ("where, other", "where, self", "setitem", "threshold",  # float16: inf, or
+                 "addcmul value")  # a float32 compare or multiply
+    checked = [n for n in OPS if dtype != torch.float16 or n not in unchecked]
     for name in checked:
         with pytest.raises(RuntimeError, match=f"^{message}$"):
             OPS[name](dtype, value, dev)
@@ -130,3 +132,12 @@ def test_a_refused_in_place_fill_leaves_the_tensor_as_it_was(dev):
         with pytest.raises(RuntimeError, match="uint8_t without overflow"):
             f()
     assert x.cpu().tolist() == [0, 1, 1]
+
+
+def test_addcmul_checks_its_value_in_the_ops_math_type(dev):
+    """float16 computes in float32: 1e6 is inf there, 1e39 overflows float32."""
+    for dtype, value in [(torch.float16, 1e6), (torch.float16, 1e39), (torch.uint8, 255.5),
+                         (torch.uint8, -1), (torch.int8, 200)]:
+        f = OPS["addcmul value"]
+        _same(_outcome(f, dtype, value, dev), _outcome(f, dtype, value, "cpu"))
+
