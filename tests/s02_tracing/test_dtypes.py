@@ -42,6 +42,16 @@ def test_result_type_and_weak_flag_equal_jax_on_the_whole_grid(a):
         assert ours == theirs, (a, b)
 
 
+@pytest.mark.parametrize("a", GRID, ids=_name)
+def test_result_type_of_three_arguments_equals_jax_on_the_whole_grid(a):
+    # three nodes are joined at once: a third that is wider than the first two's join counts
+    for b, c in itertools.product(GRID, repeat=2):
+        ours = dtypes.result_type(a, b, c, return_weak_type_flag=True)
+        theirs = jax_dtypes.result_type(a, b, c, return_weak_type_flag=True)
+        assert ours == theirs, (a, b, c)
+    assert dtypes.result_type(np.int8, np.int16, np.float32) == np.float32
+
+
 def test_result_type_of_one_argument_equals_jax():
     for a in GRID:
         ours = dtypes.result_type(a, return_weak_type_flag=True)
