@@ -24,7 +24,6 @@ import textwrap
 import jax
 import jax.numpy as jjnp
 import numpy as np
-from jax._src.lib import xla_client as xc
 
 import stages.s01_pytrees as s01
 import stages.s07_caches as s07
@@ -51,8 +50,7 @@ def _dispatch_rows(repeat: int, number: int) -> list[Row]:
     executable = ours.lower(x).compile().runtime_executable()  # the same program, compiled
     raw, buffers = executable.computation.executable, [x.data_on("CPU:0").buffer]
     out = raw.execute_sharded(buffers).disassemble_into_single_device_arrays()[0][0]
-    handlers = [xc.array_result_handler(jax.core.ShapedArray(out.shape, out.dtype),
-                                        out.sharding, committed=True, _skip_checks=True)]
+    handlers = [s09.pjrt_computation_client.result_handler(out)]
 
     def floor():
         return raw.execute_sharded(buffers).consume_with_handlers(handlers)

@@ -2,10 +2,9 @@
 
 torch_xla: torch_xla/csrc/runtime/pjrt_computation_client.cpp. This is the only module of the
 course that imports jaxlib (through `jax._src.lib.xla_client`, plus the `ShapedArray` that
-jaxlib's `batched_device_put` wants), so a jaxlib upgrade is one file to mend; the calls are
-those verified on jaxlib 0.10.2 to 0.12 (shared/DESIGN.md, "Versions"), and the few that moved
-between versions go through `_compile_and_load`, `_serialize`, `_deserialize`. Every method
-stamps the timer torch_xla's does (metrics.py).
+jaxlib's `batched_device_put` wants), so a jaxlib upgrade is one file to mend: the calls that
+moved between jaxlib 0.10 and 0.12 go through the functions under "what moved between
+versions". Every method stamps the timer torch_xla's does (metrics.py).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from jax._src import core as jax_core
+from jax._src.lib import jaxlib_extension_version
 from jax._src.lib import xla_client as xc
 
 from stages.s02_tracing.core import ShapedArray
@@ -58,10 +58,6 @@ def make_cpu_client(asynchronous: bool = True, num_devices: int = 1) -> Any:
     return xc.make_cpu_client(asynchronous=asynchronous, num_devices=num_devices)
 
 
-def plugin_loaded(plugin_name: str) -> bool:
-    return xc.pjrt_plugin_loaded(plugin_name)
-
-
 def make_c_api_client(plugin_name: str, library_path: str,
                       options: dict[str, Any] | None = None) -> Any:
     """Load a PJRT plugin's .so, initialize it, make its client: the C-API path that TPU's
@@ -98,6 +94,12 @@ def _deserialize(client: Any, data: bytes, devices: Any) -> Any:
         return client.deserialize_executable(data, devices, xc.CompileOptions())
     except TypeError:  # a jaxlib without the executable_devices argument
         return client.deserialize_executable(data, xc.CompileOptions())
+
+
+def result_handler(buffer: Any) -> Any:
+    """jaxlib's wrapper of outputs shaped like `buffer` (JAX: _array_global_result_handler)."""
+    skip = {"_skip_checks": True} if jaxlib_extension_version < 489 else {}  # gone in 0.11
+    return xc.array_result_handler(_jax_aval(buffer), buffer.sharding, committed=True, **skip)
 
 
 # ------------------------------------------------------------------ handles and executables
@@ -155,9 +157,7 @@ class PjRtComputation(Computation):
         if self._result_handlers is not None:
             return results.consume_with_handlers(self._result_handlers)
         outs = [bufs[0] for bufs in results.disassemble_into_single_device_arrays()]
-        self._result_handlers = [xc.array_result_handler(_jax_aval(b), b.sharding,
-                                                         committed=True, _skip_checks=True)
-                                 for b in outs]
+        self._result_handlers = [result_handler(b) for b in outs]
         return outs
 
     def hlo_text(self) -> str:
