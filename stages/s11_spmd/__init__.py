@@ -17,6 +17,7 @@ Beside it:
   shard_map.py        shard_map: specs checked, the body traced on blocks, the vma check
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
+  pjit_checks.py      jit's checks of its shardings and arguments (statics, keywords, trees)
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
   sharding_in_types.py    Explicit mesh axes: shardings in types, set_mesh, the lowering's pins
   sharding_rules.py       each primitive's sharding rule, JAX's messages where none applies
@@ -41,6 +42,7 @@ from . import (
     mlir,
     partition_spec,
     pjit,
+    pjit_checks,
     runtime,
     shard_map_checks,
     shard_map_rules,
@@ -98,6 +100,7 @@ __all__ = [
     "mlir",
     "partition_spec",
     "pjit",
+    "pjit_checks",
     "reshard",
     "reshard_p",
     "runtime",

@@ -25,7 +25,7 @@ from stages.s09_pjrt.computation_client import ComputationClient, Data
 
 from .partition_spec import PartitionSpec
 from .sharding_impls import Index, Sharding, SingleDeviceSharding
-from .sharding_in_types import canonicalize_sharding, pjit_check_aval_sharding, with_sharding_type
+from .sharding_in_types import pjit_check_aval_sharding, pspec_to_sharding, with_sharding_type
 
 
 def device_names(client: ComputationClient) -> dict[Device, str]:
@@ -163,10 +163,9 @@ def device_put(x: Any, device: Any = None) -> Any:
     block the sharding gives it (JAX: jax.device_put). `x` may be a pytree, `device` a
     prefix of it."""
     leaves, tree = tree_flatten(x)
-    if isinstance(device, PartitionSpec):  # of the mesh set by set_mesh
-        device = canonicalize_sharding(device, "device_put")
     targets = broadcast_prefix(device, x, is_leaf=lambda d: d is None or
-                               isinstance(d, (Sharding, Device, str)))
+                               isinstance(d, (Sharding, Device, str, PartitionSpec)))
+    targets = [pspec_to_sharding("device_put", d) for d in targets]  # of set_mesh's mesh
     return tree_unflatten(tree, [_put(leaf, d) for leaf, d in zip(leaves, targets,
                                                                    strict=True)])
 

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s01_pytrees.tree_util import broadcast_prefix
 from stages.s02_tracing import core
+from stages.s02_tracing.api_util import fun_signature
 from stages.s07_caches import dispatch
 from stages.s07_caches import pjit as s07_pjit
+from stages.s07_caches.api_util import resolve_argnums
 from stages.s07_caches.sharding_impls import UNSPECIFIED
 from stages.s08_lowering.backend import safe_result_paths
 from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
@@ -33,31 +34,18 @@ from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
 from .mesh import Mesh
 from .partition_spec import P
+from .pjit_checks import (
+    check_devices,
+    check_no_kwargs,
+    dynamic_arguments,
+    flatten_shardings,
+    is_sharding_leaf,
+    prepare_axis_resources,
+    static_positions,
+)
 from .sharding_constraint import with_out_constraints
 from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
-from .sharding_in_types import get_mesh, has_explicit_axes, pjit_check_aval_sharding
-
-
-def _is_sharding_leaf(s: Any) -> bool:
-    return s is None or s is UNSPECIFIED or isinstance(s, (Sharding, P))
-
-
-def _create_sharding(s: Any, name: str) -> Any:  # a bare P is of set_mesh's mesh, as JAX's
-    if isinstance(s, P) and get_mesh() is None:
-        raise RuntimeError(
-            f"jit requires a non-empty mesh in context if you are passing `PartitionSpec`s to "
-            f"{name}. You can define a context mesh via `jax.set_mesh(mesh)`. Alternatively, "
-            f"provide `Sharding`s to {name} and then the mesh context manager is not required.")
-    return NamedSharding(get_mesh(), s) if isinstance(s, P) else s
-
-
-def flatten_shardings(shardings: Any, tree: Any, name: str = "in_shardings") -> list[Any]:
-    """One sharding (or None: the compiler chooses) per leaf of `tree`, from a prefix."""
-    if _is_sharding_leaf(shardings):
-        per_leaf = [shardings] * len(tree_flatten(tree)[0])
-    else:
-        per_leaf = broadcast_prefix(shardings, tree, is_leaf=_is_sharding_leaf)
-    return [None if s is UNSPECIFIED else _create_sharding(s, name) for s in per_leaf]
+from .sharding_in_types import has_explicit_axes, pjit_check_aval_sharding
 
 
 class ShardedProgram:
@@ -202,38 +190,54 @@ class ShardedJit:
     def __init__(self, fun: Callable, in_shardings: Any, out_shardings: Any, **jit_kwargs: Any):
         functools.update_wrapper(self, fun)
         self._jit = s07_pjit.jit(fun, **jit_kwargs)
-        self._in, self._out = in_shardings, out_shardings
+        self._in = prepare_axis_resources(in_shardings, "in_shardings")
+        self._out = prepare_axis_resources(out_shardings, "out_shardings")
+        *_, self._static_nums, self._static_names = resolve_argnums(
+            fun, fun_signature(fun), None, None, jit_kwargs.get("static_argnums"),
+            jit_kwargs.get("static_argnames"))
         self._executables: dict[Any, tuple[Any, ShardedExecutable]] = {}
         self._fast: dict[Any, tuple[ShardedExecutable, Any]] = {}
 
-    def _shardings(self, traced: Any, args: tuple) -> tuple[list, list]:
-        leaves = tree_flatten(args)[0]
+    def _dynamic(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        return dynamic_arguments(args, kwargs, self._static_nums, self._static_names)
+
+    def _shardings(self, traced: Any, args: tuple, kwargs: dict) -> tuple[list, list]:
+        """Per traced leaf (static arguments are none), its sharding; per output, its own."""
+        leaves = tree_flatten((args, kwargs))[0]
+        given = flatten_shardings(self._in, args)
+        given += [None] * (len(leaves) - len(given))  # keyword arguments: none given
         # an argument already laid out keeps its layout where jit gives none; not another one
         ins = [sharding_in_types.committed_sharding(s, x) if isinstance(x, ArrayImpl) else s
-               for s, x in zip(flatten_shardings(self._in, args), leaves, strict=True)]
+               for s, x in zip(given, leaves, strict=True)]
         outs = flatten_shardings(self._out, traced.out_info, "out_shardings")
         outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
                 for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]
         p, paths = traced._p, safe_result_paths(traced.jaxpr)
         pjit_check_aval_sharding(ins, p.in_avals, p.arg_names, "pjit arguments", False)
         pjit_check_aval_sharding(outs, traced.jaxpr.out_avals, paths, "pjit outputs", False)
+        fun = self.__wrapped__
+        name = getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
+        check_devices(name, p.arg_names, leaves, ins, outs)
         return ins, outs
 
     def _place(self, args: tuple) -> tuple:
         """Host arguments given an Explicit mesh's sharding are put first: types for the trace."""
-        if _is_sharding_leaf(self._in) and not isinstance(self._in, NamedSharding):
+        if is_sharding_leaf(self._in) and not isinstance(self._in, NamedSharding):
             return args
-        leaves, tree = tree_flatten(args)
-        ins = flatten_shardings(self._in, args)
-        return tree_unflatten(tree, [
+        dynamic = self._dynamic(args, {})[0]
+        leaves, tree = tree_flatten(dynamic)
+        placed = iter(tree_unflatten(tree, [
             device_put(x, s) if isinstance(s, NamedSharding) and has_explicit_axes(s.mesh)
             and not isinstance(x, (ArrayImpl, core.Tracer)) else x
-            for x, s in zip(leaves, ins, strict=True)])
+            for x, s in zip(leaves, flatten_shardings(self._in, dynamic), strict=True)]))
+        static = static_positions(len(args), self._static_nums)
+        return tuple(a if i in static else next(placed) for i, a in enumerate(args))
 
     def lower(self, *args: Any, **kwargs: Any) -> ShardedProgram:
+        check_no_kwargs(self._in, kwargs)
         args = self._place(args)
         traced = self._jit.trace(*args, **kwargs)
-        ins, outs = self._shardings(traced, args)
+        ins, outs = self._shardings(traced, *self._dynamic(args, kwargs))
         if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
             raise ValueError("jit with shardings lowers a sharded program: give "
                              "in_shardings, out_shardings or sharded arguments")
@@ -257,16 +261,19 @@ class ShardedJit:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not isinstance(core.trace_ctx.trace, core.EvalTrace):
             return with_out_constraints(self._jit, self._out)(*args, **kwargs)
+        check_no_kwargs(self._in, kwargs)
         args = self._place(args)
-        leaves, tree = tree_flatten((args, kwargs))
-        sig = self._signature(leaves)
+        dynamic = self._dynamic(args, kwargs)
+        leaves, tree = tree_flatten(dynamic)  # what the program takes: no static argument
+        static = self._static_nums or self._static_names  # their values: stage 7 keys them
+        sig = None if static else self._signature(leaves)
         hit = self._fast.get((tree, sig, mlir.use_shardy_partitioner.value)) \
             if sig is not None else None
         if hit is not None:  # the same types and layouts as a call before: run at once
             executable, out_tree = hit
             return tree_unflatten(out_tree, executable.call(*leaves))
         traced = self._jit.trace(*args, **kwargs)
-        ins, outs = self._shardings(traced, args)
+        ins, outs = self._shardings(traced, *dynamic)
         if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
             # nothing sharded: stage 9's path
             return self._jit(*args, **kwargs)

@@ -82,6 +82,17 @@ def canonicalize_sharding(sharding: Any, api_name: str) -> NamedSharding:
     return sharding
 
 
+def pspec_to_sharding(api_name: str, s: Any) -> Any:
+    """A PartitionSpec given to `api_name` as a NamedSharding of set_mesh's mesh; anything
+    else as it is (JAX: api.pspec_to_sharding)."""
+    if not isinstance(s, PartitionSpec):
+        return s
+    if _context.mesh is None:
+        raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed "
+                         f"to {api_name}")
+    return NamedSharding(_context.mesh, s)
+
+
 def pjit_check_aval_sharding(shardings: Sequence[Any], avals: Sequence[Any],
                              names: Sequence[str], what_aval: str,
                              allow_uneven_sharding: bool) -> None:
