@@ -12,6 +12,7 @@ STAGE ?=
 ONLY ?=
 FORCE ?= 0
 QUICK ?= 0
+DEVICE ?= CUDA
 REMAP ?= 0
 PYTEST_ARGS ?=
 
@@ -25,7 +26,8 @@ help: ## list the targets
 	@echo "           STAGE=N (exercise, check-exercises, bench), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
 	@echo "           FORCE=1 (overwrite your code in a workspace copy), WORKSPACE=1,"
 	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench),"
-	@echo "           REMAP=1 (check-exercises: trace the tests again and rewrite shared/exercise_map.json)"
+	@echo "           REMAP=1 (check-exercises: trace the tests again and rewrite shared/exercise_map.json),"
+	@echo "           DEVICE=CPU (gpu-check on the CPU client: try another JAX without a GPU)"
 
 setup: $(STAMP) ## create .venv with PYTHON -m venv (default python3) and install .[dev] (quick when done)
 	@$(PYTHON) shared/check_python.py $(PY)
@@ -82,7 +84,7 @@ GPU_PY = $(if $(filter command line environment,$(origin PYTHON)),$(PYTHON),$(PY
 gpu-check: $(if $(filter command line environment,$(origin PYTHON)),,setup) ## on a GPU machine: PYTHON=/path/to/python make gpu-check
 	$(GPU_PY) -c "import jax, jaxlib, numpy; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'devices', jax.devices())"
 	$(GPU_PY) -m pytest -q -p no:cacheprovider tests/smoke
-	$(GPU_PY) -m shared.gpu_check
+	$(GPU_PY) -m shared.gpu_check --device $(DEVICE)
 
 clean: ## remove build outputs and caches (keeps .venv and your workspace/)
 	rm -rf site .pytest_cache .ruff_cache .hypothesis .import_linter_cache
