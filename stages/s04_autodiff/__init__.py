@@ -11,6 +11,7 @@ Beside it:
   transpose_rules.py     a transpose rule for every linear primitive (read `_mul_transpose`)
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
   inverse_trig_rules.py  the jvp rules of atan2
+  bit_rules.py           the zero jvp rules of clz and bitcast_convert_type
   gather_rules.py        the jvp and transpose rules of gather and the scatters
   cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
@@ -20,13 +21,14 @@ Beside it:
 
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
 ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
-complex_rules.py, inverse_trig_rules.py, gather_rules.py, custom_calls.py).
+complex_rules.py, inverse_trig_rules.py, bit_rules.py, gather_rules.py, custom_calls.py).
 """
 
 from . import (
     ad,
     ad_checkpoint,
     ad_util,
+    bit_rules,
     complex_rules,
     cumulative_rules,
     custom_arguments,
@@ -46,6 +48,7 @@ __all__ = [
     "ad",
     "ad_checkpoint",
     "ad_util",
+    "bit_rules",
     "checkpoint",
     "checkpoint_name",
     "complex_rules",

@@ -32,7 +32,8 @@ from .batching import (
 for _p in (lax.neg_p, lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.abs_p, lax.erf_p,
            lax.not_p, lax.exp_p, lax.log_p, lax.log1p_p, lax.sin_p, lax.cos_p, lax.tan_p,
            lax.tanh_p, lax.sqrt_p, lax.rsqrt_p, lax.logistic_p, lax.integer_pow_p,
-           lax.convert_element_type_p, lax.real_p, lax.imag_p, lax.conj_p, lax.is_finite_p):
+           lax.convert_element_type_p, lax.real_p, lax.imag_p, lax.conj_p, lax.is_finite_p,
+           lax.clz_p):
     defvectorized(_p)
 
 # elementwise, several operands
@@ -51,6 +52,20 @@ for _p in (lax.reduce_sum_p, lax.reduce_max_p, lax.reduce_min_p, lax.reduce_prod
 def _size(vals: Sequence[Any], dims: Sequence[BatchDim]) -> int:
     """The batch size, read off the first batched operand."""
     return next(np.shape(x)[d] for x, d in zip(vals, dims, strict=True) if d is not not_mapped)
+
+
+def _bitcast_convert_type_batch_rule(axis_data: AxisData, vals: Sequence[Any],
+                                     dims: Sequence[BatchDim], *, new_dtype: np.dtype
+                                     ) -> tuple[Any, BatchDim]:
+    """Elementwise, except that a wider dtype joins the last axis: the batch axis must not be it."""
+    (x,), (bdim,) = vals, dims
+    # JAX: defvectorized, which fails when a batch axis sits last and the dtype widens
+    if bdim == np.ndim(x) - 1 and np.dtype(new_dtype).itemsize > core.get_aval(x).dtype.itemsize:
+        x, bdim = moveaxis(x, bdim, 0), 0
+    return lax.bitcast_convert_type(x, new_dtype), bdim
+
+
+primitive_batchers[lax.bitcast_convert_type_p] = _bitcast_convert_type_batch_rule
 
 
 # ------------------------------------------------------------------------------ dot_general

@@ -144,7 +144,7 @@ def _convert_element_type_lowering(ctx: LoweringRuleContext, x: ir.Value, **para
 
 _NARY_OPS = {
     lax.neg_p: "negate", lax.floor_p: "floor", lax.ceil_p: "ceil", lax.exp_p: "exponential",
-    lax.log_p: "log", lax.log1p_p: "log_plus_one",
+    lax.log_p: "log", lax.log1p_p: "log_plus_one", lax.clz_p: "count_leading_zeros",
     lax.tanh_p: "tanh", lax.tan_p: "tan", lax.atan2_p: "atan2",
     lax.abs_p: "abs", lax.sqrt_p: "sqrt", lax.rsqrt_p: "rsqrt", lax.not_p: "not",
     lax.add_p: "add", lax.sub_p: "subtract", lax.mul_p: "multiply", lax.div_p: "divide",
@@ -169,3 +169,5 @@ register_lowering(lax.integer_pow_p, _integer_pow_lowering)
 register_lowering(lax.pow_p, _pow_lowering)
 register_lowering(lax.select_n_p, _select_n_lowering)
 register_lowering(lax.convert_element_type_p, _convert_element_type_lowering)
+register_lowering(lax.bitcast_convert_type_p, lambda ctx, x, new_dtype: [  # the shape may change
+    hlo.elementwise("bitcast_convert", x, result_type=aval_to_ir_type(ctx.avals_out[0]))])

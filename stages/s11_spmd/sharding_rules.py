@@ -262,6 +262,13 @@ def _convert_element_type_rule(x: Any, *, sharding: Any, **_: Any) -> Any:
     return sharding if sharding is not None else spec_of(x)
 
 
+def _bitcast_convert_type_rule(x: Any, *, new_dtype: Any) -> tuple:
+    """A narrower dtype's new last axis of pieces is whole on each device; a wider one joins
+    the last axis, which goes with its entry (JAX: _bitcast_convert_type_sharding_rule)."""
+    old, new, spec = x.dtype.itemsize, new_dtype.itemsize, spec_of(x)
+    return spec if old == new else (*spec, None) if old > new else spec[:-1]
+
+
 def _select_n_rule(which: Any, *cases: Any) -> tuple:
     return broadcasting_sharding_rule("select_n", which, *cases)
 
@@ -279,6 +286,7 @@ sharding_rules.update({
     lx.convert_element_type_p: _convert_element_type_rule, lx.select_n_p: _select_n_rule,
     stop_gradient_p: spec_of, lx.rev_p: lambda x, *, dimensions: spec_of(x),
     lx.concatenate_p: _concatenate_rule, lx.clamp_p: lambda lo, x, hi: spec_of(x),
+    lx.bitcast_convert_type_p: _bitcast_convert_type_rule,
     lx.slice_p: _varying_shape_rule("slicing", lx.slice_p),
     lx.dynamic_slice_p: _varying_shape_rule("dynamic_slice", lx.dynamic_slice_p),
     lx.pad_p: _varying_shape_rule("padding", lx.pad_p),

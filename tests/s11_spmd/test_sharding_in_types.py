@@ -250,3 +250,29 @@ def test_random_calls_get_jaxs_types_or_jaxs_refusals(four, call):
         assert mine.startswith("ShardingTypeError: This reshape is not supported.")
     else:
         assert mine == jaxs
+
+
+@pytest.mark.parametrize("dtype, shape, spec, new", [
+    (np.float32, (4, 8), ("x", "y"), np.int32),  # same width: the same layout
+    (np.float32, (4, 8), ("x", "y"), np.uint8),  # narrower: a new last axis, whole
+    (np.float32, (8, 4), (("x", "y"), None), np.int16),
+    (np.uint8, (4, 2, 4), ("x", None, "y"), np.uint32),  # wider: the split last axis joins
+    (np.int16, (8, 2), ("y", None), np.float32),
+    (np.int16, (4, 3), ("x", None), np.float32),  # 3 * 16 bits are no float32: JAX's error
+])
+def test_bitcast_convert_type_types_as_jaxs(four, dtype, shape, spec, new):
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    aval = core.ShapedArray(shape, np.dtype(dtype), sharding=s11.NamedSharding(mesh, P(*spec)))
+
+    def ours():
+        flat = lu.wrap_init(lambda x: [lax.bitcast_convert_type(x, new)])
+        return str(pe.trace_to_jaxpr_dynamic(flat, [aval])[1][0])
+
+    jmesh = AbstractMesh((2, 2), ("x", "y"), axis_types=(JAxisType.Explicit,) * 2)
+    struct = jax.ShapeDtypeStruct(shape, dtype, sharding=JNamedSharding(jmesh, JP(*spec)))
+
+    def theirs():
+        with jax.sharding.use_abstract_mesh(jmesh):
+            return str(jax.typeof(jax.eval_shape(
+                lambda x: jax.lax.bitcast_convert_type(x, new), struct)))
+    assert _outcome(ours) == _outcome(theirs)

@@ -6,7 +6,8 @@ lax never promotes dtypes (numpy/ does, then calls lax).
 
   utils.py        how a primitive is assembled: standard_primitive, dtype families, Precision
   elementwise.py  arithmetic, one and two operands: sin, exp, integer_pow, add, mul, ...
-  bitwise.py      not, and, or, xor, the shifts, and the comparisons eq, lt, ...
+  bitwise.py      not, and, or, xor, the shifts, clz, the comparisons eq, lt, ...; and
+                  bitcast_convert_type (the same bits as another dtype)
   structural.py   broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, iota, rev
   reductions.py   reduce_sum/max/min/or/and/xor, argmax/argmin, cumsum
   lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
