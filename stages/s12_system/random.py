@@ -20,7 +20,7 @@ from stages.s07_caches import jit
 
 from . import prng
 from .random_checks import canonical_shape, check_key, check_shape, float32_dtype
-from .random_discrete import categorical, choice, randint, samplers  # picks, beside the lesson
+from .random_discrete import categorical, choice, gumbel_highest, randint, samplers  # breadth
 from .special import erf_inv
 
 __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "gumbel", "key",
@@ -155,6 +155,8 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
 
 
 def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:
+    if mode == "highest":  # one float32 from 64 bits, with clz and a bitcast
+        return gumbel_highest(key, shape)
     if mode == "low":
         u = _uniform(key, np.finfo(dtype).tiny, 1.0, shape, dtype)
         return jnp.negative(jnp.log(jnp.negative(jnp.log(u))))
@@ -170,14 +172,13 @@ _gumbel_jit = jit(_gumbel, static_argnums=(1, 2, 3))
 
 
 def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32, mode: str | None = None) -> Any:
-    """Standard Gumbel samples, -log(-log(u)); mode "high" draws two uniforms per sample."""
+    """Standard Gumbel samples, -log(-log(u)); mode "high" draws two uniforms per sample,
+    "highest" (float32) one u from 64 bits."""
     check_key(key, "gumbel")
     dtype, shape = float32_dtype(dtype, "gumbel"), canonical_shape(shape)
     mode = "low" if mode is None else mode  # JAX: jax_high_dynamic_range_gumbel, off
     if mode not in ("highest", "high", "low"):
         raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
-    if mode == "highest":  # JAX's 64-bit fixed point for float32 needs clz and a bitcast
-        raise NotImplementedError("gumbel is built here for mode 'low' and 'high' only")
     return _gumbel_jit(key, shape, dtype, mode)
 
 

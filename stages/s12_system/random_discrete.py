@@ -1,11 +1,12 @@
 """jax.random's discrete samplers: randint (integers from two words of bits), choice and
-categorical.
+categorical; and gumbel's "highest" draws, floats from two words of bits.
 
-JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`, `categorical`). randint is one
-jitted program, as the samplers in random.py are; choice and categorical are made of them
-(randint, permutation, uniform, gumbel), as JAX's are. Bit for bit JAX's: the same key gives the
-same integers and the same picks. random.py imports this module (it re-exports all three) and
-hands it its samplers through the `samplers` table, so this module never imports random.py back.
+JAX: jax/_src/random/core.py (`randint`, `_randint`, `choice`, `categorical`, and
+`_safe_int_to_float` in `_gumbel`). randint is one jitted program, as the samplers in random.py
+are; choice and categorical are made of them (randint, permutation, uniform, gumbel), as JAX's
+are. Bit for bit JAX's: the same key gives the same integers, picks and floats. random.py imports
+this module (it re-exports all three, and its gumbel calls gumbel_highest) and hands it its
+samplers through the `samplers` table, so this module never imports random.py back.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from stages.s07_caches import jit
 from . import prng
 from .random_checks import check_key, check_shape, int_dtype, static_shape
 
-__all__ = ["categorical", "choice", "randint", "samplers"]
+__all__ = ["categorical", "choice", "gumbel_highest", "randint", "samplers"]
 
 # random.py's uniform, gumbel and permutation, which choice and categorical draw with: random.py
 # fills this table when it is imported (a table, as the rule tables are, not an import back)
@@ -87,6 +88,41 @@ def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -
     return _randint_jit(key, minval, maxval, shape, dtype).astype(out)
 
 
+# ------------------------------------------------------------------ gumbel's "highest" mode
+
+def _fixed_point_to_float32(hi: Any, lo: Any) -> Any:
+    """The fraction (hi * 2**32 + lo) / 2**64 rounded down to a float32's 24 significant bits
+    (0 becomes 2**-65): the exponent from the leading zeros, the mantissa the 23 bits after the
+    leading one, put together as a float's bits."""
+    u32 = np.uint32
+    hi_zeros, lo_zeros = lax.clz(hi), lax.clz(lo)
+    in_lo = jnp.equal(hi_zeros, u32(32))  # hi is 0: the leading one is in lo
+    # the 32 bits from the leading one on (a shift by 32 gives 0, so hi == 0 adds nothing)
+    from_lo = jnp.where(in_lo, lax.shift_left(lo, lo_zeros),
+                        lax.shift_right_logical(lo, jnp.subtract(u32(32), hi_zeros)))
+    top = lax.bitwise_or(lax.shift_left(hi, hi_zeros), from_lo)
+    mantissa = lax.bitwise_and(lax.shift_right_logical(top, u32(8)), u32(2**23 - 1))
+    # 2**-(zeros + 1) is the biased exponent 126 - zeros: at least 62, so it is never subnormal
+    exponent = jnp.subtract(u32(126), jnp.where(in_lo, jnp.add(u32(32), lo_zeros), hi_zeros))
+    bits = lax.bitwise_or(lax.shift_left(exponent, u32(23)), mantissa)
+    return lax.bitcast_convert_type(bits, np.float32)
+
+
+def gumbel_highest(key: Any, shape: tuple) -> Any:
+    """float32 Gumbel samples, each from a 64-bit uniform u (gumbel's mode "highest"): the
+    largest draws reach ~44, where one 23-bit uniform stops at ~16."""
+    bits = prng.threefry_random_bits(key, 32, (2, *shape))
+    hi, lo = bits[0], bits[1]
+    # 1 - u in the same fixed point: the two's complement of (hi, lo), the carry by hand
+    carry = lax.convert_element_type(jnp.equal(lo, np.uint32(0)), np.uint32)
+    neg_hi, neg_lo = lax.bitwise_not(hi) + carry, lax.bitwise_not(lo) + np.uint32(1)
+    below_half = jnp.less(hi, np.uint32(2**31))
+    # x is the smaller of u and 1 - u, so its float keeps every bit that matters near 0
+    x = _fixed_point_to_float32(jnp.where(below_half, hi, neg_hi),
+                                jnp.where(below_half, lo, neg_lo))
+    return jnp.where(below_half, -jnp.log(-jnp.log1p(-x)), -jnp.log(-jnp.log(x)))
+
+
 # ------------------------------------------------------------------ choice
 
 def _count_below(sorted_: Any, values: Any) -> Any:
@@ -107,8 +143,8 @@ def _largest(scores: Any, k: int) -> Any:
 def choice(key: Any, a: Any, shape: Any = (), replace: bool = True, p: Any = None,
            axis: int = 0, mode: str | None = None) -> Any:
     """Samples of `shape` from range(a) or from a's entries along `axis`, uniformly or with
-    probabilities p, with or without replacement. `mode` ("low" or "high") is the gumbel
-    noise's when p is given and replace is False: "high" draws twice the bits, as JAX's."""
+    probabilities p, with or without replacement. `mode` ("low", "high" or "highest") is the
+    gumbel noise's when p is given and replace is False: "high" draws twice the bits, as JAX's."""
     check_key(key, "choice")
     if not isinstance(shape, (tuple, list)):
         raise TypeError(f"shape argument of jax.random.choice must be a sequence, got {shape}")
@@ -179,7 +215,7 @@ _categorical_jit = jit(_categorical, static_argnums=(2, 3, 4, 5))
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None, replace: bool = True,
                 mode: str | None = None) -> Any:
     """Indices drawn with probabilities softmax(logits) along `axis`, with or without
-    replacement; `mode` is the gumbel noise's ("low" or "high")."""
+    replacement; `mode` is the gumbel noise's ("low", "high" or "highest")."""
     check_key(key, "categorical")
     check_arraylike("categorical", logits)
     logits = jnp.asarray(logits)

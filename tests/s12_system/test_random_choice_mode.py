@@ -63,8 +63,3 @@ def test_an_unknown_mode_is_refused_with_jax_error(mode):
     with pytest.raises(type(want.value)) as got:
         random.choice(random.PRNGKey(0), 10, (3,), replace=False, p=P_TINY, mode=mode)
     assert str(got.value) == str(want.value)
-
-
-def test_the_highest_mode_is_refused_as_not_built_here():
-    with pytest.raises(NotImplementedError, match="mode 'low' and 'high' only"):
-        random.choice(random.PRNGKey(0), 10, (3,), replace=False, p=P_TINY, mode="highest")

@@ -121,12 +121,3 @@ def test_misuse_is_refused_with_jax_errors(name):
         MISUSE[name](random, random.PRNGKey(0))
     assert str(got.value) == str(want.value)
 
-
-@pytest.mark.parametrize("call", [
-    lambda r: r.gumbel(r.PRNGKey(0), (3,), mode="highest"),
-    lambda r: r.categorical(r.PRNGKey(0), L, mode="highest"),
-], ids=["gumbel", "categorical"])
-def test_the_highest_mode_is_refused_as_not_built_here(call):
-    call(jax.random)  # JAX has it: float32 draws from 64 bits, with clz and a bitcast
-    with pytest.raises(NotImplementedError, match="mode 'low' and 'high' only"):
-        call(random)

@@ -158,23 +158,23 @@ class Module:
         object.__setattr__(self, name, value)
 
     # --8<-- [start:init_apply]
-    def init(self, key: Any, *inputs: Any, **kwargs: Any) -> dict:
-        """Run the module once on example inputs, creating every param it asks for."""
+    def init(self, key: Any, *inputs: Any, method: str | Callable | None = None,
+             **kwargs: Any) -> dict:
+        """Run the module once on example inputs, creating every param it asks for; `method`
+        (as apply's) runs in place of __call__, so only the params it asks for are made."""
         params: dict = {}
         rngs = key if isinstance(key, dict) else {"params": key}
         with _root(Scope(params, (), "init", rngs)):
-            self(*inputs, **kwargs)
+            _method(self, method)(self, *inputs, **kwargs)
         return _without_empty(params)
 
     def apply(self, params: dict, *inputs: Any, rngs: dict | None = None,
               method: str | Callable | None = None, **kwargs: Any) -> Any:
         """Run the module with the given params (a plain nested dict); `method`, a name or a
         function such as `Model.encode`, runs in place of __call__ (Flax's apply(method=))."""
-        fn = method or "__call__"  # the class's function: a name, or a bound method's own
-        fn = getattr(type(self), fn) if isinstance(fn, str) else getattr(fn, "__func__", fn)
         scope = Scope(params, (), "apply", dict(rngs or {}))
         with _root(scope):
-            out = _scoped(getattr(fn, "__wrapped__", fn))(self, *inputs, **kwargs)
+            out = _method(self, method)(self, *inputs, **kwargs)
         unused = scope.unused() if method is None else []  # a method may read only some
         if unused:
             raise ScopeError(f"apply never used the params of {unused}, which init created. "
@@ -190,6 +190,15 @@ class Module:
     def make_rng(self, stream: str) -> Any:
         """A key of the rng stream (e.g. "dropout"), distinct per module and per call."""
         return _current(self).make_rng(stream)
+
+
+def _method(module: Module, method: str | Callable | None) -> Callable:
+    """The function init or apply runs: __call__, or `method` as a name or a function (a bound
+    method's own), scoped as __call__ is."""
+    if method is None or isinstance(method, str):  # a name: the module's bound method
+        method = getattr(module, method or "__call__")
+    fn = getattr(method, "__func__", method)  # __call__ is already scoped: unwrap it first
+    return _scoped(getattr(fn, "__wrapped__", fn))
 
 
 def _without_empty(params: dict) -> dict:
