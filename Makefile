@@ -16,7 +16,7 @@ DEVICE ?= CUDA
 REMAP ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test lint docs serve exercise check-exercises bench gpu-check clean
+.PHONY: help setup demo test lint docs serve exercise check-exercises bench gpu-check compat-check clean
 
 help: ## list the targets
 	@echo "Under the API: make <target>"
@@ -85,6 +85,17 @@ gpu-check: $(if $(filter command line environment,$(origin PYTHON)),,setup) ## o
 	$(GPU_PY) -c "import jax, jaxlib, numpy; print('jax', jax.__version__, 'jaxlib', jaxlib.__version__, 'numpy', numpy.__version__, 'devices', jax.devices())"
 	$(GPU_PY) -m pytest -q -p no:cacheprovider tests/smoke
 	$(GPU_PY) -m shared.gpu_check --device $(DEVICE)
+
+# The stage code also supports jax/jaxlib 0.11.x, which needs Python 3.12 or newer: compat-check
+# puts that JAX (no torch) in its own venv and runs the smoke tests of stages 1-9 there.
+COMPAT_JAX ?= 0.11.2
+COMPAT_PYTHON ?= python3.12
+COMPAT_VENV = .venv-jax-$(COMPAT_JAX)
+
+compat-check: ## the smoke tests of stages 1-9 on jax/jaxlib COMPAT_JAX (0.11.2) with COMPAT_PYTHON (python3.12)
+	test -x $(COMPAT_VENV)/bin/python || $(COMPAT_PYTHON) -m venv $(COMPAT_VENV)
+	$(COMPAT_VENV)/bin/python -m pip install -q 'jax==$(COMPAT_JAX)' 'jaxlib==$(COMPAT_JAX)' numpy opt_einsum pytest hypothesis
+	$(COMPAT_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/smoke/test_stages_smoke.py tests/smoke/test_lowering_smoke.py -k "not lazy_tensors and not spmd"
 
 clean: ## remove build outputs and caches (keeps .venv and your workspace/)
 	rm -rf site .pytest_cache .ruff_cache .hypothesis .import_linter_cache
