@@ -27,6 +27,8 @@ Beside it:
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
+  pointwise_ops.py        addcmul and addcdiv with the number their kernels use
+  kernel_checks.py        what a CPU kernel refuses that its meta kernel lets through
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
   metrics.py              the lazy core's counters in stage 9's metrics_report()
   debug_util.py           PT_XLA_DEBUG: which hash ingredient made a graph new
@@ -42,11 +44,13 @@ from . import (
     graph_executor,
     hash,
     ir,
+    kernel_checks,
     lowering,
     lowering_context,
     metrics,
     nn_lowering,
     op_schema,
+    pointwise_ops,
     pool_lowering,
     register_xla,
     shape_inference,
@@ -85,6 +89,7 @@ __all__ = [
     "graph_executor",
     "hash",
     "ir",
+    "kernel_checks",
     "lowering",
     "lowering_context",
     "mark_step",
@@ -92,6 +97,7 @@ __all__ = [
     "metrics_report",
     "nn_lowering",
     "op_schema",
+    "pointwise_ops",
     "pool_lowering",
     "register_xla",
     "shape_inference",

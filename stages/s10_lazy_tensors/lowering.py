@@ -21,6 +21,7 @@ import torch
 from stages.s02_tracing import lax
 from stages.s02_tracing.core import ShapedArray, get_aval
 
+from .kernel_checks import ON_CPU, chain
 from .type_cast import FITS
 
 aten = torch.ops.aten
@@ -42,7 +43,12 @@ def register(*funcs: Any, direct: bool = False) -> Callable[[Callable], Callable
 
 
 def cast(x: Any, dtype: Any) -> Any:
-    return x if get_aval(x).dtype == np.dtype(dtype) else lax.convert_element_type(x, dtype)
+    """A float to a narrower integer goes through int32, as C++ casts it: -2.5 as uint8 is
+    254 in torch, where a direct conversion saturates to 0."""
+    source, dtype = get_aval(x).dtype, np.dtype(dtype)
+    if source.kind == "f" and dtype.kind in "iu" and dtype.itemsize < 4:
+        x = lax.convert_element_type(x, np.int32)
+    return x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
 
 
 def bcast(x: Any, shape: Sequence[int]) -> Any:
@@ -80,31 +86,50 @@ def scale(x: Any, factor: Any, dtype: Any) -> Any:
 
 
 @functools.cache
-def result_type(*avals: tuple[np.dtype, bool]) -> np.dtype:
-    """torch.result_type of operands given as (dtype, is 0-d): a 0-d tensor decides the dtype
-    only when its category (bool, integer, float) is higher than the others' (uint8 < int8's
-    0-d stays uint8), which np.promote_types does not know (C++: at::result_type)."""
-    dummies = [torch.from_numpy(np.zeros(() if zero_d else (1,), dtype)) for dtype, zero_d in avals]
+def result_type(*avals: tuple[np.dtype, bool | None]) -> np.dtype:
+    """torch.result_type of operands given as (dtype, is 0-d), or (dtype, None) for a number
+    (an argument torch types `Scalar`): a 0-d tensor decides the dtype only when its category
+    (bool, integer, float) is higher than the others' (uint8 < int8's 0-d stays uint8), a number
+    only when its category is higher than every tensor's (a 0-d uint8 < -3 compares in uint8),
+    which np.promote_types does not know (C++: at::result_type)."""
+    dummies = [torch.from_numpy(np.zeros(() if zero_d else (1,), dtype)) if zero_d is not None
+               else {"b": True, "f": 1.0}.get(np.dtype(dtype).kind, 1) for dtype, zero_d in avals]
     return torch.empty(0, dtype=torch.result_type(*dummies)).numpy().dtype
 
 
-def _binary(fn: Callable[[Any, Any], Any], compare: bool = False,
-            on_bool: Callable[[Any, Any], Any] | None = None) -> Callable[..., Any]:
+def opmath(dtype: Any) -> np.dtype:
+    """The dtype a kernel computes a dtype's values in: float32 for float16, rounded once at
+    the end (C++: at::opmath_type); the dtype itself otherwise."""
+    return np.dtype(np.float32 if np.dtype(dtype) == np.float16 else dtype)
+
+
+def _binary(fn: Callable[[Any, Any], Any], compare: bool = False, number: bool = False,
+            on_bool: Callable[[Any, Any], Any] | None = None,
+            wide_other: bool = False) -> Callable[..., Any]:
+    """A rule computing in the result's math type (float16's is float32: rounded once) from
+    operands in the result's dtype; a comparison in the operands' result type, its `other` a
+    number where `number`; with `wide_other` (mul, div), `other` as it comes, as torch's kernel
+    reads a 0-d tensor there: a float16 0 times a 0-d 1e6 is 0 (add's 1e5 is float16's inf)."""
     def rule(self, other, alpha=None, *, out, **_):
         o = out[0]  # a comparison's output is bool: it compares in the operands' result type
-        dtype = result_type(*[(get_aval(x).dtype, not get_aval(x).shape) for x in (self, other)]) \
-            if compare else o.dtype
-        x = bcast(cast(self, dtype), o.shape)
-        y = scale(bcast(cast(other, dtype), o.shape), alpha, dtype)
-        return [(on_bool if on_bool is not None and dtype == np.bool_ else fn)(x, y)]
+        a, b = get_aval(self), get_aval(other)
+        dtype = result_type((a.dtype, not a.shape), (b.dtype, None if number else not b.shape)) \
+            if compare else opmath(o.dtype)
+        narrow = dtype if compare else o.dtype
+        x = bcast(cast(cast(self, narrow), dtype), o.shape)
+        y = bcast(cast(other if wide_other else cast(other, narrow), dtype), o.shape)
+        y = scale(y, alpha, dtype)
+        return [cast((on_bool if on_bool is not None and dtype == np.bool_ else fn)(x, y),
+                     o.dtype)]
     return rule
 
 
 # torch's bool + bool is `or`, bool * bool is `and` (lax's add and mul take no bools)
 register(aten.add.Tensor, aten.add.Scalar)(_binary(lax.add, on_bool=lax.bitwise_or))
 register(aten.sub.Tensor, aten.sub.Scalar)(_binary(lax.sub))
-register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul, on_bool=lax.bitwise_and))
-register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div))
+register(aten.mul.Tensor, aten.mul.Scalar)(_binary(lax.mul, on_bool=lax.bitwise_and,
+                                                   wide_other=True))
+register(aten.div.Tensor, aten.div.Scalar)(_binary(lax.div, wide_other=True))
 register(aten.maximum.default)(_binary(lax.max))
 register(aten.minimum.default)(_binary(lax.min))
 register(aten.atan2.default)(_binary(lax.atan2))  # ints and bools: the float result dtype
@@ -147,17 +172,6 @@ def _check_sub_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
     _check_alpha(self, other, alpha)
 
 
-def _check_on_cpu(func: Any) -> Callable[..., None]:
-    """torch's matrix products refuse operands of two dtypes, or bools, in their CPU kernels,
-    not their meta ones (ours would fail to compile): the kernel runs on size-1 stand-ins."""
-    def check(*args: Any, **kwargs: Any) -> None:
-        dtypes = {a.dtype for a in args if isinstance(a, torch.Tensor)}
-        if len(dtypes) > 1 or torch.bool in dtypes:  # the common case costs no kernel call
-            func(*[torch.zeros((1,) * a.dim(), dtype=a.dtype) if isinstance(a, torch.Tensor)
-                   else a for a in args], **kwargs)
-    return check
-
-
 def _check_scatter(view: Any) -> Callable[..., None]:
     """torch's select_scatter and slice_scatter check the index, the step and src's size
     against the view they write (their meta kernels do not): the view op on a meta self."""
@@ -169,19 +183,19 @@ def _check_scatter(view: Any) -> Callable[..., None]:
     return check
 
 
-CHECKS = {aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
-          aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
-          aten.pow.Tensor_Scalar: _check_pow,  # run before the node is built
-          aten.select_scatter.default: _check_scatter(aten.select.int),
-          aten.slice_scatter.default: _check_scatter(aten.slice.Tensor),
-          **{f: _check_on_cpu(f) for f in (aten.mm.default, aten.bmm.default, aten.addmm.default)},
-          **FITS}
+CHECKS = chain(ON_CPU, {  # run before the node is built; a kernel's dispatch comes first
+    aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
+    aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
+    aten.pow.Tensor_Scalar: _check_pow,
+    aten.select_scatter.default: _check_scatter(aten.select.int),
+    aten.slice_scatter.default: _check_scatter(aten.slice.Tensor)}, FITS)
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),
                    ("gt", lax.gt), ("ge", lax.ge)]:
     _packet = getattr(aten, _name)
-    register(_packet.Tensor, _packet.Scalar)(_binary(_fn, compare=True))
+    register(_packet.Tensor)(_binary(_fn, compare=True))
+    register(_packet.Scalar)(_binary(_fn, compare=True, number=True))
 
 
 def _unary(fn: Callable[[Any], Any]) -> Callable[..., Any]:
@@ -327,7 +341,7 @@ def _permute(self, dim0=None, dim1=None, dims=None, *, out, **_):
     perm = list(range(n))
     if dims is not None:
         perm = [d % n for d in dims]
-    elif n == 2 or dim0 is not None:
+    elif n == 2 or (dim0 is not None and n):  # a 0-d tensor's dims 0 and -1: itself
         a, b = (0, 1) if dim0 is None else (dim0 % n, dim1 % n)
         perm[a], perm[b] = perm[b], perm[a]
     return [lax.transpose(self, perm)]

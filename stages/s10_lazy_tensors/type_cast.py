@@ -2,10 +2,10 @@
 
 PyTorch: c10/util/TypeCast.h (`checked_convert`) and c10/util/overflows.h (`overflows`),
 reached from each kernel that turns a Scalar into the tensor's element type: fill, masked_fill,
-index_fill, scatter's value, full_like, pad, threshold, addcmul's value, clamp and
-scalar_tensor. Arithmetic does not check: `uint8 + 300` wraps (device_data.py). Meta kernels
-do not check either, so the lazy device runs them first (lowering.py's CHECKS, which
-aten_xla_type.dispatch runs).
+index_fill, scatter's value, full_like, pad, threshold, addcmul's and addcdiv's value,
+clamp, hardtanh and scalar_tensor. Arithmetic does not check: `uint8 + 300` wraps
+(device_data.py). Meta kernels do not check either, so the lazy device runs them first
+(lowering.py's CHECKS, which aten_xla_type.dispatch runs).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from .shape_inference import infer_outputs
 
 aten = torch.ops.aten
 CPP_NAMES = {torch.uint8: "uint8_t", torch.int8: "int8_t", torch.int16: "int16_t",
@@ -76,9 +78,25 @@ def _check_threshold(self: Any, threshold: Any, value: Any) -> None:
     check_fits(value, self.dtype)
 
 
-def _check_addcmul(self: Any, *_: Any, value: Any = 1, **__: Any) -> None:
-    """self + value * t1 * t2: value in the op's math type (float16 with 1e6 gives inf)."""
-    check_fits(value, _math_dtype(self.dtype))
+def _check_addcmul(self: Any, tensor1: Any, tensor2: Any, value: Any = 1) -> None:
+    """self + value * t1 * t2 (or / t2): value in the math type of the three tensors' result
+    type (a uint8 self and float tensors take 300; float16 with 1e6 gives inf)."""
+    dtype = infer_outputs(aten.addcmul.default, (self, tensor1, tensor2), {})[0][1]
+    check_fits(value, _math_dtype(dtype))
+
+
+def _check_hardtanh(self: Any, min_val: Any = -1, max_val: Any = 1) -> None:
+    """hardtanh is a clamp whose limits an integer tensor takes as int64 (2.5 is 2, 1e30
+    overflows), and which refuses negative ones for uint8."""
+    if self.dtype.is_floating_point or self.dtype == torch.bool:  # a bool: its decomposition
+        FITS[aten.clamp.default](self, min_val, max_val)  # refuses it as torch does
+        return
+    for limit in (min_val, max_val):
+        check_fits(limit, torch.int64)
+    min_val, max_val = int(min_val), int(max_val)
+    if self.dtype == torch.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    FITS[aten.clamp.default](self, min_val, max_val)
 
 
 # each op, by its functional form (fill_ reaches fill), and where its numbers are
@@ -87,6 +105,7 @@ FITS = {aten.fill.Scalar: _check_fits(1), aten.full_like.default: _check_fits(1)
         aten.index_fill.int_Scalar: _check_fits(3), aten.index_fill.int_Tensor: _check_fits(3),
         aten.scatter.value: _check_fits(3), aten.constant_pad_nd.default: _check_fits(2),
         aten.threshold.default: _check_threshold, aten.addcmul.default: _check_addcmul,
+        aten.addcdiv.default: _check_addcmul, aten.hardtanh.default: _check_hardtanh,
         aten.clamp.default: _check_fits(1, 2, promote=True),
         aten.clamp_min.default: _check_fits(1, promote=True),
         aten.clamp_max.default: _check_fits(1, promote=True),
