@@ -39,6 +39,12 @@ class Static:
     """A static argument inside the argument tree: equal only to the same type and value."""
 
     val: Any
+    # hashed once, when a call boxes it: a value mutated after the call cannot change the
+    # hash of a cache key already stored (which would corrupt the cache's table)
+    _hash: int = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash(self.val))
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Static or type(self.val) is not type(other.val):
@@ -51,10 +57,19 @@ class Static:
             raise ValueError(
                 "static arguments should be comparable using __eq__.The following error was "
                 f"raised when comparing two objects of types {type(self.val)} and "
-                f"{type(other.val)}. The error was:\n{traceback.format_exc()}") from e
+                f"{type(other.val)}. The error was:\n{_format_error(e)}") from e
 
     def __hash__(self) -> int:
-        return hash(self.val)
+        return self._hash
+
+
+def _format_error(e: Exception) -> str:
+    """`e` as JAX's C++ prints it: the frames it came through past `Static.__eq__`, without
+    their source lines (no header when there are none), then the exception itself."""
+    frames = traceback.extract_tb(e.__traceback__.tb_next if e.__traceback__ else None)
+    lines = [f'  File "{f.filename}", line {f.lineno}, in {f.name}' for f in frames]
+    head = ["Traceback (most recent call last):", *lines] if lines else []
+    return "\n".join([*head, *traceback.format_exception_only(e)]).rstrip()
 
 
 _P = inspect.Parameter
@@ -134,6 +149,16 @@ def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:
     if isinstance(x, ShapeDtypeStruct):  # float64 stands for float32, as an array's would
         return core.ShapedArray(x.shape, canonicalize_dtype(x.dtype), x.weak_type)
     return shaped_abstractify(fun, x, arg_name)
+
+
+def check_has_values(leaves: Sequence[Any], arg_names: Sequence[str],
+                     avals: Sequence[core.ShapedArray]) -> None:
+    """A call needs values: a `ShapeDtypeStruct`, which `lower` takes for an argument, is
+    refused with JAX's message (JAX finds it when it runs the traced call)."""
+    for x, name, aval in zip(leaves, arg_names, avals, strict=True):
+        if isinstance(x, ShapeDtypeStruct):
+            raise TypeError(f"Argument '{name}' of shape {aval.str_short()} of type {type(x)} "
+                            "is not a valid JAX type.")
 
 
 def flatten_args(args: tuple, kwargs: dict) -> tuple[list[Any], PyTreeDef]:

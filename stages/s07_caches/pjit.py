@@ -119,6 +119,7 @@ class JitWrapped:
                 return tree_unflatten(entry.out_tree, entry.executable.unsafe_call(*leaves))
         with attribute_to(self._stats):
             p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
+            api_util.check_has_values(args_flat[len(p.consts):], p.arg_names, p.in_avals)
             out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
         return tree_unflatten(p.out_tree, out_flat)
     # --8<-- [end:call]
@@ -226,7 +227,7 @@ def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
     args_ft = tuple(Static(a) if i in static_nums else a for i, a in enumerate(args))
     kwargs_ft = {k: Static(v) if k in ji.static_argnames else v for k, v in kwargs.items()}
     leaves, tree = tree_flatten((args_ft, kwargs_ft))
-    names_only = {k: None if isinstance(v, Static) else v for k, v in kwargs.items()}
+    names_only = {k: None if isinstance(v, Static) else v for k, v in kwargs_ft.items()}
     dbg = debug_info("jit", fun, args, names_only, tuple(sorted(static_nums)))
     names = dbg.arg_names if len(dbg.arg_names) == len(leaves) else ("",) * len(leaves)
     avals = tuple(abstractify(fun, x, name) for x, name in zip(leaves, names, strict=True))
