@@ -4,8 +4,9 @@ torch_xla: torch_xla/csrc/ir.{h,cpp} (`XlaNode`, `GetOperandHashes`, `GetOpHash`
 ops/device_data.cpp, ops/scalar.cpp; PyTorch: torch/csrc/lazy/core/ir.cpp (`Value::hash`,
 `OpKind::hash`) and ir_util.cpp (`ComputePostOrder`). A node is an op name, its operands (values
 of earlier nodes), the shapes and dtypes of its outputs and its scalar parameters. Its hash is
-fixed at construction: the op and the parameters make `node_hash`; the operands' hashes, folded
-in order, make `dag_hash`, the hash of the whole graph below it. Only leaves hash a shape.
+fixed at construction: the op, its outputs' dtypes and the parameters make `node_hash`; the
+operands' hashes, folded in order, make `dag_hash`, the hash of the whole graph below it. Only
+leaves hash a shape.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class Node:
         self.avals, self.params = list(avals), tuple(params)
         # the op's scalar parameters enter through the seed (C++: MHash(dims, keepdim, ...))
         seed = mhash(*(v for _, v in self.params)) if self.params else DEFAULT_HASH_SEED
-        self.node_hash = hash_combine(string_hash(op), seed)
+        self.node_hash = hash_combine(_op_hash(op, tuple(a.dtype for a in self.avals)), seed)
         self.dag_hash = self.operand_hashes(self.node_hash)
 
     def operand_hashes(self, node_hash: int) -> int:
@@ -88,6 +89,14 @@ class Node:
     def __repr__(self) -> str:
         return f"{self.op}({', '.join(shape_string(a) for a in self.avals)})"
 # --8<-- [end:node]
+
+
+@functools.lru_cache(maxsize=4096)
+def _op_hash(op: str, dtypes: tuple) -> int:
+    """The op, and the outputs' dtypes, which torch_xla's operands imply but ours do not: an
+    int64 is 32 bits on our device, so a number (which does not promote uint8) and an int32
+    tensor (which does) are the same leaf, and `u8 + (-3)` would reuse `u8 + int32`'s program."""
+    return hash_combine(string_hash(op), string_hash(",".join(d.name for d in dtypes)))
 
 
 class LeafNode(Node):
@@ -153,23 +162,3 @@ def compute_post_order(roots: Iterable[Node]) -> list[Node]:
     # END EXERCISE
 # --8<-- [end:post_order]
 
-
-def _param_text(value: Any) -> str:
-    return str(tuple(value)) if isinstance(value, list) else str(value)
-
-
-def dump_text(roots: Sequence[Value]) -> str:
-    """The graph as torch_xla's `_get_xla_tensors_text` prints it: one line per node."""
-    order = compute_post_order(v.node for v in roots)
-    ids = {id(n): i for i, n in enumerate(order)}
-    root_of = {id(v.node): k for k, v in reversed(list(enumerate(roots)))}
-    lines = ["IR {"]
-    for i, node in enumerate(order):
-        operands = ", ".join(f"%{ids[id(v.node)]}" + (f".{v.index}" if v.node.num_outputs > 1
-                                                       else "") for v in node.operands if v)
-        shapes = ", ".join(shape_string(a) for a in node.avals)
-        extra = "".join(f", {k}={_param_text(v)}" for k, v in node.params)
-        if id(node) in root_of:
-            extra += f", ROOT={root_of[id(node)]}"
-        lines.append(f"  %{i} = {shapes} {node.op}({operands}){extra}")
-    return "\n".join([*lines, "}"]) + "\n"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 
 from . import device_data, graph_executor, register_xla
 from .graph_executor import SyncTensorsConfig, collect_sync_tensors, run_post_order
 from .hash import hash_value, mhash, string_hash
-from .ir import dump_text
+from .ir import Value, compute_post_order, shape_string
 from .tensor import DEVICE, DEVICE_TYPE, LazyTensor, get_xla_tensor, is_lazy
 
 
@@ -88,3 +89,24 @@ __all__ = ["DEVICE", "device", "eager_mode", "eager_mode_context", "get_graph_ha
            "xla_device"]
 
 register_xla.register()  # the kernels, once the op table is complete
+
+
+def _param_text(value: Any) -> str:
+    return str(tuple(value)) if isinstance(value, list) else str(value)
+
+
+def dump_text(roots: Sequence[Value]) -> str:
+    """The graph as torch_xla's `_get_xla_tensors_text` prints it: one line per node."""
+    order = compute_post_order(v.node for v in roots)
+    ids = {id(n): i for i, n in enumerate(order)}
+    root_of = {id(v.node): k for k, v in reversed(list(enumerate(roots)))}
+    lines = ["IR {"]
+    for i, node in enumerate(order):
+        operands = ", ".join(f"%{ids[id(v.node)]}" + (f".{v.index}" if v.node.num_outputs > 1
+                                                       else "") for v in node.operands if v)
+        shapes = ", ".join(shape_string(a) for a in node.avals)
+        extra = "".join(f", {k}={_param_text(v)}" for k, v in node.params)
+        if id(node) in root_of:
+            extra += f", ROOT={root_of[id(node)]}"
+        lines.append(f"  %{i} = {shapes} {node.op}({operands}){extra}")
+    return "\n".join([*lines, "}"]) + "\n"

@@ -43,12 +43,13 @@ def test_node_hashes_of_a_fixed_graph_equal_the_formula():
     s = hash.string_hash
     leaf = combine(combine(s("xla::device_data"), hash.hash_value("f32[2,3]")), 101)
     value = lambda h, i: combine(h, hash.hash_value(i))  # noqa: E731  C++ Value::hash
-    mul = combine(s("aten::mul.Tensor"), 0xA2D296E9)  # no parameters: the default seed
+    op = lambda name: combine(s(name), s("float32"))  # noqa: E731  and the outputs' dtypes
+    mul = combine(op("aten::mul.Tensor"), 0xA2D296E9)  # no parameters: the default seed
     mul_dag = combine(combine(mul, value(leaf, 0)), value(leaf, 0))
-    sum_node = combine(s("aten::sum.dim_IntList"), hash.mhash((1,), False, None))
+    sum_node = combine(op("aten::sum.dim_IntList"), hash.mhash((1,), False, None))
     w = torch.ones(3).to(torch_xla.device())
     leaf_w = combine(combine(s("xla::device_data"), hash.hash_value("f32[3]")), 101)
-    sub = combine(s("aten::sub.Tensor"), hash.mhash(1))  # alpha=1: a parameter, not an operand
+    sub = combine(op("aten::sub.Tensor"), hash.mhash(1))  # alpha=1: a parameter, not an operand
     assert get_xla_tensor(x - w).get_ir_value().node.hash() == combine(combine(sub, value(leaf, 0)),
                                                          value(leaf_w, 0))
     assert get_xla_tensor(x).get_ir_value().node.hash() == leaf
@@ -65,6 +66,19 @@ def test_an_output_shape_is_hashed_only_at_the_leaves():
     other_leaf = ir.DeviceData(object(), ShapedArray((3, 2), f32))
     assert leaf.hash() != other_leaf.hash()  # a leaf hashes its shape...
     assert leaf.hash() == ir.DeviceData(object(), ShapedArray((2, 3), f32)).hash()  # ...not data
+
+
+def test_a_number_and_a_tensor_that_promote_differently_are_different_graphs():
+    # both are s32[] leaves on our device (an int64 is 32 bits there), but a number does not
+    # promote a uint8 and an int32 tensor does: the output dtype tells the two graphs apart
+    u8 = torch.tensor(2, dtype=torch.uint8)
+    others = [-3, torch.tensor(-3, dtype=torch.int32), torch.tensor(-3), 300, -3.5]
+    for other in others * 2:  # each again, after the others have been compiled
+        lazy = other.to(torch_xla.device()) if isinstance(other, torch.Tensor) else other
+        for got, expected in [(u8.to(torch_xla.device()) + lazy, u8 + other),
+                              (u8.to(torch_xla.device()) * lazy, u8 * other)]:
+            assert got.dtype == expected.dtype, other
+            assert got.cpu().tolist() == expected.tolist(), other
 
 
 def _step_graph_hash(shape):
@@ -187,7 +201,7 @@ def test_a_missing_operand_folds_kNullOpt_in_its_slot():
     f32 = np.dtype(np.float32)
     leaf = ir.DeviceData(object(), ShapedArray((2, 3), f32))
     value = combine(leaf.hash(), hash.hash_value(0))  # C++ Value::hash of output 0
-    foo = combine(hash.string_hash("aten::foo"), 0xA2D296E9)
+    foo = combine(combine(hash.string_hash("aten::foo"), hash.string_hash("float32")), 0xA2D296E9)
     with_none = ir.Node("aten::foo", [ir.Value(leaf), None], [ShapedArray((2, 3), f32)])
     without = ir.Node("aten::foo", [ir.Value(leaf)], [ShapedArray((2, 3), f32)])
     assert with_none.node_hash == without.node_hash == foo
