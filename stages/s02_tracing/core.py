@@ -102,7 +102,7 @@ class ShapedArray:
         """`float32[3,4]`, or with short dtypes `f32[3,4]` as jaxprs print binders; a value
         that varies along mesh axes adds them: `f32[2]{V:i}`, `f32[2]{V:(i,j)}`; a split
         dimension says along which: `f32[8@x,4]`."""
-        dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        dt = dtypes.short_dtype_name(self.dtype) if short_dtypes else dtypes.dtype_name(self.dtype)
         return f"{dt}[{dims_str(self.shape, self.sharding)}]{vma_str(self.vma)}"
 
     def __repr__(self) -> str:

@@ -62,6 +62,11 @@ def python_scalar_dtype(pytype: type, value: Any = None) -> np.dtype:
 float0 = np.dtype([("float0", np.void, 0)])
 
 
+def dtype_name(dtype: np.dtype) -> str:
+    """A dtype's name as an aval prints it: numpy's, except float0 (numpy calls it void)."""
+    return "float0" if dtype == float0 else dtype.name
+
+
 def short_dtype_name(dtype: Any) -> str:
     """The name an aval prints with: float32 -> f32, uint8 -> u8, complex64 -> c64, bool -> bool."""
     if np.dtype(dtype) == float0:

@@ -16,6 +16,7 @@ from .ad_checkpoint import (
     dots_with_no_batch_dims_saveable,
     everything_saveable,
     nothing_saveable,
+    save_from_both_policies,
 )
 from .partial_eval import (
     JaxprTrace,
@@ -45,5 +46,6 @@ __all__ = [
     "partial_eval_jaxpr_custom",
     "partial_eval_jaxpr_custom_rules",
     "partial_eval_jaxpr_nounits",
+    "save_from_both_policies",
     "trace_to_jaxpr_nounits",
 ]

@@ -8,6 +8,7 @@ staged side. Stage 4's `checkpoint` hands these to that splitter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "dots_with_no_batch_dims_saveable",
     "everything_saveable",
     "nothing_saveable",
+    "save_from_both_policies",
 ]
 
 
@@ -55,3 +57,17 @@ class DotsSaveable:
 
 checkpoint_dots = dots_saveable = DotsSaveable(False)
 checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable = DotsSaveable(True)
+
+
+def save_from_both_policies(policy_1: Callable[..., bool], policy_2: Callable[..., bool]
+                            ) -> Callable[..., bool]:
+    """Save what either policy saves (a logical or of two boolean policies)."""
+    def policy(prim: Primitive, *avals: Any, **params: Any) -> bool:
+        out1, out2 = policy_1(prim, *avals, **params), policy_2(prim, *avals, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError(
+                f"The return value of the policies should be a boolean. Got: {out1} and {out2}. "
+                "Please write a custom policy function directly, rather than using this helper "
+                "function.")
+        return out1 or out2
+    return policy

@@ -16,7 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from stages.s01_pytrees import tree_flatten, tree_map, tree_unflatten
+from stages.s01_pytrees import (
+    broadcast_prefix,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_unflatten,
+)
 from stages.s02_tracing import core, make_jaxpr
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info
@@ -33,6 +39,7 @@ from stages.s03_partial_eval.ad_checkpoint import (  # noqa: F401  (re-exported,
     dots_with_no_batch_dims_saveable,
     everything_saveable,
     nothing_saveable,
+    save_from_both_policies,
 )
 
 from . import ad
@@ -86,6 +93,27 @@ def save_any_names_but_these(*names: str) -> SaveAnyNamesButThese:
     return SaveAnyNamesButThese(frozenset(names))
 
 
+def save_anything_except_these_names(*names_not_to_save: str) -> Callable[..., bool]:
+    """Meant to save every value but those named so. JAX 0.10.2's never reads the names and
+    saves everything (everything_saveable under another name); ours does the same."""
+    return lambda *_, **__: True
+
+
+def _cse_flags(prevent_cse: bool | tuple[bool, ...], *groups: Any) -> bool | tuple[bool, ...]:
+    """prevent_cse for a new remat2 equation: a bool stays (it covers every operand); a tuple,
+    one flag per operand, is rebuilt as the groups' flags in operand order."""
+    if isinstance(prevent_cse, bool):
+        return prevent_cse
+    return tuple(flag for group in groups for flag in group)
+
+
+def _kept(flags: Any, keep: Sequence[bool]) -> Any:
+    """The flags of the kept operands (a bool prevent_cse is every operand's)."""
+    if isinstance(flags, bool):
+        return flags
+    return tuple(f for f, k in zip(flags, keep, strict=True) if k)
+
+
 # ------------------------------------------------------------------ the remat2 primitive
 
 remat_p = core.Primitive("remat2")
@@ -109,9 +137,11 @@ def _remat_jvp(primals, tangents, *, jaxpr, prevent_cse, differentiated, policy)
     nonzeros = [type(t) is not Zero for t in tangents]
     jvp_closed, out_nonzeros = ad.jvp_jaxpr(ClosedJaxpr(jaxpr, []), nonzeros, False)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
+    cse = _cse_flags(prevent_cse, [False] * len(jvp_closed.consts), prevent_cse,
+                     [True] * len(nz_tangents))  # the tangents are fenced, as in JAX
     outs = remat_p.bind(*jvp_closed.consts, *primals, *nz_tangents,
                         jaxpr=convert_constvars_jaxpr(jvp_closed.jaxpr),
-                        prevent_cse=prevent_cse, differentiated=differentiated, policy=policy)
+                        prevent_cse=cse, differentiated=differentiated, policy=policy)
     primals_out, nz_tangents_out = outs[: len(jaxpr.outvars)], iter(outs[len(jaxpr.outvars) :])
     tangents_out = [next(nz_tangents_out) if nz else Zero.from_primal_value(p)
                     for p, nz in zip(primals_out, out_nonzeros, strict=True)]
@@ -147,8 +177,8 @@ def _remat_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, jaxpr: J
                  for t, used in zip(tracers, used_ins, strict=True) if used]
     out_tracers = [pe.JaxprTracer(trace, pe.PartialVal.unknown(v.aval), None)
                    for v in jaxpr_unknown.outvars]
-    params = dict(jaxpr=jaxpr_unknown, prevent_cse=prevent_cse, differentiated=True,
-                  policy=policy)
+    cse = _cse_flags(prevent_cse, [True] * len(res_tracers), _kept(prevent_cse, used_ins))
+    params = dict(jaxpr=jaxpr_unknown, prevent_cse=cse, differentiated=True, policy=policy)
     recipe = pe.new_eqn_recipe(trace, [*res_tracers, *staged_in], out_tracers, remat_p, params)
     for t in out_tracers:
         t.recipe = recipe
@@ -163,7 +193,11 @@ pe.custom_partial_eval_rules[remat_p] = _remat_partial_eval
 def _remat_partial_eval_custom_params_updater(unks_in, inst_in, kept_outs_known, inst_out,
                                               num_res, params_known, params_staged):
     # the staged half is what the backward pass recomputes: it is marked differentiated
-    return params_known, dict(params_staged, differentiated=True)
+    prevent_cse = params_known["prevent_cse"]
+    known = _kept(prevent_cse, [not uk for uk in unks_in])
+    staged = _cse_flags(prevent_cse, [True] * num_res, _kept(prevent_cse, inst_in))
+    return (dict(params_known, prevent_cse=known),
+            dict(params_staged, prevent_cse=staged, differentiated=True))
 
 
 # A remat2 nested in a remat2 (or under a cond, a scan) is split equation by equation: without
@@ -204,9 +238,11 @@ def _remat_transpose(cts, *args, jaxpr, prevent_cse, differentiated, policy):
     transposed, in_zeros = transpose_jaxpr(ClosedJaxpr(jaxpr, []), in_linear, out_zeros)
     nonlinear = [x for x, lin in zip(args, in_linear, strict=True) if not lin]
     nz_cts = [ct for ct in cts if type(ct) is not Zero]
+    cse = _cse_flags(prevent_cse, [False] * len(transposed.consts),
+                     _kept(prevent_cse, [not lin for lin in in_linear]), [True] * len(nz_cts))
     cts_nz = iter(remat_p.bind(*transposed.consts, *nonlinear, *nz_cts,
                                jaxpr=convert_constvars_jaxpr(transposed.jaxpr),
-                               prevent_cse=prevent_cse, differentiated=True, policy=policy))
+                               prevent_cse=cse, differentiated=True, policy=policy))
     zeros = iter(in_zeros)
     return [(None if next(zeros) else next(cts_nz)) if lin else None for lin in in_linear]
 
@@ -222,7 +258,8 @@ def _remat_dce(used_outputs: list[bool], eqn: core.JaxprEqn):
     new_eqn = eqn.replace(
         invars=[v for v, used in zip(eqn.invars, used_inputs, strict=True) if used],
         outvars=[v for v, used in zip(eqn.outvars, used_outputs, strict=True) if used],
-        params=dict(eqn.params, jaxpr=new_jaxpr))
+        params=dict(eqn.params, jaxpr=new_jaxpr,
+                    prevent_cse=_kept(eqn.params["prevent_cse"], used_inputs)))
     return used_inputs, new_eqn
 
 
@@ -231,20 +268,34 @@ pe.dce_rules[remat_p] = _remat_dce
 # ------------------------------------------------------------------ checkpoint
 
 
-def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+def checkpoint(fun: Callable, *, prevent_cse: bool | Sequence[bool] = True,
+               policy: Callable | None = None,
                static_argnums: int | tuple[int, ...] = ()) -> Callable:
     """`fun`, staged as one remat2 equation: under grad, what `policy` does not save is
-    recomputed in the backward pass (default: save nothing but the inputs)."""
+    recomputed in the backward pass (default: save nothing but the inputs). prevent_cse may
+    be a tuple, a prefix of the (non-static) arguments: a flag for each."""
+    if isinstance(prevent_cse, Sequence):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError(f"prevent_cse must be a bool or tuple of bools, got {type(prevent_cse)=}")
+
     @functools.wraps(fun)
     def fun_remat(*args: Any, **kwargs: Any) -> Any:
         static = _resolve_static_argnums(static_argnums, len(args))
         dbg = debug_info("checkpoint / remat", fun, args, kwargs, static)
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static)
+        for x in tree_leaves((dyn_args, kwargs)):
+            core.get_aval(x)  # JAX's message for an argument that is not an array
         # a static argument may be anything, a tracer too: it is closed over, never a key
         closed, args_flat, out_tree = trace_to_jaxpr(fun, args, kwargs, dbg, static,
                                                      require_static_args_hashable=False)
+        cse = prevent_cse
+        if isinstance(prevent_cse, tuple):  # the constants the trace found are never fenced
+            flags = broadcast_prefix(prevent_cse, (dyn_args, kwargs) if kwargs else dyn_args)
+            cse = _cse_flags(prevent_cse, [False] * len(closed.consts), flags)
         out_flat = remat_p.bind(*closed.consts, *args_flat,
                                 jaxpr=convert_constvars_jaxpr(closed.jaxpr),
-                                prevent_cse=prevent_cse, differentiated=False, policy=policy)
+                                prevent_cse=cse, differentiated=False, policy=policy)
         return tree_unflatten(out_tree, out_flat)
 
     return fun_remat
@@ -288,9 +339,13 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[core.S
     leaves, in_tree = tree_flatten((args, kwargs))
     names = debug_info("saved_residuals", f, args, kwargs).arg_names
 
-    def residuals_of(*leaves_: Any) -> list[Any]:
+    def f_of_leaves(*leaves_: Any) -> Any:
         args_, kwargs_ = tree_unflatten(in_tree, leaves_)
-        return linearize(lambda *a: f(*a, **kwargs_), *args_)[1].residuals
+        return f(*args_, **kwargs_)
+
+    def residuals_of(*leaves_: Any) -> list[Any]:
+        # every leaf is differentiated, keyword arguments' too, as in JAX
+        return linearize(f_of_leaves, *leaves_)[1].residuals
 
     jaxpr = make_jaxpr(residuals_of)(*leaves).jaxpr
     res_ids = {id(x) for x in jaxpr.outvars if not isinstance(x, Literal)}

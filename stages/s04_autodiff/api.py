@@ -35,7 +35,13 @@ from stages.s02_tracing.api_util import (
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 
 from . import ad
-from .ad_util import Zero, float0, instantiate, primal_dtype_to_tangent_dtype, tangent_aval
+from .ad_util import (
+    Zero,
+    float0,
+    instantiate,
+    primal_dtype_to_tangent_dtype,
+    tangent_aval,
+)
 
 
 @lu.transformation_with_aux2
@@ -51,11 +57,6 @@ def flatten_fun_nokwargs2(f: Callable, store: lu.Store, in_tree: PyTreeDef, *arg
     aux_flat, aux_tree = tree_flatten(aux)
     store.store((ans_tree, aux_tree))
     return ans_flat, aux_flat
-
-
-def _aval_str(aval: ShapedArray) -> str:
-    return f"float0[{','.join(map(str, aval.shape))}]" if aval.dtype == float0 else \
-        aval.str_short()
 
 
 def _tangent_type(x: Any) -> ShapedArray:
@@ -135,10 +136,13 @@ class LinearizedFunction:
         for t, aval in zip(ts_flat, self.in_avals, strict=True):
             expected, got = tangent_aval(aval), _tangent_type(t)
             if expected.shape != got.shape or expected.dtype != got.dtype:
+                # JAX's expected type keeps the primal's weak type, float0 too: `~float0[]`
+                got_str = ("~" if got.weak_type else "") + got.str_short()
                 raise ValueError(
                     "linearized function called on tangent values inconsistent with the "
-                    f"original primal values:\nGot tangent aval {got} for primal aval {aval} "
-                    f"but expected {expected}.")
+                    f"original primal values:\nGot tangent aval {got_str} for primal aval "
+                    f"{aval} but expected {'~' if aval.weak_type else ''}"
+                    f"{expected.str_short()}.")
         linear_in = [t for t, a in zip(ts_flat, self.in_avals, strict=True)
                      if tangent_aval(a).dtype != float0]
         outs = iter(core.eval_jaxpr(self.jaxpr.jaxpr, self.jaxpr.consts, *linear_in))
@@ -212,7 +216,7 @@ class VJP:
             if got.shape != expected.shape or got.dtype != expected.dtype != float0:  # JAX's
                 raise ValueError(
                     "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
-                    f"{_aval_str(got)}, but expected {_aval_str(expected)} because the "
+                    f"{got.str_short()}, but expected {expected.str_short()} because the "
                     "corresponding output of the differentiated function had JAX type "
                     f"{aval.str_short()}")
         # only the outputs the linear jaxpr computes take part; the rest had zero tangents

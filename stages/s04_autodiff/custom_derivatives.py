@@ -32,7 +32,13 @@ from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra
 
-from .ad_util import SymbolicZero, Zero, add_jaxvals, float0, tangent_aval, zeros_like_aval
+from .ad_util import (
+    SymbolicZero,
+    Zero,
+    add_jaxvals,
+    float0,
+    tangent_aval,
+)
 from .custom_arguments import (
     check_for_tracers,
     nondiff_argnums_of,
@@ -91,13 +97,15 @@ def _flatten_jvp(f: Callable, store: lu.Store, primal_name: str, jvp_name: str,
     if bad and len(expected) == 1:
         (p, e, g), = bad
         raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
-                        f"corresponding shapes and dtypes. Expected {e.str_short()} (tangent "
-                        f"type of {p.strip_weak_type().str_short()}) but got {g.str_short()}.")
+                        f"corresponding shapes and dtypes. Expected {e.str_short()} "
+                        f"(tangent type of {p.strip_weak_type().str_short()}) but got "
+                        f"{g.str_short()}.")
     if bad:
         raise TypeError("Custom JVP rule must produce primal and tangent outputs with "
                         "corresponding shapes and dtypes, but got:\n" + "\n".join(
                             f"  primal {p.strip_weak_type().str_short()} with tangent "
-                            f"{g.str_short()}, expecting tangent {e}" for p, e, g in bad))
+                            f"{g.str_short()}, expecting tangent {e.str_short()}"
+                            for p, e, g in bad))
     store.store((out_tree, primal_avals))
     return [*primals_out, *tangents_out]
 
@@ -270,12 +278,13 @@ class custom_jvp:
 
         def jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
             primal_out = self(*primals)
-            contributions = [rule(g, primal_out, *primals)
-                             for rule, g in zip(jvps, tangents, strict=True) if rule is not None]
-            zeros = tree_map(lambda x: zeros_like_aval(tangent_aval(core.get_aval(x))),
-                             primal_out)
-            return primal_out, functools.reduce(
-                lambda a, b: tree_map(add_jaxvals, a, b), contributions, zeros)
+            # an argument without a rule contributes symbolic zeros, which the sum skips;
+            # if no argument has one the tangent stays a tree of Zeros, which JAX refuses
+            zeros = tree_map(Zero.from_primal_value, primal_out)
+            contributions = [zeros if rule is None else rule(g, primal_out, *primals)
+                             for rule, g in zip(jvps, tangents, strict=True)]
+            return primal_out, tree_map(lambda _, *ts: functools.reduce(add_jaxvals, ts),
+                                        primal_out, *contributions)
 
         self.defjvp(jvp)
 
@@ -315,15 +324,23 @@ class custom_vjp:
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.symbolic_zeros = False
+        self.optimize_remat = False
 
-    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False) -> None:
+    def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
         """fwd(*args) -> (out, residuals); bwd(*nondiff_args, residuals, ct_out) -> a tuple
         of one cotangent per differentiable argument.
 
         With symbolic_zeros, fwd gets each argument leaf as a CustomVJPPrimal (`.value`,
-        `.perturbed`), and bwd gets a SymbolicZero for a cotangent known to be zero."""
+        `.perturbed`), and bwd gets a SymbolicZero for a cotangent known to be zero.
+        optimize_remat is accepted and checked, but changes nothing here (JAX stages fwd as a
+        `remat_opt` equation that a checkpoint can recompute; the values are the same)."""
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros")
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros = bool(symbolic_zeros)
+        self.optimize_remat = bool(optimize_remat)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = getattr(self.fun, "__name__", "fun")
