@@ -27,7 +27,7 @@ Beside it:
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
-  pointwise_ops.py        addcmul and addcdiv with the number their kernels use
+  pointwise_ops.py        addcmul, addcdiv, pow by a bool, `//`: numbers as their kernels use them
   kernel_checks.py        what a CPU kernel refuses that its meta kernel lets through
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
   metrics.py              the lazy core's counters in stage 9's metrics_report()

@@ -24,6 +24,7 @@ from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
 from . import metrics
 from .ir import DeviceData, Scalar, Value
+from .lowering import opmath
 from .tensor import to_numpy_dtype
 
 
@@ -101,7 +102,7 @@ def get_device_data(value: Any, dtype: np.dtype) -> Any:
     data = _device_data_cache.get(key)
     if data is None or not data.has_value():
         metrics.DeviceDataCacheMiss.add_value(1)
-        data = transfer_to_device(np.asarray(_wrap_integer(value, dtype), dtype))
+        data = transfer_to_device(np.asarray(wrap_integer(value, dtype), dtype))
         data.read_only = True
         _device_data_cache[key] = data
         if len(_device_data_cache) > int(os.environ.get("XLA_DEVICE_DATA_CACHE_SIZE", "128")):
@@ -110,7 +111,7 @@ def get_device_data(value: Any, dtype: np.dtype) -> Any:
     return data
 
 
-def _wrap_integer(value: Any, dtype: np.dtype) -> Any:
+def wrap_integer(value: Any, dtype: np.dtype) -> Any:
     """A Python int outside a narrow integer dtype wraps around, as torch casts it to the
     tensor's dtype (uint8 + 300 adds 44, uint8 < 256 compares with 0; one that fits int32 is
     an int32 the rule casts: scalar_dtype). Not for int32, which may stand for a torch int64
@@ -144,16 +145,17 @@ def scalar_value(value: Any, dtype: np.dtype) -> Value:
 
 
 def scalar_dtype(value: Any, tensors: list[torch.Tensor]) -> np.dtype:
-    """A number's dtype on the device: torch's result type of it and the op's first tensor, so
-    bool + 2 computes in int64 and int + 2.5 in float32 (C++: the promoted type DoBinaryOp
-    gives GetIrValueForScalar)."""
+    """A number's dtype on the device: the math type of torch's result type of it and the op's
+    first tensor, so bool + 2 computes in int64, int + 2.5 in float32, and a float16 op reads
+    1e6 in float32 as its kernel does (a rule that wants it in float16, as add's does, casts
+    it; C++: the promoted type DoBinaryOp gives GetIrValueForScalar)."""
     if not tensors:  # a number alone: torch's dtype for it
         return to_numpy_dtype(torch.tensor(value).dtype)
     dtype = _promoted(tensors[0].dtype, type(value))
-    if type(value) is int and _wrap_integer(value, dtype) != value and \
+    if type(value) is int and wrap_integer(value, dtype) != value and \
             -2**31 <= value < 2**31:  # outside uint8 (uint8 / -3): an int32 the rule casts,
         return np.dtype(np.int32)  # as torch casts to the op's dtype (a float for a division)
-    return dtype
+    return opmath(dtype)
 
 
 @functools.cache  # it depends on the dtype and the number's type only

@@ -5,7 +5,9 @@ the checks written in the kernel itself (relu's "Boolean inputs not supported", 
 integer division, mm's two dtypes). The lazy device builds its graph from meta kernels and
 decompositions, which know neither, so such an op's CPU kernel runs first on size-1 stand-ins
 of its tensors: whatever it raises, the lazy op raises, word for word. Only where some tensor
-is not of one floating dtype: a float op of one dtype costs no kernel call.
+is not of one floating dtype: a float op of one dtype costs no kernel call. A few checks are
+written out instead (IN_KERNELS): those a float op makes too (add's alpha, a float16 `pow`'s
+exponent, which the kernel converts to float16), and those the stand-ins cannot show.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from .type_cast import check_fits
 
 aten = torch.ops.aten
 
@@ -89,3 +93,65 @@ ON_CPU = {
         aten._log_softmax.default,
     )
 }
+
+
+def _check_sub(self: Any, other: Any, *_: Any, **__: Any) -> None:
+    """torch's sub_check, in its CPU kernel, not its meta one (C++: CheckSubOperandTypes)."""
+    bools = [x.dtype == torch.bool if isinstance(x, torch.Tensor) else isinstance(x, bool)
+             for x in (self, other)]
+    if all(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if any(bools):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+
+
+def _check_pow(self: Any, exponent: Any) -> None:
+    """torch's pow refuses an integer tensor to a negative integer number; its float16 kernel
+    converts an exponent other than 0 and 1 (which copy or fill) to float16, checked: 1e6
+    raises (an integer kernel's conversion the stand-ins show)."""
+    if isinstance(exponent, int) and exponent < 0 and not self.dtype.is_floating_point \
+            and not self.dtype.is_complex:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if self.dtype == torch.float16 and exponent not in (0, 1):
+        check_fits(exponent, torch.float16)
+
+
+def _check_alpha(self: Any, other: Any, alpha: Any = 1, sign: int = 1) -> None:
+    """torch's alpha_check (a float alpha, an int result), then its kernel's conversion of
+    alpha (sub's: -alpha) to the result's dtype, checked: float16 refuses 1e6, uint8 300."""
+    if type(alpha) is int and alpha == 1:  # the default: every result takes it (asked per add)
+        return
+    dtype = torch.result_type(self, other)
+    if isinstance(alpha, bool) and dtype != torch.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    check_fits(sign * alpha, dtype)
+
+
+def _check_sub_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
+    _check_sub(self, other)  # torch's sub checks its operands first, then add's alpha
+    _check_alpha(self, other, alpha, sign=-1)  # sub(a, b, alpha) is add(a, b, -alpha)
+
+
+def _check_scatter(view: Any) -> Callable[..., None]:
+    """torch's select_scatter and slice_scatter check the index, the step and src's size
+    against the view they write (their meta kernels do not): the view op on a meta self."""
+    def check(self: Any, src: Any, *args: Any, **kwargs: Any) -> None:
+        size = list(view(torch.empty(self.shape, device="meta"), *args, **kwargs).shape)
+        if list(src.shape) != size:
+            raise RuntimeError(f"expected src to have a size equal to the slice of self. src "
+                               f"size = {list(src.shape)}, slice size = {size}")
+    return check
+
+
+IN_KERNELS = {  # the checks each kernel writes out, by the op's functional form
+    aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
+    aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
+    aten.pow.Tensor_Scalar: _check_pow,
+    aten.select_scatter.default: _check_scatter(aten.select.int),
+    aten.slice_scatter.default: _check_scatter(aten.slice.Tensor)}

@@ -21,7 +21,7 @@ import torch
 from stages.s02_tracing import lax
 from stages.s02_tracing.core import ShapedArray, get_aval
 
-from .kernel_checks import ON_CPU, chain
+from .kernel_checks import IN_KERNELS, ON_CPU, chain
 from .type_cast import FITS
 
 aten = torch.ops.aten
@@ -107,9 +107,10 @@ def _binary(fn: Callable[[Any, Any], Any], compare: bool = False, number: bool =
             on_bool: Callable[[Any, Any], Any] | None = None,
             wide_other: bool = False) -> Callable[..., Any]:
     """A rule computing in the result's math type (float16's is float32: rounded once) from
-    operands in the result's dtype; a comparison in the operands' result type, its `other` a
-    number where `number`; with `wide_other` (mul, div), `other` as it comes, as torch's kernel
-    reads a 0-d tensor there: a float16 0 times a 0-d 1e6 is 0 (add's 1e5 is float16's inf)."""
+    operands (and alpha) in the result's dtype; a comparison in the operands' result type, its
+    `other` a number where `number`; with `wide_other` (mul, div), `other` as it comes, as
+    torch's kernel reads a number or a 0-d tensor there: a float16 0 times 1e6 is 0 (a number
+    comes in float32: device_data.scalar_dtype), where add's 1e5 is float16's inf."""
     def rule(self, other, alpha=None, *, out, **_):
         o = out[0]  # a comparison's output is bool: it compares in the operands' result type
         a, b = get_aval(self), get_aval(other)
@@ -118,10 +119,41 @@ def _binary(fn: Callable[[Any, Any], Any], compare: bool = False, number: bool =
         narrow = dtype if compare else o.dtype
         x = bcast(cast(cast(self, narrow), dtype), o.shape)
         y = bcast(cast(other if wide_other else cast(other, narrow), dtype), o.shape)
-        y = scale(y, alpha, dtype)
+        y = scale(y, cast(alpha, narrow) if hasattr(alpha, "aval") else alpha, dtype)
         return [cast((on_bool if on_bool is not None and dtype == np.bool_ else fn)(x, y),
                      o.dtype)]
     return rule
+
+
+def integer_pow(x: Any, exponent: Any) -> Any:
+    """`x ** exponent` for integers of one dtype and shape as torch's kernel computes them
+    (C++: powi): a square per bit of the exponent, wrapping as the dtype does (int32 3 ** 300
+    is 3 ** 300 mod 2 ** 32); below 0, 1 for 1, -1 or 1 for -1, else 0."""
+    aval = get_aval(x)
+
+    def const(v: int) -> Any:
+        return lax.full(aval.shape, v, aval.dtype)
+    result, base, rest = const(1), x, exponent
+    for _ in range(np.iinfo(aval.dtype).bits - (aval.dtype.kind == "i")):  # its value bits
+        odd = lax.ne(lax.rem(rest, const(2)), const(0))
+        result = lax.select_n(odd, result, lax.mul(result, base))
+        base, rest = lax.mul(base, base), lax.div(rest, const(2))
+    if aval.dtype.kind == "u":
+        return result
+    odd = lax.ne(lax.rem(exponent, const(2)), const(0))
+    at_one = lax.select_n(lax.eq(x, const(1)), const(0), const(1))
+    below = lax.select_n(lax.eq(x, const(-1)), at_one, lax.select_n(odd, const(1), const(-1)))
+    return lax.select_n(lax.lt(exponent, const(0)), result, below)
+
+
+@register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor)
+def _pow(self, exponent, *, out, **_):
+    """Both operands in the result's dtype: lax.pow for floats, integer_pow for integers
+    (lax.pow takes a float base only, JAX's rule; stablehlo.power's integers also differ from
+    torch's past an exponent of 63)."""
+    o = out[0]
+    x, e = (bcast(cast(v, o.dtype), o.shape) for v in (self, exponent))
+    return [(integer_pow if np.dtype(o.dtype).kind in "iu" else lax.pow)(x, e)]
 
 
 # torch's bool + bool is `or`, bool * bool is `and` (lax's add and mul take no bools)
@@ -135,60 +167,7 @@ register(aten.minimum.default)(_binary(lax.min))
 register(aten.atan2.default)(_binary(lax.atan2))  # ints and bools: the float result dtype
 
 
-def _check_sub(self: Any, other: Any, *_: Any, **__: Any) -> None:
-    """torch's sub_check, in its CPU kernel, not its meta one (C++: CheckSubOperandTypes)."""
-    bools = [x.dtype == torch.bool if isinstance(x, torch.Tensor) else isinstance(x, bool)
-             for x in (self, other)]
-    if all(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
-    if any(bools):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
-
-
-def _check_pow(self: Any, exponent: Any) -> None:
-    """torch's pow kernel refuses an integer tensor to a negative integer number."""
-    if isinstance(exponent, int) and exponent < 0 and not self.dtype.is_floating_point \
-            and not self.dtype.is_complex:
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-
-
-def _check_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
-    """torch's alpha_check: alpha must fit the result's dtype (a float alpha, an int result)."""
-    if type(alpha) is int:  # the default 1, and any int: every result takes it (asked per add)
-        return
-    dtype = torch.result_type(self, other)
-    if isinstance(alpha, bool) and dtype != torch.bool:
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if isinstance(alpha, float) and not (dtype.is_floating_point or dtype.is_complex):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
-
-
-def _check_sub_alpha(self: Any, other: Any, alpha: Any = 1) -> None:
-    _check_sub(self, other)  # torch's sub checks its operands first, then add's alpha
-    _check_alpha(self, other, alpha)
-
-
-def _check_scatter(view: Any) -> Callable[..., None]:
-    """torch's select_scatter and slice_scatter check the index, the step and src's size
-    against the view they write (their meta kernels do not): the view op on a meta self."""
-    def check(self: Any, src: Any, *args: Any, **kwargs: Any) -> None:
-        size = list(view(torch.empty(self.shape, device="meta"), *args, **kwargs).shape)
-        if list(src.shape) != size:
-            raise RuntimeError(f"expected src to have a size equal to the slice of self. src "
-                               f"size = {list(src.shape)}, slice size = {size}")
-    return check
-
-
-CHECKS = chain(ON_CPU, {  # run before the node is built; a kernel's dispatch comes first
-    aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
-    aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
-    aten.pow.Tensor_Scalar: _check_pow,
-    aten.select_scatter.default: _check_scatter(aten.select.int),
-    aten.slice_scatter.default: _check_scatter(aten.slice.Tensor)}, FITS)
+CHECKS = chain(ON_CPU, IN_KERNELS, FITS)  # run before the node is built, in this order
 
 
 for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le),

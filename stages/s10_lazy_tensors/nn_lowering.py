@@ -369,19 +369,6 @@ def _sum_nhw(grad_output: Any) -> Any:
     return lax.reduce_sum(grad_output, [0, 2, 3])
 
 
-@register(aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor, direct=True)
-def _power(ctx, self, exponent, *, out, **_):
-    """`stablehlo.power` in the result's dtype, written directly because lax.pow takes a float
-    base only (JAX's rule) and torch raises integer tensors to integer powers (C++: xla::Pow)."""
-    o, args = out[0], []
-    for x, aval in zip((self, exponent), ctx.avals_in, strict=True):
-        if aval.dtype != o.dtype:
-            x, aval = mlir.convert_hlo(x, aval, aval.update(dtype=o.dtype)), \
-                aval.update(dtype=o.dtype)
-        args += mlir.multi_broadcast_in_dim([x], [aval], o.shape)
-    return [hlo.elementwise("power", *args)]
-
-
 GUARDS = {aten.addmm.default: addmm_supported,
           aten.max_pool2d_with_indices.default: pool_supported,
           aten.max_pool2d_with_indices_backward.default: pool_supported,

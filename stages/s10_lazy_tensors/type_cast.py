@@ -3,8 +3,9 @@
 PyTorch: c10/util/TypeCast.h (`checked_convert`) and c10/util/overflows.h (`overflows`),
 reached from each kernel that turns a Scalar into the tensor's element type: fill, masked_fill,
 index_fill, scatter's value, full_like, pad, threshold, addcmul's and addcdiv's value,
-clamp, hardtanh and scalar_tensor. Arithmetic does not check: `uint8 + 300` wraps
-(device_data.py). Meta kernels do not check either, so the lazy device runs them first
+clamp, hardtanh and scalar_tensor; add's and sub's alpha and a float16 pow's exponent are
+checked the same way (kernel_checks.py). Arithmetic does not check its operands: `uint8 + 300`
+wraps (device_data.py). Meta kernels do not check either, so the lazy device runs them first
 (lowering.py's CHECKS, which aten_xla_type.dispatch runs).
 """
 
