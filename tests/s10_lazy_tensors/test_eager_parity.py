@@ -9,30 +9,12 @@ import torch
 import torch.nn.functional as F
 
 from stages.s10_lazy_tensors import torch_xla
+from tests.s10_lazy_tensors.eager_oracle import assert_same, outcome
 
 
 @pytest.fixture
 def dev():
     return torch_xla.device()
-
-
-def _outcome(f, device):
-    """f's result on the host, or the type and first line of what it raised."""
-    try:
-        out = f(device)
-    except Exception as e:  # noqa: BLE001 - the oracle's outcome, whatever it is
-        return type(e), str(e).splitlines()[0]
-    return out.cpu()
-
-
-def _assert_same(f, dev):
-    want, got = _outcome(f, "cpu"), _outcome(f, dev)
-    if isinstance(want, tuple):
-        assert got == want
-    else:
-        assert isinstance(got, torch.Tensor), got
-        assert (got.dtype, got.shape) == (want.dtype, want.shape)
-        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
 
 
 def _t(values, dtype, device):
@@ -122,7 +104,7 @@ ADDCMUL = {  # f(device): addcmul and addcdiv, whose value the kernel converts f
 def test_addcmul_and_addcdiv_convert_their_value_as_the_kernel_does(dev, name):
     """An integer self takes a float value truncated (uint8 1 + 2.5 * 1 * 1 is 3); float16
     computes in float32; bools and integer divisions are refused with torch's messages."""
-    _assert_same(ADDCMUL[name], dev)
+    assert_same(ADDCMUL[name], dev)
 
 
 def test_addcmul_of_uint8_with_a_float_value_gives_eagers_numbers(dev):
@@ -153,7 +135,7 @@ HARDTANH = {  # f(device)
 
 @pytest.mark.parametrize("name", list(HARDTANH))
 def test_hardtanh_checks_its_limits_as_eager_torch(dev, name):
-    _assert_same(HARDTANH[name], dev)
+    assert_same(HARDTANH[name], dev)
 
 
 def test_hardtanh_of_uint8_with_negative_limits_says_what_torch_says(dev):
@@ -195,9 +177,9 @@ REFUSED = {  # f(device): ops whose CPU kernel has no code for a dtype its meta 
 
 @pytest.mark.parametrize("name", list(REFUSED))
 def test_a_dtype_the_cpu_kernel_refuses_is_refused_with_its_message(dev, name):
-    want = _outcome(REFUSED[name], "cpu")
+    want = outcome(REFUSED[name], "cpu")
     assert isinstance(want, tuple), want  # eager torch refuses each of these
-    assert _outcome(REFUSED[name], dev) == want
+    assert outcome(REFUSED[name], dev) == want
 
 
 def test_threshold_of_bool_raises_torchs_not_implemented_error(dev):
@@ -223,7 +205,7 @@ COMPARED = {  # f(device): a 0-d tensor and a Python number, which only a higher
 def test_a_0d_tensor_compared_with_a_number_compares_in_torchs_result_type(dev, name):
     """torch types a Python number below a 0-d tensor of its category: 0-d uint8 2 < -3 is
     2 < 253 (True), as for a tensor with dimensions."""
-    _assert_same(COMPARED[name], dev)
+    assert_same(COMPARED[name], dev)
 
 
 FLOAT16 = {  # f(device): a float16 tensor and a 0-d tensor, computed in float32, rounded once
@@ -251,7 +233,7 @@ FLOAT16 = {  # f(device): a float16 tensor and a 0-d tensor, computed in float32
 def test_float16_times_a_0d_tensor_reads_it_in_float32_as_eager_torch(dev, name):
     """Eager torch's mul and div read a 0-d second operand in float32 (a float16 0 times a 0-d
     1e6 is 0, not 0 * inf = NaN); add and sub take it in float16 (-65504 + 1e5 is inf)."""
-    _assert_same(FLOAT16[name], dev)
+    assert_same(FLOAT16[name], dev)
 
 
 FLOATS = [-2.5, -4.0, 300.0, -300.0, 70000.0, 0.75, -0.75, 255.9]
@@ -263,8 +245,8 @@ def test_a_float_converted_to_a_narrow_integer_wraps_as_in_eager_torch(dev, dtyp
     """C++ converts a float to a narrow integer through a wider one: -2.5 as uint8 is 254,
     70000.0 as int16 is 4464 (float16's 70000 is inf: not compared)."""
     values = [v for v in FLOATS if source != torch.float16 or abs(v) < 65504]
-    _assert_same(lambda d: _t(values, source, d).to(dtype), dev)
-    _assert_same(
+    assert_same(lambda d: _t(values, source, d).to(dtype), dev)
+    assert_same(
         lambda d: torch.zeros(len(values), dtype=dtype, device=d).copy_(_t(values, source, d)), dev
     )
 
@@ -284,10 +266,10 @@ EMPTY = {  # f(device): a kernel check on an empty tensor does what the kernel d
 
 @pytest.mark.parametrize("name", list(EMPTY))
 def test_an_empty_tensor_is_refused_or_computed_as_eager_torch_does(dev, name):
-    _assert_same(EMPTY[name], dev)
+    assert_same(EMPTY[name], dev)
 
 
 @pytest.mark.parametrize("dims", [(0, -1), (-1, 0), (0, 0)])
 def test_transposing_a_0d_tensor_gives_the_tensor(dev, dims):
     """torch takes dims 0 and -1 of a 0-d tensor as the tensor itself."""
-    _assert_same(lambda d: torch.tensor(2.5, device=d).transpose(*dims) * 2, dev)
+    assert_same(lambda d: torch.tensor(2.5, device=d).transpose(*dims) * 2, dev)

@@ -10,32 +10,12 @@ import pytest
 import torch
 
 from stages.s10_lazy_tensors import torch_xla
+from tests.s10_lazy_tensors.eager_oracle import assert_same
 
 
 @pytest.fixture
 def dev():
     return torch_xla.device()
-
-
-def _outcome(f, device):
-    """f's result on the host, or the type and first line of what it raised."""
-    try:
-        out = f(device)
-    except Exception as e:  # noqa: BLE001 - the oracle's outcome, whatever it is
-        return type(e), str(e).splitlines()[0]
-    return out.cpu()
-
-
-def _assert_same(f, dev):
-    """Bit for bit: the same values (NaN where eager has NaN), dtype and shape, or the same
-    error with the same message."""
-    want, got = _outcome(f, "cpu"), _outcome(f, dev)
-    if isinstance(want, tuple):
-        assert got == want
-    else:
-        assert isinstance(got, torch.Tensor), got
-        assert (got.dtype, got.shape) == (want.dtype, want.shape)
-        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
 
 
 def _t(values, dtype, device):
@@ -83,7 +63,7 @@ FLOAT16 = {  # f(device): a float16 tensor and a number or a 0-d tensor
 def test_float16_mul_and_div_read_a_number_in_float32_as_eager_torch(dev, name):
     """Eager mul and div compute float16 in float32 with the number as a float32, rounding
     once; add and sub convert the number to float16 first."""
-    _assert_same(FLOAT16[name], dev)
+    assert_same(FLOAT16[name], dev)
 
 
 INTEGERS = [(torch.int8, -128, 128), (torch.uint8, 0, 256), (torch.int16, -2**15, 2**15),
@@ -99,9 +79,9 @@ def test_an_integer_pow_wraps_as_eager_torch(dev, dtype, low, high):
                                                                      generator=g)]).to(dtype)
     exponent = torch.randint(max(low, -5), min(high, 2**31 - 1), base.shape, generator=g)
     exponent[::3] %= 130  # around 63 and 64, where a power by squaring must go on
-    _assert_same(lambda d: base.to(d) ** exponent.to(dtype).to(d), dev)
+    assert_same(lambda d: base.to(d) ** exponent.to(dtype).to(d), dev)
     for e in (2, 31, 63, 64, 65, 100, 127):
-        _assert_same(lambda d, e=e: base[:40].to(d) ** e, dev)
+        assert_same(lambda d, e=e: base[:40].to(d) ** e, dev)
 
 
 POW = {  # f(device)
@@ -124,7 +104,7 @@ POW = {  # f(device)
 
 @pytest.mark.parametrize("name", list(POW))
 def test_integer_pow_by_a_number_or_a_tensor_as_eager_torch(dev, name):
-    _assert_same(POW[name], dev)
+    assert_same(POW[name], dev)
 
 
 BOOL_POW = {  # f(device)
@@ -143,7 +123,7 @@ BOOL_POW = {  # f(device)
 @pytest.mark.parametrize("name", list(BOOL_POW))
 def test_pow_by_a_bool_keeps_the_dtype_as_eager_torch(dev, name):
     """Eager pow copies the base for True and fills ones for False: a bool stays bool."""
-    _assert_same(BOOL_POW[name], dev)
+    assert_same(BOOL_POW[name], dev)
 
 
 def _u8(device):
@@ -176,7 +156,7 @@ DIVIDED = {  # f(device)
 def test_a_division_by_a_number_outside_a_narrow_dtype_wraps_as_eager_torch(dev, name):
     """floor_divide, remainder and fmod cast an integer number to the tensor's dtype unchecked:
     uint8 // 300 divides by 44."""
-    _assert_same(DIVIDED[name], dev)
+    assert_same(DIVIDED[name], dev)
 
 
 def _h(device):
@@ -214,7 +194,7 @@ FITS = {  # f(device)
 def test_alpha_and_a_float16_exponent_must_fit_the_dtype_as_in_eager_torch(dev, name):
     """The kernel converts alpha (sub's: -alpha) and a float16 exponent to the result's dtype,
     checked: "value cannot be converted to type c10::Half without overflow"."""
-    _assert_same(FITS[name], dev)
+    assert_same(FITS[name], dev)
 
 
 def test_the_overflow_message_names_torchs_cpp_type(dev):

@@ -329,7 +329,7 @@ def test_conv_takes_any_number_of_batch_axes_as_flax_does(batch):
         _close(got, np.asarray(conv.apply(p, img[None]))[0])
 
 
-class _AutoEncoder(nn.Module):
+class AutoEncoder(nn.Module):
     def __init__(self):
         self.encoder = nn.Dense(3)
         self.decoder = nn.Dense(5)
@@ -347,15 +347,15 @@ class _AutoEncoder(nn.Module):
 @pytest.mark.parametrize("how", ["name", "function", "bound"])
 def test_apply_runs_another_method_given_by_name_or_function_as_flax(how):
     x = np.random.default_rng(3).standard_normal((2, 5)).astype(np.float32)
-    model = _AutoEncoder()
+    model = AutoEncoder()
     params = model.init(random.PRNGKey(0), x)
     enc, dec = params["encoder"], params["decoder"]
-    method = {"name": "encode", "function": _AutoEncoder.encode, "bound": model.encode}[how]
+    method = {"name": "encode", "function": AutoEncoder.encode, "bound": model.encode}[how]
     want = x @ np.asarray(enc["kernel"]) + np.asarray(enc["bias"])
     _close(model.apply(params, x, method=method), want)  # the decoder's params go unread
     _close(jit(lambda p, v: model.apply(p, v, method=method))(params, x), want)
     z = np.ones((2, 3), np.float32)
     want = z @ np.asarray(dec["kernel"]) + np.asarray(dec["bias"])
-    decode = {"name": "decode", "function": _AutoEncoder.decode, "bound": model.decode}[how]
+    decode = {"name": "decode", "function": AutoEncoder.decode, "bound": model.decode}[how]
     _close(model.apply(params, z, method=decode), want)
     _close(model.apply(params, x, method="__call__"), model.apply(params, x))

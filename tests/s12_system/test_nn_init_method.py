@@ -17,24 +17,10 @@ import pytest
 
 from stages.s07_caches import jit
 from stages.s12_system import nn, random
+from tests.s12_system.test_nn import AutoEncoder
 
 X = np.random.default_rng(4).standard_normal((2, 5)).astype(np.float32)
 Z = np.random.default_rng(5).standard_normal((2, 3)).astype(np.float32)
-
-
-class _AutoEncoder(nn.Module):
-    def __init__(self):
-        self.encoder = nn.Dense(3)
-        self.decoder = nn.Dense(5)
-
-    def __call__(self, x):
-        return self.decode(self.encode(x))
-
-    def encode(self, x):
-        return self.encoder(x)
-
-    def decode(self, z):
-        return self.decoder(z)
 
 
 def _jax_kernel(seed, path, shape):
@@ -46,13 +32,13 @@ def _jax_kernel(seed, path, shape):
 
 
 def _method(model, how, name):
-    return {"name": name, "function": getattr(_AutoEncoder, name),
+    return {"name": name, "function": getattr(AutoEncoder, name),
             "bound": getattr(model, name)}[how]
 
 
 @pytest.mark.parametrize("how", ["name", "function", "bound"])
 def test_init_with_a_method_creates_only_that_methods_params(how):
-    model = _AutoEncoder()
+    model = AutoEncoder()
     params = model.init(random.PRNGKey(0), X, method=_method(model, how, "encode"))
     assert {k: sorted(v) for k, v in params.items()} == {"encoder": ["bias", "kernel"]}
     assert np.shape(params["encoder"]["kernel"]) == (5, 3)
@@ -63,7 +49,7 @@ def test_init_with_a_method_creates_only_that_methods_params(how):
 
 @pytest.mark.parametrize("how", ["name", "function", "bound"])
 def test_the_methods_own_inputs_shape_its_params(how):
-    model = _AutoEncoder()
+    model = AutoEncoder()
     params = model.init(random.PRNGKey(1), Z, method=_method(model, how, "decode"))
     assert list(params) == ["decoder"]
     assert np.shape(params["decoder"]["kernel"]) == (3, 5)  # from z's 3 features, not x's 5
@@ -73,7 +59,7 @@ def test_the_methods_own_inputs_shape_its_params(how):
 
 @pytest.mark.parametrize("how", ["name", "function", "bound"])
 def test_apply_with_the_same_method_computes_what_jax_numpy_computes(how):
-    model = _AutoEncoder()
+    model = AutoEncoder()
     method = _method(model, how, "encode")
     params = model.init(random.PRNGKey(2), X, method=method)
     enc = jax.tree_util.tree_map(np.asarray, params["encoder"])
@@ -84,7 +70,7 @@ def test_apply_with_the_same_method_computes_what_jax_numpy_computes(how):
 
 def test_the_params_are_those_of_a_full_init_on_the_same_key():
     # a param's key depends on its path only, not on which method asked for it
-    model = _AutoEncoder()
+    model = AutoEncoder()
     full = model.init(random.PRNGKey(3), X)
     encoder = model.init(random.PRNGKey(3), X, method="encode")
     decoder = model.init(random.PRNGKey(3), np.zeros((2, 3), np.float32), method="decode")
@@ -96,7 +82,7 @@ def test_the_params_are_those_of_a_full_init_on_the_same_key():
 
 
 def test_call_by_name_is_the_default():
-    model = _AutoEncoder()
+    model = AutoEncoder()
     a = model.init(random.PRNGKey(4), X, method="__call__")
     b = model.init(random.PRNGKey(4), X)
     assert jax.tree_util.tree_all(jax.tree_util.tree_map(
@@ -104,14 +90,14 @@ def test_call_by_name_is_the_default():
 
 
 def test_a_method_init_does_not_feed_the_whole_model():
-    model = _AutoEncoder()
+    model = AutoEncoder()
     params = model.init(random.PRNGKey(5), X, method="encode")
     with pytest.raises(nn.ScopeError, match="apply found no param 'decoder/kernel'"):
         model.apply(params, X)
 
 
 def test_init_with_a_method_under_jit_and_in_tabulate():
-    model = _AutoEncoder()
+    model = AutoEncoder()
     eager = model.init(random.PRNGKey(6), X, method="encode")
     jitted = jit(lambda k, x: model.init(k, x, method="encode"))(random.PRNGKey(6), X)
     np.testing.assert_allclose(np.asarray(jitted["encoder"]["kernel"]),
@@ -122,12 +108,12 @@ def test_init_with_a_method_under_jit_and_in_tabulate():
 
 
 def test_a_method_that_is_not_there_names_it():
-    with pytest.raises(AttributeError, match="'_AutoEncoder' object has no attribute 'embed'"):
-        _AutoEncoder().init(random.PRNGKey(0), X, method="embed")
+    with pytest.raises(AttributeError, match="'AutoEncoder' object has no attribute 'embed'"):
+        AutoEncoder().init(random.PRNGKey(0), X, method="embed")
 
 
 def test_a_function_of_the_module_serves_as_a_method_as_in_flax():
-    model = _AutoEncoder()
+    model = AutoEncoder()
     via_lambda = model.init(random.PRNGKey(7), X, method=lambda m, x: m.encoder(x))
     via_name = model.init(random.PRNGKey(7), X, method="encode")
     assert list(via_lambda) == ["encoder"]
