@@ -19,8 +19,8 @@ Reading path (the lesson, in order):
 Beside it:
   random_checks.py   the samplers' argument checks, with JAX's errors
   random_discrete.py randint (two words of bits per draw), choice, categorical and gumbel's
-                     "highest" floats (from 64 bits), over random.py's samplers (handed over in its `samplers` table: random.py
-                     imports it, not back)
+                     "highest" floats (from 64 bits), over random.py's samplers (handed
+                     over in its `samplers` table: random.py imports it, not back)
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
   optim_base.py      GradientTransformation and the states and counters optim.py and
