@@ -199,16 +199,21 @@ def debug_info(traced_for: str, fun: Callable, args: Sequence[Any], kwargs: dict
         sig = inspect.signature(fun)
         bound = sig.bind(*args, **kwargs)
         # a *args parameter covers several positions: name them args[0], args[1], ...
-        positional = []
+        positional, var_kw = [], "kwargs"
         for name, val in bound.arguments.items():
             kind = sig.parameters[name].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 positional += [f"{name}[{i}]" for i in range(len(val))]
             elif kind is not inspect.Parameter.VAR_KEYWORD:
                 positional.append(name)
-        names = positional[: len(args)] + sorted(kwargs)
+            else:
+                var_kw = name
+        # a keyword collected by **kw is named kw['name']
+        names = positional[: len(args)] + [k if k in bound.arguments else f"{var_kw}['{k}']"
+                                           for k in sorted(kwargs)]
     except (TypeError, ValueError):
-        names = [f"args[{i}]" for i in range(len(args))] + sorted(kwargs)
+        names = [f"args[{i}]" for i in range(len(args))] + [f"kwargs['{k}']"
+                                                            for k in sorted(kwargs)]
     # one name per flattened leaf of each non-static argument: d['a'], d['b'][0], ...
     arg_names: list[str] = []
     values = list(args) + [kwargs[k] for k in sorted(kwargs)]
@@ -272,7 +277,12 @@ def _ensure_index_tuple(x: Any) -> tuple[int, ...]:
 def _ensure_str_tuple(x: Any) -> tuple[str, ...]:
     if x is None:
         return ()
-    return (x,) if isinstance(x, str) else tuple(x)
+    if isinstance(x, str):
+        return (x,)
+    for name in (x := tuple(x)):
+        if not isinstance(name, str):
+            raise TypeError(f"argument is not a string: {name}")
+    return x
 
 
 def infer_argnums_and_argnames(sig: inspect.Signature | None, argnums: Any, argnames: Any

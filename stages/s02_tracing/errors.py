@@ -2,8 +2,7 @@
 
 JAX: jax/_src/errors.py (the classes) and jax/_src/core.py (`concretization_function_error`,
 `escaped_tracer_error`, the `check_*_conversion` shape checks; core.py re-exports ours). The
-first line of each message is JAX's; we add one line that says what to do instead (JAX keeps
-that advice in the long docstrings on its errors page).
+messages are JAX's; its advice on what to do instead lives in the docstrings on its errors page.
 """
 
 from __future__ import annotations
@@ -15,27 +14,6 @@ from typing import Any
 import numpy as np
 
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
-
-# What to do instead, per error class (JAX: the class docstrings on its errors page).
-_BOOL_HINT = (
-    "A Python `if`, `while`, `and`, `or` or `not` needs a concrete bool, but a traced value has "
-    "only a shape and a dtype. Express a value-dependent choice with `lax.cond` or "
-    "`jnp.where`/`lax.select_n`, or, if the value is a constant, mark its argument static with "
-    "`static_argnums`."
-)
-_CONCRETE_HINT = (
-    "A traced value has only a shape and a dtype. If this value should be a Python constant, "
-    "mark its argument static with `static_argnums`; value-dependent control flow needs "
-    "`lax.cond`."
-)
-_INDEX_HINT = (
-    "A traced integer cannot index a Python sequence or size an array. Use `lax.dynamic_slice` "
-    "for a traced start index, or mark the argument static with `static_argnums`."
-)
-_ARRAY_HINT = (
-    "numpy functions cannot see inside a traced value: call the lax/jnp version of the function "
-    "instead, or mark the argument static with `static_argnums`."
-)
 
 
 class JAXTypeError(TypeError):
@@ -53,7 +31,7 @@ class ConcretizationTypeError(JAXTypeError):
     def __init__(self, tracer: Any, context: str = ""):
         super().__init__(
             "Abstract tracer value encountered where concrete value is expected: "
-            f"{tracer._error_repr()}\n{context}{tracer._origin_msg()}\n{_CONCRETE_HINT}"
+            f"{tracer._error_repr()}\n{context}{tracer._origin_msg()}\n"
         )
 
 
@@ -65,7 +43,7 @@ class TracerBoolConversionError(ConcretizationTypeError):
         JAXTypeError.__init__(
             self,
             f"Attempted boolean conversion of {tracer._error_repr()}."
-            f"{tracer._origin_msg()}\n{_BOOL_HINT}",
+            f"{tracer._origin_msg()}",
         )
 
 
@@ -75,7 +53,7 @@ class TracerIntegerConversionError(JAXTypeError):
     def __init__(self, tracer: Any):
         super().__init__(
             f"The __index__() method was called on {tracer._error_repr()}"
-            f"{tracer._origin_msg()}\n{_INDEX_HINT}"
+            f"{tracer._origin_msg()}"
         )
 
 
@@ -85,7 +63,7 @@ class TracerArrayConversionError(JAXTypeError):
     def __init__(self, tracer: Any):
         super().__init__(
             "The numpy.ndarray conversion method __array__() was called on "
-            f"{tracer._error_repr()}{tracer._origin_msg()}\n{_ARRAY_HINT}"
+            f"{tracer._error_repr()}{tracer._origin_msg()}"
         )
 
 
@@ -123,11 +101,14 @@ def escaped_tracer_error(tracer: Any) -> UnexpectedTracerError:
            f"{tracer.aval.str_short()} wrapped in a {type(tracer).__name__} to escape the scope "
            "of the transformation.\nJAX transformations require that functions explicitly "
            "return their outputs, and disallow saving intermediate values to global state.")
-    # a staging trace knows what it was tracing (JAX also shows where the value was created)
+    # a staging trace knows what it was tracing
     dbg = getattr(getattr(tracer._trace, "frame", None), "debug_info", None)
     if dbg is not None:
         msg += (f"\nThe function being traced when the value leaked was {dbg.func_src_info} "
                 f"traced for {dbg.traced_for}.")
+    # JAX then shows where the value was created; our tracers do not record it.
+    msg += ("\nTo catch the leak earlier, try setting the environment variable "
+            "JAX_CHECK_TRACER_LEAKS or using the `jax.checking_leaks` context manager.")
     return UnexpectedTracerError(msg)
 
 

@@ -62,6 +62,7 @@ class JitInfo(NamedTuple):
     donate_argnames: tuple[str, ...]
     keep_unused: bool
     compiler_options_kvs: tuple[tuple[str, Any], ...]
+    inline: bool  # staged as the function's own equations, not a jit equation
 
 
 class InType(NamedTuple):
@@ -200,20 +201,17 @@ class JitWrapped:
 
 def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
         donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
-        compiler_options: dict[str, Any] | None = None) -> Any:
+        compiler_options: dict[str, Any] | None = None, inline: bool = False) -> Any:
     """`fun`, traced once per signature, compiled once per trace, cached at every step."""
-    if fun is None:  # @jit(static_argnums=...)
-        return functools.partial(jit, static_argnums=static_argnums,
-                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
-                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
-                                 compiler_options=compiler_options)
+    if fun is None:  # @jit(static_argnums=...): the options, kept for the function
+        return functools.partial(jit, **{k: v for k, v in locals().items() if k != "fun"})
     check_callable(fun)
     donate_nums, donate_names, static_nums, static_names = resolve_argnums(
         fun, fun_signature(fun), donate_argnums, donate_argnames, static_argnums,
         static_argnames)
     kvs = tuple(sorted((compiler_options or {}).items()))
     return JitWrapped(fun, JitInfo(static_nums, static_names, donate_nums, donate_names,
-                                   bool(keep_unused), kvs))
+                                   bool(keep_unused), kvs, bool(inline)))
 
 
 # --8<-- [start:infer_params]
@@ -248,7 +246,8 @@ def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
     params = dict(jaxpr=closed, in_shardings=(UNSPECIFIED,) * len(closed.in_avals),
                   out_shardings=(UNSPECIFIED,) * len(closed.out_avals),
                   donated_invars=(False,) * len(consts) + donated, name=fun_name(fun),
-                  keep_unused=ji.keep_unused, compiler_options_kvs=ji.compiler_options_kvs)
+                  keep_unused=ji.keep_unused, inline=ji.inline,
+                  compiler_options_kvs=ji.compiler_options_kvs)
     in_tree = tree_structure((dyn_args, dyn_kwargs))
     return PjitParams(consts, params, avals, in_tree, out_tree, names), [*consts, *leaves]
 

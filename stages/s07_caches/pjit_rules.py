@@ -8,6 +8,7 @@ name) and is compiled and cached like any other:
   known one run now, the unknown one recorded, residuals passed from one to the other (as JAX,
   residuals go last); partial_eval_jaxpr_custom and DCE: split or prune inside;
   transpose: a jit of the transposed jaxpr; batching: a jit of the batched jaxpr;
+  staging: a jit made with `inline=True` becomes its equations in the enclosing jaxpr;
   printing: `jit[name=f jaxpr={ ... }]` with the params JAX hides hidden.
 
 The jaxpr-to-jaxpr transformations are memoized on the jaxpr object, weakly, as JAX memoizes
@@ -275,6 +276,25 @@ def _pjit_batcher(axis_data, vals_in, dims_in, *, jaxpr, **params):
 batching.primitive_batchers[jit_p] = _pjit_batcher
 
 
+# ------------------------------------------------------------------ staging (stage 2)
+
+
+def _pjit_bind_with_trace(trace: core.Trace, args: Sequence[Any], params: dict) -> Any:
+    """`jit(f, inline=True)` bound on a jaxpr-building trace: f's equations join its jaxpr,
+    with no jit equation around them. Any other jit, or any other trace, binds as usual."""
+    # JAX: pjit_staging_rule, kept in pe.custom_staging_rules, which stage 2 does not have
+    if not (isinstance(trace, s02_pe.DynamicJaxprTrace) and params.get("inline") and all(
+            s is UNSPECIFIED for s in (*params["in_shardings"], *params["out_shardings"]))):
+        return core.Primitive.bind_with_trace(jit_p, trace, args, params)
+    closed = params["jaxpr"]
+    with core.set_current_trace(trace):  # each equation is bound again, on this trace
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return [trace.to_jaxpr_tracer(x) for x in outs]
+
+
+jit_p.bind_with_trace = _pjit_bind_with_trace
+
+
 # ------------------------------------------------------------------ printing (stage 2)
 
 
@@ -293,6 +313,7 @@ def _suggest_same_var_names(context: Any, for_vars: Sequence[Any],
 
 def _pjit_pp_rule(eqn: core.JaxprEqn, context: Any, settings: Any) -> Any:
     params = dict(eqn.params)
+    params.pop("inline", None)
     if not any(params["donated_invars"]):
         del params["donated_invars"]
     for name in ("in_shardings", "out_shardings"):

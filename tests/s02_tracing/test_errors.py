@@ -1,4 +1,4 @@
-"""Python asking a tracer for a value: JAX's error classes, JAX's first line, and what to do."""
+"""Python asking a tracer for a value: JAX's error classes and JAX's messages."""
 
 from __future__ import annotations
 
@@ -41,21 +41,18 @@ CONVERSIONS = {
 
 
 @pytest.mark.parametrize("what", list(CONVERSIONS))
-def test_conversion_errors_have_jaxs_class_and_first_line(what):
+def test_conversion_errors_have_jaxs_class_and_message(what):
     make_fn, error = CONVERSIONS[what]
     our_type, ours = _message(make_jaxpr, make_fn(olax), np.int32(1), np.int32(2))
     their_type, theirs = _message(jax.make_jaxpr, make_fn(jax.lax), np.int32(1), np.int32(2))
     assert our_type is error and their_type.__name__ == error.__name__
     assert issubclass(error, TypeError)
-    assert ours.splitlines()[0] == theirs.splitlines()[0]
-    # The lines between differ on purpose: ours says the function was traced "for make_jaxpr"
-    # where JAX says "for jit" (JAX's make_jaxpr traces through jit), and ours adds one line of
-    # what to do instead where JAX leaves a blank line (its advice is on its errors page).
-    # The last line links JAX's explanation of the error.
-    assert ours.splitlines()[-1] == theirs.splitlines()[-1]
+    # ours says the function was traced "for make_jaxpr" where JAX says "for jit" (JAX's
+    # make_jaxpr traces through jit); the rest is JAX's text, its link to the errors page last
+    assert ours.replace(" for make_jaxpr. ", " for jit. ") == theirs
 
 
-def test_python_if_on_a_tracer_says_what_was_traced_and_what_to_do():
+def test_python_if_on_a_tracer_says_what_was_traced():
     def f(x, y):
         return python_if(olax, x, y)
 
@@ -65,7 +62,6 @@ def test_python_if_on_a_tracer_says_what_was_traced_and_what_to_do():
     assert msg.startswith("Attempted boolean conversion of traced array with shape bool[].\n")
     assert "while tracing the function f at " in msg and "for make_jaxpr." in msg
     assert "depends on the values of the arguments x and y." in msg
-    assert "`lax.cond`" in msg and "`static_argnums`" in msg
     assert isinstance(info.value, ConcretizationTypeError)  # as in JAX's class tree
 
 
@@ -78,17 +74,24 @@ def test_the_message_names_the_pytree_leaf_the_value_came_from():
         make_jaxpr(f)({"a": 1.0, "b": (2.0, 3.0)})
 
 
-def test_int_of_a_tracer_suggests_astype_and_static_argnums():
+def test_int_of_a_tracer_suggests_astype():
     with pytest.raises(ConcretizationTypeError) as info:
         make_jaxpr(lambda x: int(x))(1.0)
     msg = str(info.value)
     assert "The problem arose with the `int` function." in msg
-    assert "try using `x.astype(int)`" in msg and "`static_argnums`" in msg
+    assert "try using `x.astype(int)`" in msg
 
 
 def test_index_error_suggests_dynamic_slice():
-    with pytest.raises(TracerIntegerConversionError, match="`lax.dynamic_slice`"):
-        make_jaxpr(lambda i: [1, 2, 3][i])(1)
+    # JAX's advice (`lax.dynamic_slice`, `static_argnums`) is on the errors page the message
+    # links; the message itself is JAX's, with no line of advice
+    def index(i):
+        return [1, 2, 3][i]
+
+    ours, theirs = _message(make_jaxpr, index, 1), _message(jax.make_jaxpr, index, 1)
+    assert ours[0] is TracerIntegerConversionError
+    assert ours[1].replace(" for make_jaxpr. ", " for jit. ") == theirs[1]
+    assert theirs[1].endswith("#jax.errors.TracerIntegerConversionError")
 
 
 def test_bool_of_a_many_element_tracer_is_ambiguous_like_numpy():

@@ -177,7 +177,8 @@ _methods = {
     "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
     "round": math_more.round, "std": math_more.std, "var": math_more.var,
     "trace": lax_numpy_more.trace, "repeat": lax_numpy_more.repeat,
-    "diagonal": lax_numpy_more.diagonal,
+    "diagonal": lax_numpy_more.diagonal, "conj": ufuncs.conj, "conjugate": ufuncs.conjugate,
+    "real": ufuncs.real, "imag": ufuncs.imag,
 }
 
 
@@ -200,8 +201,9 @@ _TRACER_OPERATORS = (
 ).split()
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
-    "flatten dot clip any all swapaxes round std var trace repeat diagonal"
+    "flatten dot clip any all swapaxes round std var trace repeat diagonal conj conjugate"
 ).split()
+_TRACER_PROPERTIES = ("T", "real", "imag")
 
 
 def _forward_to_aval(name: str) -> Callable:
@@ -226,7 +228,8 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
         setattr(tracer, f"__{op}__", _forward_to_aval(f"_{op}"))
     for name in _TRACER_METHODS:
         setattr(tracer, name, _forward_to_aval(f"_{name}"))
-    tracer.T = property(lambda self: _forward_to_aval("_T")(self))
+    for name in _TRACER_PROPERTIES:  # x.T, x.real, x.imag
+        setattr(tracer, name, property(_forward_to_aval(f"_{name}")))
     tracer.at = property(indexing.IndexUpdateHelper)  # x.at[idx].set(v): a scatter
 
 
