@@ -197,6 +197,8 @@ SPECIAL: dict[Any, Callable[..., Any]] = {
 
 def eager_sync(out: Any) -> Any:
     """Eager mode: compute each op's result at once, a graph per op (C++: ApplyEagerSync)."""
+    if not graph_executor.eager_mode_enabled():
+        return out
     flat = [get_xla_tensor(t) for t in (out if isinstance(out, (list, tuple)) else [out])
             if is_lazy(t)]
     graph_executor.sync_tensors_graph(flat, graph_executor.SyncTensorsConfig(sync_ltc_data=False))
@@ -215,7 +217,7 @@ def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
         out = lower_op(func, args, kwargs)
         if out is not NotImplemented:
             _note_views(func, out, args)
-            return eager_sync(out) if graph_executor.eager_mode_enabled() else out
+            return eager_sync(out)
     functional = op_schema(func).functional
     if functional is not None:  # add_: add, then the result written into the first argument
         write = set_view_in_place if op_schema(functional).is_view else _write_back  # t_: shape

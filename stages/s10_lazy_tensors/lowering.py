@@ -44,10 +44,13 @@ def register(*funcs: Any, direct: bool = False) -> Callable[[Callable], Callable
 
 def cast(x: Any, dtype: Any) -> Any:
     """A float to a narrower integer goes through int32, as C++ casts it: -2.5 as uint8 is
-    254 in torch, where a direct conversion saturates to 0."""
+    254 in torch, where a direct conversion saturates to 0. A bool to a float goes through
+    uint8: XLA rewrites convert(bool) * y as a select, so False * inf would be 0, not NaN."""
     source, dtype = get_aval(x).dtype, np.dtype(dtype)
     if source.kind == "f" and dtype.kind in "iu" and dtype.itemsize < 4:
         x = lax.convert_element_type(x, np.int32)
+    if source == np.bool_ and dtype.kind == "f":
+        x = lax.convert_element_type(x, np.uint8)
     return x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
 
 

@@ -21,7 +21,7 @@ from stages.s02_tracing import lax
 from stages.s02_tracing.core import get_aval
 from stages.s08_lowering import hlo, mlir
 
-from .lowering import addmm_supported, bcast, cast, register
+from .lowering import addmm_supported, bcast, cast, opmath, register
 from .pool_lowering import pool_supported
 
 aten = torch.ops.aten
@@ -84,10 +84,11 @@ def _softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
 
 @register(aten.threshold_backward.default)
 def _threshold_backward(grad_output, self, threshold, *, out, **_):
-    """torch_xla: ops/threshold_backward.cpp. The gradient where self > threshold, else 0."""
-    shape = out[0].shape
-    above = lax.gt(self, bcast(cast(threshold, get_aval(self).dtype), shape))
-    return [lax.select_n(above, lax.full(shape, 0, out[0].dtype), grad_output)]
+    """torch_xla: ops/threshold_backward.cpp. 0 where self <= threshold, else the gradient (a
+    NaN self keeps it), compared in float32 for float16 as torch's kernel does."""
+    shape, dtype = out[0].shape, opmath(get_aval(self).dtype)
+    below = lax.le(cast(self, dtype), bcast(cast(threshold, dtype), shape))
+    return [lax.select_n(below, grad_output, lax.full(shape, 0, out[0].dtype))]
 
 
 @register(aten.native_layer_norm.default)

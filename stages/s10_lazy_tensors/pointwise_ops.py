@@ -1,13 +1,14 @@
 """Pointwise ops whose CPU kernels convert a number otherwise than their meta kernels and
-decompositions: addcmul and addcdiv, `pow` by a bool, `//` by an integer.
+decompositions: addcmul and addcdiv, `pow` by a bool, `//` and `div(rounding_mode=)` of integers,
+fmod, remainder and `number ** tensor` (on the CPU, as a float16 kernel reads its operands).
 
 PyTorch: aten's CPU kernels (PointwiseOpsKernel.cpp) turn `value` into the three tensors'
 result type first (`value.to<scalar_t>()`: 2.5 is 2 for an int) and never refuse it. Torch's
 decomposition, which computes float16 in float32 as the kernel does, refuses a float `value` for
 an integer `self`: ours gives it the number and the `self` the kernel would see, then runs it.
 Pow.cpp copies the base for an exponent of True and fills ones for False (a bool stays bool,
-where the meta kernel says int64); floor_divide casts a number to an integer result's dtype
-unchecked (uint8 // 300 divides by 44), where torch's reference refuses it (scalar_tensor).
+where the meta kernel says int64); an integer division that rounds casts a number to the result's
+dtype unchecked (uint8 // 300 divides by 44), where torch's reference refuses it (scalar_tensor).
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from typing import Any
 import torch
 from torch._decomp import decomposition_table
 
+from .aten_cpu_fallback import cpu_fallback
 from .aten_xla_type import SPECIAL, eager_sync, lower_op
-from .device_data import wrap_integer
-from .graph_executor import eager_mode_enabled
 from .shape_inference import infer_outputs
-from .tensor import to_numpy_dtype
 
 aten = torch.ops.aten
 
@@ -46,17 +45,37 @@ def _pow_tensor_scalar(self: Any, exponent: Any) -> Any:
     if isinstance(exponent, bool):
         return aten.clone.default(self) if exponent else aten.ones_like.default(self)
     out = lower_op(aten.pow.Tensor_Scalar, (self, exponent), {})
-    return eager_sync(out) if eager_mode_enabled() else out
+    return eager_sync(out)
+
+
+def _div_mode(self: Any, other: Any, *, rounding_mode: str | None = None) -> Any:
+    """`div(self, other, rounding_mode=...)`: an integer result on the CPU, whose kernel casts a
+    number to the result's dtype unchecked (uint8 // 300 divides by 44) and raises for a zero
+    divisor; a float one by torch's decomposition."""
+    dtype = torch.result_type(self, other)
+    if rounding_mode is not None and not (dtype.is_floating_point or dtype.is_complex):
+        return cpu_fallback(aten.div.Tensor_mode, (self, other), {"rounding_mode": rounding_mode})
+    return decomposition_table[aten.div.Tensor_mode](self, other, rounding_mode=rounding_mode)
 
 
 def _floor_divide(self: Any, other: Any) -> Any:
-    """`self // other` as a division rounding down, an integer number wrapped into an integer
-    result's dtype first (int32 and wider: the number as it is)."""
-    dtype = torch.result_type(self, other)
-    if type(other) is int and not (dtype.is_floating_point or dtype.is_complex):
-        other = wrap_integer(other, to_numpy_dtype(dtype))
-    return aten.div.Tensor_mode(self, other, rounding_mode="floor")
+    """`self // other`: a division rounding down."""
+    return _div_mode(self, other, rounding_mode="floor")
 
 
 SPECIAL[aten.pow.Tensor_Scalar] = _pow_tensor_scalar
 SPECIAL[aten.floor_divide.default] = _floor_divide
+SPECIAL[aten.div.Tensor_mode] = _div_mode
+
+
+def _on_cpu(func: Any) -> Callable[..., Any]:
+    """fmod, remainder and `number ** tensor`: torch's decomposition computes a float16 result
+    in float32 from operands not rounded to float16 (x % 0.1 divides by 0.1, not by
+    0.0999755859375; 70000 ** x is not inf), and reaches the CPU for the op itself anyway: the
+    whole op runs there, as eager torch runs it."""
+    return lambda *args, **kwargs: cpu_fallback(func, args, kwargs)
+
+
+for _op in (aten.fmod.Scalar, aten.fmod.Tensor, aten.remainder.Scalar, aten.remainder.Tensor,
+            aten.remainder.Scalar_Tensor, aten.pow.Scalar):
+    SPECIAL[_op] = _on_cpu(_op)
