@@ -197,8 +197,8 @@ def _cond_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer,
     # has none), so the staged cond can take one residual list whichever branch ran
     all_res_avals, res_indices = _merge_branch_residuals([s[3] for s in splits])
     num_known_outs = len(out_uks) - sum(out_uks)
-    branches_known = _join_cond_outputs([s[0] for s in splits], all_res_avals, res_indices,
-                                        num_known_outs)
+    known = [ClosedJaxpr(pe.dce_jaxpr(s[0].jaxpr, True, True)[0], s[0].consts) for s in splits]
+    branches_known = _join_cond_outputs(known, all_res_avals, res_indices, num_known_outs)
     branches_unknown = _join_cond_staged_inputs([s[1] for s in splits], all_res_avals,
                                                 res_indices)
     known_ins = [t.pval.get_known() for t in tracers if t.is_known()]

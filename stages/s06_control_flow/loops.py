@@ -302,14 +302,14 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
     n = leaves[0].shape[0]
     num_batches, remainder = divmod(n, batch_size) if batch_size else (0, n)
     done = num_batches * batch_size
-    parts = []
-    if num_batches:
-        batches = tree_unflatten(treedef, [
-            jnp.reshape(x[:done], (num_batches, batch_size, *x.shape[1:])) for x in leaves])
-        _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), batches)
-        parts.append(tree_map(lambda y: jnp.reshape(y, (-1, *y.shape[2:])), ys))
-    if remainder or not num_batches:  # no whole batch: vmap all there is, even nothing
-        parts.append(vmap(f)(tree_unflatten(treedef, [x[done:] for x in leaves])))
-    if len(parts) == 1:
-        return parts[0]
-    return tree_map(lambda a, b: lax.concatenate([a, b], 0), *parts)
+    # each leaf is split (whole batches, then the rest) before the scan runs, as JAX orders it
+    split = [(jnp.reshape(x[:done], (num_batches, batch_size, *x.shape[1:])) if num_batches
+              else None, x[done:] if remainder or not num_batches else None) for x in leaves]
+    if not num_batches:  # no whole batch: vmap all there is, even nothing
+        return vmap(f)(tree_unflatten(treedef, [rest for _, rest in split]))
+    _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_unflatten(treedef, [b for b, _ in split]))
+    flatten = lambda y: jnp.reshape(y, (-1, *y.shape[2:]))  # noqa: E731
+    if not remainder:
+        return tree_map(flatten, ys)
+    rest = vmap(f)(tree_unflatten(treedef, [r for _, r in split]))
+    return tree_map(lambda a, b: lax.concatenate([flatten(a), b], 0), ys, rest)

@@ -19,7 +19,7 @@ from stages.s02_tracing.core import ClosedJaxpr, JaxprEqn, ShapedArray, Var
 from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad
-from stages.s04_autodiff.ad_util import Zero, add_jaxvals, tangent_aval, zeros_like_aval
+from stages.s04_autodiff.ad_util import Zero, tangent_aval, zeros_like_aval
 from stages.s05_vmap.batching import (
     AxisData,
     BatchDim,
@@ -173,10 +173,12 @@ def _scan_transpose(cts: Sequence[Any], *args: Any, reverse: bool, length: int,
         ct_b_iter = iter(ct_b)
         ct_b = [Zero(a) if zero else next(ct_b_iter) for a, zero in zip(y_avals, ys_zero,
                                                                        strict=True)]
-        cts_in = ad.backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, [*ct_c, *ct_b])
-        _, new_ct_d, new_ct_c, ct_a, _ = split_list(cts_in, [num_ires, num_d, num_carry, num_a])
-        # a const is read on every trip: its cotangent is the sum over the trips, carried
-        ct_d = [add_jaxvals(old, new) for old, new in zip(ct_d, new_ct_d, strict=True)]
+        # a const is read on every trip: its cotangent is the sum over the trips, carried; the
+        # sum so far seeds the const's accumulator (given as an output cotangent, as JAX does)
+        d_vars = jaxpr.jaxpr.invars[num_ires:num_consts]
+        seeded = jaxpr.jaxpr.replace(outvars=[*d_vars, *jaxpr.jaxpr.outvars])
+        cts_in = ad.backward_pass(seeded, jaxpr.consts, primals, [*ct_d, *ct_c, *ct_b])
+        _, ct_d, new_ct_c, ct_a, _ = split_list(cts_in, [num_ires, num_d, num_carry, num_a])
         return [ad.instantiate_zeros(ct) for ct in [*ct_d, *new_ct_c, *ct_a]]
 
     # the carried and stacked cotangents have the types they arrive with (a strong ct makes a
@@ -225,6 +227,7 @@ def _scan_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer, reverse: 
         return split[2][:num_carry], split
 
     carry_uk, (jaxpr_known, jaxpr_unknown, out_uk, res_avals) = fixpoint(step, init_uk)
+    jaxpr_known = ClosedJaxpr(pe.dce_jaxpr(jaxpr_known.jaxpr, True, True)[0], jaxpr_known.consts)
     unknowns = [*const_uk, *carry_uk, *xs_uk]
     num_res = len(res_avals)
     num_known_outs = len(jaxpr_known.out_avals) - num_res
