@@ -26,6 +26,7 @@ Beside it:
   type_cast.py            a fill, clamp or pad number must fit the tensor's dtype, or raise
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
+  activation_lowering.py  GELU and softshrink: float16 computed in float32, rounded once
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
   pointwise_ops.py        addcmul, addcdiv, pow by a bool, `//`: numbers as their kernels use them
   kernel_checks.py        what a CPU kernel refuses that its meta kernel lets through
@@ -35,6 +36,7 @@ Beside it:
 """
 
 from . import (
+    activation_lowering,
     aten_cpu_fallback,
     aten_xla_type,
     debug_util,
@@ -75,6 +77,7 @@ from .torch_xla import (
 
 __all__ = [
     "LazyTensor",
+    "activation_lowering",
     "aten_cpu_fallback",
     "aten_xla_type",
     "debug_util",

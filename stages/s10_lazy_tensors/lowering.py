@@ -180,9 +180,12 @@ for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le
     register(_packet.Scalar)(_binary(_fn, compare=True, number=True))
 
 
-def _unary(fn: Callable[[Any], Any]) -> Callable[..., Any]:
+def _unary(fn: Callable[[Any], Any], wide: bool = True) -> Callable[..., Any]:
+    """float16 math in float32, rounded once, as torch's kernels do (sigmoid in float16
+    would be an ulp off, and sigmoid's backward, 1 - y, magnifies it)."""
     def rule(self, *, out, **_):
-        return [fn(cast(self, out[0].dtype))]
+        x = cast(self, out[0].dtype)
+        return [cast(fn(cast(x, opmath(out[0].dtype) if wide else out[0].dtype)), out[0].dtype)]
     return rule
 
 
@@ -191,9 +194,10 @@ for _op, _fn in [(aten.neg.default, lax.neg), (aten.exp.default, lax.exp),
                  (aten.sqrt.default, lax.sqrt), (aten.rsqrt.default, lax.rsqrt),
                  (aten.erf.default, lax.erf),
                  (aten.sigmoid.default, lax.logistic), (aten.sin.default, lax.sin),
-                 (aten.cos.default, lax.cos), (aten.clone.default, lambda x: x),
-                 (aten._to_copy.default, lambda x: x)]:
+                 (aten.cos.default, lax.cos)]:
     register(_op)(_unary(_fn))
+for _op in (aten.clone.default, aten._to_copy.default):  # float64 to float16: rounded once
+    register(_op)(_unary(lambda x: x, wide=False))
 
 
 @register(aten.abs.default)

@@ -1,17 +1,17 @@
-"""Lowering rules of the neural-network ops: softmax, layer norm, GELU, gathers and scatters
-by one-hot, embedding and convolution, forward and backward (max pooling: pool_lowering.py).
+"""Lowering rules of the neural-network ops: softmax, layer norm, gathers and scatters by
+one-hot, embedding and convolution, forward and backward (max pooling: pool_lowering.py;
+GELU and the other activations: activation_lowering.py).
 
 torch_xla: torch_xla/csrc/softmax_builder.cpp, ops/native_layer_norm.cpp (via
-batch_norm.cpp), data_ops.cpp, convolution.cpp. Gather, scatter and embedding
-are written here as a one-hot comparison and a sum or a matmul: no gather or scatter op is
-needed in the lowered set, at a cost that is fine for the small index ranges of a course.
+batch_norm.cpp), data_ops.cpp, convolution.cpp. Gather and scatter are written here as a
+one-hot comparison and a sum, at a cost that is fine for the small index ranges of a course;
+embedding, whose weights may hold inf, is a gather and its backward a scatter-add.
 Convolution is the one op lax lacks: its rules emit `stablehlo.convolution` directly.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -112,19 +112,6 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ou
     if bias is not None:
         y = lax.add(y, bcast(cast(bias, dtype), shape))
     return [cast(y, out[0].dtype), cast(mean, out[1].dtype), cast(rstd, out[2].dtype)]
-
-
-@register(aten.gelu.default)
-def _gelu(self, approximate="none", *, out, **_):
-    x, dtype = self, out[0].dtype
-
-    def c(v: float) -> Any:
-        return lax.full(get_aval(x).shape, v, dtype)
-    if approximate == "tanh":
-        inner = lax.mul(c(math.sqrt(2 / math.pi)),
-                        lax.add(x, lax.mul(c(0.044715), lax.mul(x, lax.mul(x, x)))))
-        return [lax.mul(lax.mul(c(0.5), x), lax.add(c(1.0), lax.tanh(inner)))]
-    return [lax.mul(lax.mul(c(0.5), x), lax.add(c(1.0), lax.erf(lax.mul(x, c(2 ** -0.5)))))]
 
 
 # ------------------------------------------------------------------ gather and scatter
@@ -241,27 +228,38 @@ def _slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, out, **_):
 @register(aten.embedding.default)
 def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *,
                out, **_):
-    rows = lax.convert_element_type(one_hot(indices, get_aval(weight).shape[0]),
-                                    out[0].dtype)
-    return [lax.dot_general(rows, weight, (((len(get_aval(indices).shape),), (0,)), ((), ())))]
+    """torch_xla: an index_select of weight's rows, a gather (a one-hot matmul would read
+    0 * inf as NaN); an index out of range reads a row of zeros."""
+    ishape, width = get_aval(indices).shape, get_aval(weight).shape[1]
+    dn = lax.GatherDimensionNumbers(offset_dims=(len(ishape),), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,))
+    return [lax.gather(weight, lax.reshape(indices, (*ishape, 1)), dn, (1, width),
+                       mode="fill", fill_value=0)]
 
 
 @register(aten.embedding_dense_backward.default)
 def _embedding_backward(grad_output, indices, num_weights, padding_idx=-1,
                         scale_grad_by_freq=False, *, out, **_):
-    hits = one_hot(indices, num_weights)
-    if padding_idx >= 0:  # the padding row gets no gradient
-        keep = lax.ne(lax.broadcasted_iota(get_aval(indices).dtype, get_aval(hits).shape,
-                                           len(get_aval(hits).shape) - 1),
-                      lax.full(get_aval(hits).shape, padding_idx, get_aval(indices).dtype))
-        hits = lax.bitwise_and(hits, keep)
-    count = int(np.prod(get_aval(indices).shape))
-    rows = lax.reshape(lax.convert_element_type(hits, out[0].dtype), (count, num_weights))
-    grads = lax.reshape(grad_output, (get_aval(rows).shape[0], out[0].shape[1]))
-    grad = lax.dot_general(rows, grads, (((0,), (0,)), ((), ())))
+    """Each gradient row added onto its index's row, a scatter-add; none onto padding_idx's
+    row, nor for an index out of range."""
+    count, width = int(np.prod(get_aval(indices).shape)), out[0].shape[1]
+    index = lax.reshape(indices, (count, 1))
+    grads = lax.reshape(grad_output, (count, width))
+    if padding_idx >= 0:  # the padding row gets no gradient: select, as 0 * inf is NaN
+        pad = lax.eq(index, lax.full((count, 1), padding_idx, get_aval(index).dtype))
+        grads = lax.select_n(bcast(pad, (count, width)), grads,
+                             lax.full((count, width), 0, out[0].dtype))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                     scatter_dims_to_operand_dims=(0,))
+
+    def add_rows(rows: Any, n: int) -> Any:
+        zeros = lax.full((num_weights, n), 0, get_aval(rows).dtype)
+        return lax.scatter_add(zeros, index, rows, dn, mode="drop")
+    grad = add_rows(grads, width)
     if scale_grad_by_freq:  # each row's gradient over how often its index occurs
-        times = lax.max(lax.reduce_sum(rows, [0]), lax.full((num_weights,), 1, out[0].dtype))
-        grad = lax.div(grad, bcast(lax.reshape(times, (num_weights, 1)), out[0].shape))
+        times = add_rows(lax.full((count, 1), 1, out[0].dtype), 1)
+        times = lax.max(times, lax.full((num_weights, 1), 1, out[0].dtype))
+        grad = lax.div(grad, bcast(times, out[0].shape))
     return [grad]
 
 

@@ -10,7 +10,8 @@ kernel to a backend's fallback, and those kernels work on storage (a transpose i
 torch_xla's shallow copies share one XLATensor. Autograd sits above all of this: it runs its own
 kernel, then calls ours, so `backward()` and optimizers need nothing from us. An op with a
 CompositeImplicitAutograd kernel is never registered: autograd decomposes it before it reaches a
-backend, and a backend kernel for it would take that decomposition (and its gradient) away.
+backend, and a backend kernel for it would take that decomposition (and its gradient) away;
+unless it has an autograd kernel of its own (silu_backward): then, as on the CPU, that runs.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def ops_to_register() -> dict[str, Any]:
             if op is not None:
                 ops[name] = op
     return {n: op for n, op in ops.items() if n.split(".")[0] not in KEEP_PYTORCHS
-            and not torch._C._dispatch_has_kernel_for_dispatch_key(n, _IMPLICIT)}
+            and (not torch._C._dispatch_has_kernel_for_dispatch_key(n, _IMPLICIT)
+                 or torch._C._dispatch_has_kernel_for_dispatch_key(n, "Autograd"))}
 # --8<-- [end:ops_to_register]
 
 

@@ -272,14 +272,17 @@ def test_our_kernels_cover_rules_and_composites_but_not_aliases_nor_what_autogra
     """What register_xla.py puts under the device's key: every op with a rule, every op whose
     CompositeExplicitAutograd kernel would run first (a transpose would be an as_strided of our
     empty storage), never detach or alias (PyTorch's share the storage, so the tensor), and
-    never an op autograd decomposes (a kernel there would take its gradient away)."""
+    never an op autograd decomposes (a kernel there would take its gradient away); an implicit
+    op with an autograd kernel of its own, as silu_backward, is ours, as it is the CPU's."""
     ops = register_xla.ops_to_register()
     assert {"aten::mm", "aten::addmm", "aten::nll_loss_forward"} <= set(ops)  # rules
     assert {"aten::transpose.int", "aten::expand", "aten::zeros"} <= set(ops)  # composites
     assert not {"aten::detach", "aten::alias", "aten::lift_fresh"} & set(ops)
     assert not {"aten::linear", "aten::reshape", "aten::cross_entropy_loss"} & set(ops)
     assert not [n for n in ops if torch._C._dispatch_has_kernel_for_dispatch_key(
-        n, "CompositeImplicitAutograd")]
+        n, "CompositeImplicitAutograd") and not torch._C._dispatch_has_kernel_for_dispatch_key(
+        n, "Autograd")]
+    assert {"aten::silu_backward", "aten::mish_backward"} <= set(ops)
     assert register_xla.register() == len(ops)  # once per process, whatever calls it again
 
 
