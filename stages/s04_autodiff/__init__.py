@@ -12,6 +12,7 @@ Beside it:
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
   inverse_trig_rules.py  the jvp rules of atan2
   bit_rules.py           the zero jvp rules of clz and bitcast_convert_type
+  split_rules.py         the rules of split (concatenate's transpose) and empty2
   gather_rules.py        the jvp and transpose rules of gather and the scatters
   cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding
@@ -21,7 +22,8 @@ Beside it:
 
 JAX: jax/_src/interpreters/ad.py, jax/_src/api.py (the autodiff half), custom_derivatives.py,
 ad_checkpoint.py. Importing the stage registers its rules (jvp_rules.py, transpose_rules.py,
-complex_rules.py, inverse_trig_rules.py, bit_rules.py, gather_rules.py, custom_calls.py).
+complex_rules.py, inverse_trig_rules.py, bit_rules.py, split_rules.py, gather_rules.py,
+custom_calls.py).
 """
 
 from . import (
@@ -37,6 +39,7 @@ from . import (
     gather_rules,
     inverse_trig_rules,
     jvp_rules,
+    split_rules,
     transpose_rules,
 )
 from .ad_checkpoint import checkpoint, checkpoint_name, remat
@@ -66,6 +69,7 @@ __all__ = [
     "linear_transpose",
     "linearize",
     "remat",
+    "split_rules",
     "stop_gradient",
     "transpose_rules",
     "value_and_grad",

@@ -215,16 +215,11 @@ def _squeeze_transpose(ct, operand, *, dimensions):
 
 
 def _concatenate_transpose(ct, *operands, dimension):
-    """Each linear operand gets its slice of ct along `dimension`."""
-    outs, start = [], 0
-    for x in operands:
-        size = (x.aval if is_undefined_primal(x) else core.get_aval(x)).shape[dimension]
-        if is_undefined_primal(x):
-            outs.append(lax.slice_in_dim(ct, start, start + size, axis=dimension))
-        else:
-            outs.append(None)
-        start += size
-    return outs
+    """ct cut back into the operands' pieces by one split; each linear operand gets its own."""
+    sizes = [(x.aval if is_undefined_primal(x) else core.get_aval(x)).shape[dimension]
+             for x in operands]
+    pieces = lax.split(ct, sizes, dimension)
+    return [p if is_undefined_primal(x) else None for p, x in zip(pieces, operands, strict=True)]
 
 
 primitive_transposes[lax.reduce_sum_p] = _reduce_sum_transpose
@@ -242,13 +237,17 @@ primitive_transposes[lax.concatenate_p] = _concatenate_transpose
 def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
     """Pad ct back to the operand's shape with zeros (interior zeros undo the strides)."""
     shape = operand.aval.shape
-    if strides is None:
-        strides = (1,) * len(shape)
-    # the last element taken along each axis, plus one
-    real_limits = [s + (n - 1) * st + 1 if n else s
-                   for s, n, st in zip(start_indices, np.shape(ct), strides, strict=True)]
-    pads = [(s, d - lim, st - 1)
-            for s, d, lim, st in zip(start_indices, shape, real_limits, strides, strict=True)]
+    # numpy computes the high (and interior) padding, so those print as np.int64, as in JAX
+    if strides is None or np.all(np.equal(strides, 1)):
+        pads = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(shape),
+                   strict=True)
+    else:
+        # one past the last element taken along each axis
+        n = np.shape(ct)
+        real_limits = np.add(start_indices, np.where(
+            np.equal(n, 0), 0, np.add(1, np.multiply(np.subtract(n, 1), strides))))
+        pads = zip(start_indices, np.subtract(shape, real_limits), np.subtract(strides, 1),
+                   strict=True)
     return [lax.pad(ct, np.zeros((), ct.dtype)[()], pads)]
 
 

@@ -265,6 +265,20 @@ def _iota_batch_rule(axis_data, vals, dims, **params):
     return lax.iota_p.bind(**params), not_mapped
 
 
+def _empty2_batch_rule(axis_data, vals, dims, **params):
+    return lax.empty2_p.bind(**params), not_mapped  # no operands, as iota
+
+
+def _split_batch_rule(axis_data, vals, dims, *, sizes, axis):
+    # every piece keeps the operand's batch axis; the split axis shifts past it
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        outs = lax.split(operand, sizes, axis)
+        return outs, [not_mapped] * len(outs)
+    outs = lax.split(operand, sizes, axis + 1 if axis >= bdim else axis)
+    return outs, [bdim] * len(outs)
+
+
 def _cumred_batch_rule(prim, axis_data, vals, dims, *, axis, reverse):
     # JAX: _cumred_batch_rule (cumsum, cumprod, cummax, cummin, cumlogsumexp)
     (operand,), (bdim,) = vals, dims
@@ -281,6 +295,8 @@ primitive_batchers[lax.rev_p] = _rev_batch_rule
 primitive_batchers[lax.concatenate_p] = _concatenate_batch_rule
 primitive_batchers[lax.pad_p] = _pad_batch_rule
 primitive_batchers[lax.iota_p] = _iota_batch_rule
+primitive_batchers[lax.empty2_p] = _empty2_batch_rule
+primitive_batchers[lax.split_p] = _split_batch_rule
 for _p in (lax.cumsum_p, lax.cumprod_p, lax.cummax_p, lax.cummin_p, lax.cumlogsumexp_p):
     primitive_batchers[_p] = lambda axis_data, vals, dims, _p=_p, **params: \
         _cumred_batch_rule(_p, axis_data, vals, dims, **params)

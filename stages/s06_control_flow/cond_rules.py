@@ -20,6 +20,7 @@ import numpy as np
 from stages.s02_tracing import core, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr, JaxprEqn, ShapedArray, Var
+from stages.s02_tracing.lax.empty import empty_like_shaped_array
 from stages.s02_tracing.partial_eval import trace_to_closed_jaxpr
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad
@@ -150,11 +151,11 @@ def _merge_branch_residuals(branch_res_avals: list[list[ShapedArray]]
 
 def _join_cond_outputs(jaxprs: list[ClosedJaxpr], all_res_avals: list[ShapedArray],
                        res_indices: list[list[int]], num_outs: int) -> tuple[ClosedJaxpr, ...]:
-    """Each known branch returns every residual slot: zeros in the slots it does not fill."""
+    """Each known branch returns every residual slot: empty2 in the slots it does not fill."""
     def augment(jaxpr: ClosedJaxpr, indices: list[int]) -> ClosedJaxpr:
         def f_aug(*args: Any) -> list[Any]:
             outs, residuals = split_list(core.jaxpr_as_fun(jaxpr)(*args), [num_outs])
-            slots = [lax.full(a.shape, 0, a.dtype) for a in all_res_avals]
+            slots = [empty_like_shaped_array(a) for a in all_res_avals]
             for i, r in zip(indices, residuals, strict=True):
                 slots[i] = r
             return [*outs, *slots]
@@ -166,11 +167,11 @@ def _join_cond_outputs(jaxprs: list[ClosedJaxpr], all_res_avals: list[ShapedArra
 
 def _join_cond_staged_inputs(jaxprs: list[ClosedJaxpr], all_res_avals: list[ShapedArray],
                              res_indices: list[list[int]]) -> tuple[ClosedJaxpr, ...]:
-    """Each unknown branch takes every residual slot, ignoring those it did not fill."""
-    out = []
+    """Each unknown branch takes every residual slot; the ones it ignores share binders."""
+    out, all_res_vars = [], [Var(a) for a in all_res_avals]
     for jaxpr, indices in zip(jaxprs, res_indices, strict=True):
         res_vars, other_vars = split_list(jaxpr.jaxpr.invars, [len(indices)])
-        slots = [Var(a) for a in all_res_avals]
+        slots = list(all_res_vars)
         for i, v in zip(indices, res_vars, strict=True):
             slots[i] = v
         out.append(ClosedJaxpr(jaxpr.jaxpr.replace(invars=[*slots, *other_vars]), jaxpr.consts))
@@ -193,7 +194,7 @@ def _cond_partial_eval(trace: pe.JaxprTrace, *tracers: pe.JaxprTracer,
     branch_uks = [pe.partial_eval_jaxpr_nounits(b, ops_uk, instantiate=False)[2] for b in branches]
     out_uks = [any(uks) for uks in zip(*branch_uks, strict=True)]
     splits = [pe.partial_eval_jaxpr_nounits(b, ops_uk, instantiate=out_uks) for b in branches]
-    # the branches' residuals differ: every known branch returns all of them (zeros where it
+    # the branches' residuals differ: every known branch returns all of them (empty2 where it
     # has none), so the staged cond can take one residual list whichever branch ran
     all_res_avals, res_indices = _merge_branch_residuals([s[3] for s in splits])
     num_known_outs = len(out_uks) - sum(out_uks)

@@ -1,7 +1,8 @@
 """Lowering rules of the primitives that move elements: shapes, slices, pad, iota, dot_general.
 
 JAX: jax/_src/lax/lax.py (`_broadcast_in_dim_lower`, `_reshape_lower`, `_squeeze_lower`,
-`_transpose_lower`, `_concatenate_lower`, `_pad_lower`, `_iota_lower`, `_dot_general_lower`)
+`_transpose_lower`, `_concatenate_lower`, `_split_lower`, `_empty2_lower`, `_pad_lower`,
+`_iota_lower`, `_dot_general_lower`)
 and lax/slicing.py (`_slice_lower`, `_dynamic_slice_lower`, `_dynamic_update_slice_lower`).
 The params map onto the op's attributes one for one. dynamic_slice needs no code for its
 out-of-range starts: StableHLO's dynamic_slice clamps them, which is the semantics lax promises.
@@ -10,6 +11,8 @@ out-of-range starts: StableHLO's dynamic_slice clamps them, which is the semanti
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from stages.s02_tracing import lax
 
@@ -52,6 +55,23 @@ def _slice_lowering(ctx: LoweringRuleContext, x: ir.Value, *, start_indices: Any
                     limit_indices: Any, strides: Any) -> list[ir.Value]:
     strides = (1,) * len(start_indices) if strides is None else strides
     return [hlo.slice(x, start_indices, limit_indices, strides, _out_type(ctx))]
+
+
+def _split_lowering(ctx: LoweringRuleContext, x: ir.Value, *, sizes: Any, axis: int
+                    ) -> list[ir.Value]:
+    # one slice per piece, each starting where the last one ended
+    (x_aval,) = ctx.avals_in
+    start, limit, outs = [0] * x_aval.ndim, list(x_aval.shape), []
+    for aval_out in ctx.avals_out:
+        limit[axis] = start[axis] + aval_out.shape[axis]
+        outs.append(hlo.slice(x, start, limit, (1,) * x_aval.ndim, aval_to_ir_type(aval_out)))
+        start[axis] = limit[axis]
+    return outs
+
+
+def _empty2_lowering(ctx: LoweringRuleContext, *, dtype: Any, memory_space: Any
+                     ) -> list[ir.Value]:
+    return [mlir.ir_constant(np.zeros((), dtype))]  # never read: zeros will do
 
 
 def _dynamic_slice_lowering(ctx: LoweringRuleContext, x: ir.Value, *starts: ir.Value,
@@ -129,6 +149,8 @@ register_lowering(lax.squeeze_p, _squeeze_lowering)
 register_lowering(lax.transpose_p, _transpose_lowering)
 register_lowering(lax.rev_p, _rev_lowering)
 register_lowering(lax.slice_p, _slice_lowering)
+register_lowering(lax.split_p, _split_lowering)
+register_lowering(lax.empty2_p, _empty2_lowering)
 register_lowering(lax.dynamic_slice_p, _dynamic_slice_lowering)
 register_lowering(lax.dynamic_update_slice_p, _dynamic_update_slice_lowering)
 register_lowering(lax.concatenate_p, _concatenate_lowering)

@@ -234,20 +234,30 @@ def _cumulative_rule(x: Any, *, axis: int, reverse: bool) -> tuple:
     return spec_of(x)
 
 
+def _for_varying_out_shape(name: str, x: Any, shape: Sequence[int]) -> tuple:
+    """A result of another shape keeps the operand's layout, if each changed split dimension
+    still divides by its mesh axes (JAX: _get_sharding_for_varying_out_shape)."""
+    spec = spec_of(x)
+    for old, new, entry in zip(x.shape, shape, spec, strict=True):
+        parts = math.prod(x.sharding.mesh.shape[a] for a in PartitionSpec(entry).axes_of(0))
+        if old != new and entry is not None and new % parts:
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({new}) is not divisible by mesh "
+                f"axes ({parts}) with spec ({entry}) is not implemented. Got input "
+                f"type={x.str_short(True)} and output shape={tuple(shape)}")
+    return spec
+
+
 def _varying_shape_rule(name: str, prim: core.Primitive) -> Any:
-    """Slices and pads keep the operand's layout, if each changed split dimension still divides
-    by its mesh axes (JAX: _get_sharding_for_varying_out_shape)."""
-    def rule(x: Any, *args: Any, **params: Any) -> tuple:
-        shape, spec = prim.shape_rule(x, *args, **params), spec_of(x)
-        for old, new, entry in zip(x.shape, shape, spec, strict=True):
-            parts = math.prod(x.sharding.mesh.shape[a] for a in PartitionSpec(entry).axes_of(0))
-            if old != new and entry is not None and new % parts:
-                raise ShardingTypeError(
-                    f"{name} on sharded dims where out dim ({new}) is not divisible by mesh "
-                    f"axes ({parts}) with spec ({entry}) is not implemented. Got input "
-                    f"type={x.str_short(True)} and output shape={tuple(shape)}")
-        return spec
-    return rule
+    """Slices and pads keep the operand's layout (see _for_varying_out_shape)."""
+    return lambda x, *args, **params: _for_varying_out_shape(
+        name, x, prim.shape_rule(x, *args, **params))
+
+
+def _split_rule(x: Any, *, sizes: Sequence[int], axis: int) -> list[tuple]:
+    """Each piece keeps the operand's layout, as a slice's result does."""
+    return [_for_varying_out_shape("split", x, shape)
+            for shape in lx.split_p.shape_rule(x, sizes=sizes, axis=axis)]
 
 
 def _concatenate_rule(*xs: Any, dimension: int) -> tuple:
@@ -289,5 +299,5 @@ sharding_rules.update({
     lx.bitcast_convert_type_p: _bitcast_convert_type_rule,
     lx.slice_p: _varying_shape_rule("slicing", lx.slice_p),
     lx.dynamic_slice_p: _varying_shape_rule("dynamic_slice", lx.dynamic_slice_p),
-    lx.pad_p: _varying_shape_rule("padding", lx.pad_p),
+    lx.pad_p: _varying_shape_rule("padding", lx.pad_p), lx.split_p: _split_rule,
 })

@@ -347,7 +347,8 @@ pad_p = standard_primitive(_pad_shape_rule, _pad_dtype_rule, "pad", _pad_impl)
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]):
     """Pad each axis by (low, high, interior); negative low/high crop."""
-    config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
+    # the numbers kept as given, as JAX keeps them (an np.int64 prints as one); tuples, to hash
+    config = tuple(tuple(c) for c in padding_config)
     return pad_p.bind(operand, padding_value, padding_config=config)
 
 
