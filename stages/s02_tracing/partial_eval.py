@@ -25,6 +25,9 @@ from .jaxpr import Atom, ClosedJaxpr, Jaxpr, JaxprEqn, Literal, Var, new_jaxpr_e
 ConstFoldRule = Callable[[list[Any], dict[str, Any]], list[Any] | None]
 const_fold_rules: dict[core.Primitive, ConstFoldRule] = {}
 
+# Staging otherwise than as one equation (stage 7's inline jit). JAX: pe.custom_staging_rules
+custom_staging_rules: dict[core.Primitive, Callable[..., Any]] = {}
+
 
 class JaxprStackFrame:
     """What one trace records: its invars, constants, and equations, in order."""
@@ -140,6 +143,8 @@ class DynamicJaxprTrace(core.Trace):
                 folded = [self.new_const(c) for c in folded]
                 return folded if primitive.multiple_results else folded[0]
         tracers = [self.to_jaxpr_tracer(x) for x in tracers]
+        if primitive in custom_staging_rules:  # rule(trace, *tracers, **params) -> out tracers
+            return custom_staging_rules[primitive](self, *tracers, **params)
         return self.default_process_primitive(primitive, tracers, params)
 
     def default_process_primitive(self, primitive: core.Primitive,

@@ -237,7 +237,9 @@ primitive_transposes[lax.concatenate_p] = _concatenate_transpose
 def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
     """Pad ct back to the operand's shape with zeros (interior zeros undo the strides)."""
     shape = operand.aval.shape
-    # numpy computes the high (and interior) padding, so those print as np.int64, as in JAX
+    # the high (and interior) pads are computed with numpy, as JAX computes them: the values
+    # are the same as Python ints would give; only the printed jaxpr shows the difference,
+    # `padding_config=((0, np.int64(2), 0),)`, and it matches JAX's that way
     if strides is None or np.all(np.equal(strides, 1)):
         pads = zip(start_indices, np.subtract(shape, limit_indices), (0,) * len(shape),
                    strict=True)

@@ -94,8 +94,7 @@ class JitWrapped:
 
     def __init__(self, fun: Callable, jit_info: JitInfo):
         wraps(fun)(self)  # named as JAX names it, a partial or a callable object too
-        self._fun, self._jit_info = fun, jit_info
-        self._stats = Stats()
+        self._fun, self._jit_info, self._stats = fun, jit_info, Stats()
         self._signatures = _signature_cache.table(fun)  # held, as JAX's PjitFunction holds it
 
     def __repr__(self) -> str:
@@ -204,7 +203,10 @@ def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argna
         compiler_options: dict[str, Any] | None = None, inline: bool = False) -> Any:
     """`fun`, traced once per signature, compiled once per trace, cached at every step."""
     if fun is None:  # @jit(static_argnums=...): the options, kept for the function
-        return functools.partial(jit, **{k: v for k, v in locals().items() if k != "fun"})
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames, donate_argnums=donate_argnums,
+                                 donate_argnames=donate_argnames, keep_unused=keep_unused,
+                                 compiler_options=compiler_options, inline=inline)
     check_callable(fun)
     donate_nums, donate_names, static_nums, static_names = resolve_argnums(
         fun, fun_signature(fun), donate_argnums, donate_argnames, static_argnums,
@@ -298,8 +300,7 @@ def _pjit_call_impl(*args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
     return _lower(dict(params, jaxpr=jaxpr)).compile().unsafe_call(*args)
 
 
-def _pjit_abstract_eval(*avals: core.ShapedArray, jaxpr: ClosedJaxpr, **_: Any
-                        ) -> list[core.ShapedArray]:
+def _pjit_abstract_eval(*avals: Any, jaxpr: ClosedJaxpr, **_: Any) -> list[core.ShapedArray]:
     return list(jaxpr.out_avals)
 
 

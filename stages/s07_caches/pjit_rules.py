@@ -279,20 +279,19 @@ batching.primitive_batchers[jit_p] = _pjit_batcher
 # ------------------------------------------------------------------ staging (stage 2)
 
 
-def _pjit_bind_with_trace(trace: core.Trace, args: Sequence[Any], params: dict) -> Any:
-    """`jit(f, inline=True)` bound on a jaxpr-building trace: f's equations join its jaxpr,
-    with no jit equation around them. Any other jit, or any other trace, binds as usual."""
-    # JAX: pjit_staging_rule, kept in pe.custom_staging_rules, which stage 2 does not have
-    if not (isinstance(trace, s02_pe.DynamicJaxprTrace) and params.get("inline") and all(
+def _pjit_staging_rule(trace: s02_pe.DynamicJaxprTrace, *tracers: Any, **params: Any) -> Any:
+    """`jit(f, inline=True)` staged: f's equations join the jaxpr being built, with no jit
+    equation around them. Any other jit is staged as one equation (JAX: pjit_staging_rule)."""
+    if not (params["inline"] and all(
             s is UNSPECIFIED for s in (*params["in_shardings"], *params["out_shardings"]))):
-        return core.Primitive.bind_with_trace(jit_p, trace, args, params)
+        return trace.default_process_primitive(jit_p, list(tracers), params)
     closed = params["jaxpr"]
     with core.set_current_trace(trace):  # each equation is bound again, on this trace
-        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *args)
+        outs = core.eval_jaxpr(closed.jaxpr, closed.consts, *tracers)
     return [trace.to_jaxpr_tracer(x) for x in outs]
 
 
-jit_p.bind_with_trace = _pjit_bind_with_trace
+s02_pe.custom_staging_rules[jit_p] = _pjit_staging_rule
 
 
 # ------------------------------------------------------------------ printing (stage 2)

@@ -33,7 +33,12 @@ SKIP = {
     # (pvary, the collectives); one holding a jaxpr keeps the types its body gave its outputs,
     # as JAX's cond, scan and while take theirs from their bodies
     "vma_rules": set(NEW),
+    # staging as something other than one equation is jit's with inline=True (stage 7 fills
+    # this table, so it is empty when only stages 2-6 are imported); JAX stages cond, scan and
+    # while as equations of their own, and its custom_staging_rules has none of them either
+    "custom_staging_rules": set(NEW),
 }
+FILLED_LATER = {"custom_staging_rules"}
 
 
 def _rule_tables() -> dict[str, dict]:
@@ -58,7 +63,7 @@ def test_the_walk_finds_the_tables_of_every_earlier_stage():
     assert {"pp_eqn_rules", "custom_partial_eval_rules", "partial_eval_jaxpr_custom_rules",
             "dce_rules", "primitive_jvps", "primitive_transposes",
             "primitive_batchers"} <= set(TABLES)
-    assert set(SKIP) <= set(TABLES)
+    assert set(SKIP) - FILLED_LATER <= set(TABLES)
 
 
 @pytest.mark.parametrize("prim", NEW, ids=str)
