@@ -86,10 +86,13 @@ class SymbolicZero:
 def zeros_like_aval(aval: ShapedArray) -> Any:
     """An array of zeros of `aval`'s shape, dtype and weak type (staged when a trace is
     current). JAX: lax.zeros_like_shaped_array."""
-    if aval.dtype == float0:
-        return np.zeros(aval.shape, float0)
-    return lax.broadcast(lax.convert_element_type(0, aval.dtype, aval.weak_type), aval.shape,
-                         aval.sharding)  # split as the value is, where that is its type
+    if aval.dtype != float0:
+        zero = lax.convert_element_type(0, aval.dtype, aval.weak_type)
+    elif isinstance(core.trace_ctx.trace, core.EvalTrace):
+        return np.zeros(aval.shape, float0)  # no eager Array holds float0: numpy's zeros
+    else:
+        zero = np.zeros((), float0)  # staged, as JAX stages it: broadcast a float0 scalar
+    return lax.broadcast(zero, aval.shape, aval.sharding)  # split as the value is, if typed
 
 
 def instantiate(z: Any) -> Any:

@@ -171,7 +171,7 @@ def matchaxis(axis_data: AxisData, src: BatchDim, dst: BatchDim, x: Any,
 
     With `sum_match`, a batched x asked to be unbatched is summed over its batch axis: the
     cotangent of a value every example shared is the sum of the examples' cotangents."""
-    if getattr(x, "dtype", None) == float0 and src != dst:  # no data: only its shape moves
+    if isinstance(x, np.ndarray) and x.dtype == float0 and src != dst:  # only a shape moves
         shape = list(np.shape(x))
         size = axis_data.size if src is not_mapped else shape.pop(src)
         if dst is not not_mapped:
