@@ -238,8 +238,15 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
             tangents_out.append(next(nz_tangent_pvals).get_known())  # None: unknown
     # END EXERCISE
     # pruned as JAX prunes it: a loop's tangent that no output reads is gone from the loop too
-    # (a while_loop's tangent would otherwise reach the transpose, which refuses it)
-    linear = ClosedJaxpr(pe.dce_jaxpr(jaxpr, True, instantiate=True)[0], residuals)
+    # (a while_loop's tangent would otherwise reach the transpose, which refuses it), and so
+    # is a residual the pruned equations no longer read (JAX's tangent trace: auto_dce)
+    linear = pe.dce_jaxpr(jaxpr, True, instantiate=True)[0]
+    read = {x for x in (*(y for e in linear.eqns for y in e.invars), *linear.outvars)
+            if isinstance(x, Var)}
+    kept = [v in read for v in linear.constvars]
+    constvars = [v for v, k in zip(linear.constvars, kept, strict=True) if k]
+    residuals = [r for r, k in zip(residuals, kept, strict=True) if k]
+    linear = ClosedJaxpr(linear.replace(constvars=constvars), residuals)
     if has_aux:
         return primals_out, tangents_out, linear, aux()
     return primals_out, tangents_out, linear
