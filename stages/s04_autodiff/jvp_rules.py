@@ -380,10 +380,10 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
     """Linear in the operand; the start indices are integers with no tangent."""
     operand, *starts = primals
     g = tangents[0]
+    if type(g) is not Zero:  # the tangent is sliced first, as JAX's rule does it
+        g = lax.dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
     out = lax.dynamic_slice_p.bind(operand, *starts, slice_sizes=slice_sizes)
-    if type(g) is Zero:
-        return out, Zero.from_primal_value(out)
-    return out, lax.dynamic_slice_p.bind(g, *starts, slice_sizes=slice_sizes)
+    return out, Zero.from_primal_value(out) if type(g) is Zero else g
 
 
 def _dynamic_update_slice_jvp(primals, tangents):

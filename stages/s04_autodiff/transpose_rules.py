@@ -176,7 +176,7 @@ primitive_transposes[lax.dot_general_p] = _dot_general_transpose
 
 
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
-    kept = tuple(d for d in range(operand.aval.ndim) if d not in axes)
+    kept = tuple(np.delete(np.arange(operand.aval.ndim), axes))  # np.int64s, as JAX prints
     return [lax.broadcast_in_dim(ct, operand.aval.shape, kept)]
 
 
@@ -255,10 +255,12 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
 
 def _pad_transpose(ct, operand, padding_value, *, padding_config):
     """The operand gets the unpadded part of ct; the padding value gets the sum of the rest."""
-    unpad = [(-lo, -hi, 0) for lo, hi, _ in padding_config]
+    lo, hi, interior = np.array(padding_config, int).reshape(-1, 3).T
+    # computed with numpy as JAX computes them, so that the params print as JAX's do
+    unpad = list(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior), strict=True))
     unpadded = lax.pad(ct, np.zeros((), ct.dtype)[()], unpad)
-    strides = [interior + 1 for _, _, interior in padding_config]
-    ct_operand = lax.slice(unpadded, [0] * len(strides), np.shape(unpadded), strides)
+    ct_operand = lax.slice(unpadded, list(np.zeros_like(lo)), np.shape(unpadded),
+                           list(np.add(interior, 1)))
     ct_padding = None
     if is_undefined_primal(padding_value):
         everything = tuple(range(np.ndim(ct)))

@@ -84,9 +84,9 @@ def slice(
     """operand[start:limit:stride] along every axis, with static bounds."""
     return slice_p.bind(
         operand,
-        start_indices=tuple(int(i) for i in start_indices),
-        limit_indices=tuple(int(i) for i in limit_indices),
-        strides=None if strides is None else tuple(int(s) for s in strides),
+        start_indices=tuple(start_indices),  # numpy ints stay so, and print so, as in JAX
+        limit_indices=tuple(limit_indices),
+        strides=None if strides is None else tuple(strides),
     )
 
 

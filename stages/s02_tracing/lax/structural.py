@@ -102,7 +102,7 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: S
     return broadcast_in_dim_p.bind(
         operand,
         shape=tuple(int(d) for d in shape),
-        broadcast_dimensions=tuple(int(d) for d in broadcast_dimensions),
+        broadcast_dimensions=tuple(broadcast_dimensions),  # numpy ints stay so, as in JAX
         sharding=out_sharding,
     )
 
