@@ -1,19 +1,19 @@
-"""The jvp rules of the inverse trigonometric primitives: atan2.
+"""The jvp rules of the inverse trigonometric primitives, atan2, and of square, which they use.
 
-JAX: the `ad.defjvp(atan2_p, ...)` lines beside atan2_p in jax/_src/lax/lax.py. atan2 is not
-linear in either operand, so it has no transpose rule.
+JAX: the `ad.defjvp(atan2_p, ...)` and `ad.defjvp2(square_p, ...)` lines in jax/_src/lax/lax.py.
+Neither is linear in its operands, so neither has a transpose rule.
 """
 
 from __future__ import annotations
 
 from stages.s02_tracing import lax
 from stages.s02_tracing.lax import add, div, mul, neg
+from stages.s02_tracing.lax.utils import const
 
-from .jvp_rules import defjvp
+from .jvp_rules import defjvp, defjvp2
 
-
-def _square(x):
-    return lax.integer_pow(x, 2)  # JAX: lax.square (a primitive stage 2 does not add)
+_square = lax.square
+defjvp2(lax.square_p, lambda g, ans, x: mul(g, mul(const(x, 2), x)))
 
 
 def _atan2_jvp_lhs(g, x, y):

@@ -102,7 +102,7 @@ def _cos_jvp(g, x, *, accuracy):
 
 
 def _tan_jvp(g, ans, x, *, accuracy):
-    return mul(g, add(const(x, 1), mul(ans, ans)))
+    return mul(g, add(const(x, 1), lax.square(ans)))
 
 
 def _tanh_jvp(g, ans, x, *, accuracy):
@@ -135,7 +135,7 @@ def _logistic_jvp(g, ans, x, *, accuracy):
 
 
 def _erf_jvp(g, x):
-    return mul(const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(mul(x, x)))))
+    return mul(const(x, 2.0 / np.sqrt(np.pi)), mul(g, lax.exp(neg(lax.square(x)))))
 
 
 def _integer_pow_jvp(g, x, *, y):

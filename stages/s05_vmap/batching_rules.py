@@ -31,7 +31,7 @@ from .batching import (
 # elementwise, one operand (and convert_element_type, integer_pow: params, no new operands)
 for _p in (lax.neg_p, lax.sign_p, lax.floor_p, lax.ceil_p, lax.round_p, lax.abs_p, lax.erf_p,
            lax.not_p, lax.exp_p, lax.log_p, lax.log1p_p, lax.sin_p, lax.cos_p, lax.tan_p,
-           lax.tanh_p, lax.sqrt_p, lax.rsqrt_p, lax.logistic_p, lax.integer_pow_p,
+           lax.square_p, lax.tanh_p, lax.sqrt_p, lax.rsqrt_p, lax.logistic_p, lax.integer_pow_p,
            lax.convert_element_type_p, lax.real_p, lax.imag_p, lax.conj_p, lax.is_finite_p,
            lax.clz_p):
     defvectorized(_p)

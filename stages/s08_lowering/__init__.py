@@ -12,7 +12,7 @@ Reading path (the lesson, in order):
 
 Beside it (read when a step needs it):
   hlo.py            one builder per StableHLO op, each with its printed form
-  elementwise_complex.py  sin, cos, max, min, whose complex case is a small program
+  elementwise_complex.py  sin, cos, max, min, whose complex case is a small program; square
   structural.py     the rules of shapes, slices, split, pad, iota, empty2, dot_general
   reductions.py     the rules of reduce_sum/max/min, argmax/argmin, cumsum
   slicing.py        the rules of gather, the scatters and sort

@@ -1,5 +1,6 @@
 """The complex parts (real, imag, complex, conj), and the elementwise rules whose complex case
-is a small program: sin, cos, max and min.
+is a small program: sin, cos, max and min; and square, CHLO's (XLA expands a complex one with
+care), but an integer's a plain multiply, as JAX's `_square_lower_hlo` has it.
 
 JAX: lax.py's `_sin_lowering` and `_cos_lowering` (`lower_fun` of `_sin_complex` and
 `_cos_complex`, which compute through real parts with expm1 to stay accurate near zero) and
@@ -81,6 +82,13 @@ def _sin_cos_lowering(op: str):
     return rule
 
 
+def _square_lowering(ctx: LoweringRuleContext, x: ir.Value) -> list[ir.Value]:
+    if ctx.avals_in[0].dtype.kind in "iu":
+        return [hlo.elementwise("multiply", x, x)]
+    return [hlo.chlo("square", x)]
+
+
+register_lowering(lax.square_p, _square_lowering)
 register_lowering(lax.sin_p, _sin_cos_lowering("sine"))
 register_lowering(lax.cos_p, _sin_cos_lowering("cosine"))
 register_lowering(lax.max_p, _minmax_lowering("maximum", "GT"))

@@ -37,9 +37,9 @@ __all__ = [
     "integer_pow", "integer_pow_p", "is_finite", "is_finite_p",
     "log", "log1p", "log1p_p", "log_p", "logistic", "logistic_p", "max", "max_p", "min", "min_p",
     "mul", "mul_p", "neg", "neg_p", "pow", "pow_p", "rem", "rem_p", "round", "round_p", "rsqrt",
-    "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "sub", "sub_p", "tan", "tan_p",
-    "tanh", "tanh_p", "real", "real_p", "imag", "imag_p", "complex", "complex_p", "conj",
-    "conj_p",
+    "rsqrt_p", "sign", "sign_p", "sin", "sin_p", "sqrt", "sqrt_p", "square", "square_p", "sub",
+    "sub_p", "tan", "tan_p", "tanh", "tanh_p", "real", "real_p", "imag", "imag_p", "complex",
+    "complex_p", "conj", "conj_p",
 ]
 
 # ------------------------------------------------------------------ one operand
@@ -84,6 +84,7 @@ ceil_p = unop(same_dtype, FLOAT, "ceil", np.ceil)
 round_p = unop(same_dtype, FLOAT, "round", _round_impl)
 abs_p = unop(_complex_basetype, SIGNED_INT + FLOAT + COMPLEX, "abs", np.abs)
 erf_p = unop(same_dtype, FLOAT, "erf", _erf)
+square_p = unop(same_dtype, NUM, "square", np.square)  # x * x (JAX: lax.square)
 is_finite_p = unop(lambda dtype: np.dtype(np.bool_), FLOAT, "is_finite", np.isfinite)
 # These carry JAX's `accuracy` param (an XLA precision hint) with its default None.
 exp_p = unop(same_dtype, FLOAT + COMPLEX, "exp", lambda x, accuracy: np.exp(x))
@@ -138,6 +139,10 @@ def abs(x: Any) -> Any:
 def erf(x: Any) -> Any:
     """Elementwise error function."""
     return erf_p.bind(x)
+
+
+def square(x: Any) -> Any:
+    return square_p.bind(x)
 
 
 def exp(x: Any, *, accuracy: Any = None) -> Any:

@@ -2,8 +2,7 @@
 log2/log10.
 
 JAX: jax/_src/numpy/lax_numpy.py (round, isclose), reductions.py (var, std, count_nonzero) and
-ufuncs.py (log2, log10). JAX 0.10.2 squares var's deviations with a `square` primitive; ours is
-integer_pow[y=2], as jnp.square is in this stage (otherwise the jaxprs agree).
+ufuncs.py (log2, log10). var squares the deviations with the `square` primitive, as JAX's does.
 `arctan2` is not here: it needs an `atan2` primitive.
 """
 
@@ -118,7 +117,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
         compute = dtypes.dtype(centered)
     else:
-        centered = lax.integer_pow(centered, 2)  # JAX 0.10.2: its `square` primitive
+        centered = lax.square(centered)
     axes = tuple(range(np.ndim(a))) if axis is None else \
         (axis if isinstance(axis, (tuple, list)) else (axis,))
     count = 1

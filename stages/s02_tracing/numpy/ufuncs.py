@@ -300,9 +300,8 @@ conj = conjugate
 
 
 def square(x: Any, /) -> Any:
-    """x * x as integer_pow[y=2] (JAX 0.10.2 has a `square` primitive we do not add)."""
     (x,) = promote_dtypes_numeric(x)
-    return lax.integer_pow(x, 2)
+    return lax.square(x)
 
 
 def reciprocal(x: Any, /) -> Any:
