@@ -12,18 +12,17 @@ from stages.s02_tracing.lax.utils import const
 
 from .jvp_rules import defjvp, defjvp2
 
-_square = lax.square
 defjvp2(lax.square_p, lambda g, ans, x: mul(g, mul(const(x, 2), x)))
 
 
 def _atan2_jvp_lhs(g, x, y):
     # d atan2(x, y) / dx = y / (x^2 + y^2)
-    return mul(g, div(y, add(_square(x), _square(y))))
+    return mul(g, div(y, add(lax.square(x), lax.square(y))))
 
 
 def _atan2_jvp_rhs(g, x, y):
     # d atan2(x, y) / dy = -x / (x^2 + y^2)
-    return mul(g, div(neg(x), add(_square(x), _square(y))))
+    return mul(g, div(neg(x), add(lax.square(x), lax.square(y))))
 
 
 defjvp(lax.atan2_p, _atan2_jvp_lhs, _atan2_jvp_rhs)

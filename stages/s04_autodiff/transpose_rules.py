@@ -256,7 +256,7 @@ def _slice_transpose(ct, operand, *, start_indices, limit_indices, strides):
 def _pad_transpose(ct, operand, padding_value, *, padding_config):
     """The operand gets the unpadded part of ct; the padding value gets the sum of the rest."""
     lo, hi, interior = np.array(padding_config, int).reshape(-1, 3).T
-    # computed with numpy as JAX computes them, so that the params print as JAX's do
+    # numpy again, for the reason _slice_transpose gives
     unpad = list(zip(np.negative(lo), np.negative(hi), np.zeros_like(interior), strict=True))
     unpadded = lax.pad(ct, np.zeros((), ct.dtype)[()], unpad)
     ct_operand = lax.slice(unpadded, list(np.zeros_like(lo)), np.shape(unpadded),
