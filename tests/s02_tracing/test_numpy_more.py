@@ -2,8 +2,9 @@
 
 Values, dtypes and weak types always; printed jaxprs wherever JAX's own jaxpr uses only
 primitives this stage has (JAX's jitted functions traced under `jax.disable_jit()`, as in
-test_numpy_jaxprs.py), var and std with their `square` equations among them; tile and split
-are primitives in JAX 0.10.2, so those two compare values only.
+test_numpy_jaxprs.py), var and std with their `square` equations among them, split and
+array_split with their one `split` equation; tile is a primitive in JAX 0.10.2 and not here, so
+it compares values only.
 """
 
 from __future__ import annotations
@@ -63,6 +64,13 @@ JAXPR_CASES = [
     ("count_nonzero", lambda m, i, x: (m.count_nonzero(i), m.count_nonzero(i, axis=0),
                                        m.count_nonzero(x > 0, axis=1, keepdims=True)), (I, X)),
     ("methods", lambda m, x, i: (x.round(1), x.trace(1), i.repeat(2, axis=1)), (X, I)),
+    ("split", lambda m, x, v: (m.split(x, 2, axis=1), m.split(v, [1, 3]), m.split(x, 3),
+                               m.split(x, [1, 1], axis=-1), m.split(v, []),
+                               m.split(x, np.array([2]), axis=1)), (X, V)),
+    ("array_split", lambda m, x, v: (m.array_split(v, 3), m.array_split(x, 4, axis=1),
+                                     m.array_split(x, 2), m.array_split(v, [2, 4]),
+                                     m.array_split(v, 7), m.array_split(v, 2.0),
+                                     m.split(x, 2, -1)), (X, V)),
 ]
 
 # var/std: their deviations squared with the `square` primitive, as JAX's are
@@ -124,8 +132,6 @@ VALUE_CASES = [
     ("tile", lambda m, x, v, i: (m.tile(x, 2), m.tile(x, (2, 1)), m.tile(v, (3, 1, 2)),
                                  m.tile(i, (1, 1)), m.tile(x, (2, 1, 1)), m.tile(2.0, 3)),
      (X, V, I), True),
-    ("split", lambda m, x, v: (m.split(x, 2, axis=1), m.split(v, [1, 3]), m.split(x, 3),
-                               m.split(x, [1, 1], axis=-1), m.split(v, [])), (X, V), True),
     ("diag_beyond_the_matrix", lambda m, x: (m.diag(x, 7), m.diag(x, -3)), (X,), True),
     ("linspace_values", lambda m: (m.linspace(0, 10, 11), m.linspace(-1, 1, 7, endpoint=False),
                                    m.linspace(6, -2, 5, dtype=m.int32),
@@ -142,11 +148,16 @@ def test_values_dtypes_and_weak_types_equal_jax_numpys(name, fn, args, exact):
     _assert_same(ours, theirs, exact)
 
 
-def test_tile_and_split_are_built_without_jaxs_tile_and_split_primitives():
-    ours, theirs = jaxprs_of(lambda m, x: (m.tile(x, (2, 1)), m.split(x, 2, axis=1)), (X,))
-    assert "tile[" in theirs and "split[" in theirs
-    assert "tile" not in ours and "split" not in ours
-    assert "broadcast_in_dim" in ours and "slice[" in ours
+def test_tile_is_built_without_jaxs_tile_primitive():
+    ours, theirs = jaxprs_of(lambda m, x: m.tile(x, (2, 1)), (X,))
+    assert "tile[" in theirs and "tile" not in ours
+    assert "broadcast_in_dim" in ours
+
+
+def test_split_is_one_split_equation_with_jaxs_sizes():
+    ours, _ = jaxprs_of(lambda m, v: m.array_split(v, 3), (V,))
+    assert ours.count("= split[") == 1 and "slice" not in ours
+    assert "sizes=(np.int64(2), np.int64(2), np.int64(1))" in ours
 
 
 def test_off_by_one_pins_against_numpy():
@@ -189,6 +200,8 @@ ERROR_CASES = [
     ("outer_list", "outer", ([1, 2], V), {}),
     ("split_unsorted", "split", (V, [3, 1]), {}), ("split_past_the_end", "split", (V, [2, 9]), {}),
     ("split_negative_index", "split", (X, [-1]), {"axis": -1}),
+    ("array_split_zero_sections", "array_split", (V, 0), {}),
+    ("split_axis_out_of_range", "split", (X, 2), {"axis": 2}),
 ]
 
 

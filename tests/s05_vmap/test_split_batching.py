@@ -67,3 +67,17 @@ def test_vmap_of_grad_equals_jaxs(name):
 def test_split_and_empty2_have_batching_rules():
     assert s02.lax.split_p in s05.batching.primitive_batchers
     assert s02.lax.empty2_p in s05.batching.primitive_batchers
+
+
+def test_jnp_split_and_array_split_under_grad_and_vmap_equal_jaxs():
+    def f(m):  # each piece weighted differently, so a piece sent back to the wrong place fails
+        return lambda a: sum((p ** 2).sum() * (i + 1)
+                             for i, p in enumerate(m.array_split(a, 3, axis=-1)))
+
+    g = lambda m: lambda a: m.split(a, [1, 3])
+    x = XS[0]
+    ours = (s04.grad(f(s02.numpy)), s05.vmap(g(s02.numpy)), s05.vmap(s04.grad(f(s02.numpy))))
+    theirs = (jax.grad(f(jnp)), jax.vmap(g(jnp)), jax.vmap(jax.grad(f(jnp))))
+    for o, t, arg in zip(ours, theirs, (x, x, XS), strict=True):
+        assert_same_typed_values(o(arg), t(arg))
+        assert str(s02.make_jaxpr(o)(arg)) == str(jax.make_jaxpr(t)(arg))

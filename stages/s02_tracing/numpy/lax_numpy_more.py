@@ -1,10 +1,9 @@
 """More of jnp over the same lax primitives: linspace, eye, tril/triu, outer, roll, flip,
-tile, repeat, split, trace, diagonal and diag.
+tile, repeat, split, array_split, trace, diagonal and diag.
 
 JAX: jax/_src/numpy/lax_numpy.py, array_creation.py and tensor_contractions.py. JAX 0.10.2 writes
-`jnp.tile` and `jnp.split` with `tile` and `split` primitives, which this stage does not have:
-ours are broadcast_in_dim then reshape, and one slice per piece (the values agree, the jaxprs
-do not).
+`jnp.tile` with a `tile` primitive, which this stage does not have: ours is broadcast_in_dim then
+reshape (the values agree, the jaxprs do not).
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from .lax_numpy import arange, array, asarray, full, ravel, reshape, transpose, 
 from .util import broadcast_shapes, broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
-    "diag", "diagonal", "eye", "flip", "linspace", "outer", "repeat", "roll", "split", "tile",
-    "trace", "tril", "triu",
+    "array_split", "diag", "diagonal", "eye", "flip", "linspace", "outer", "repeat", "roll",
+    "split", "tile", "trace", "tril", "triu",
 ]
 
 
@@ -282,31 +281,35 @@ def _repeat_each(a: Any, repeats: Any, axis: int, total: int) -> Any:
     return indexing.take(a, reductions.cumsum(marks) - 1, axis=axis)
 
 
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
-    """Pieces of `ary` along `axis`: `indices_or_sections` equal parts, or cut at each index
-    in a list (one slice per piece; JAX 0.10.2 has a `split` primitive instead)."""
-    check_arraylike("split", ary)
+def _split(op: str, ary: Any, indices_or_sections: Any, axis: int) -> list[Any]:
+    """Pieces of `ary` along `axis`, cut at each index of a list, or in equal sections (for
+    `array_split`, the first ones one longer): one `split` equation (JAX: `_split`)."""
+    check_arraylike(op, ary)
     ary = asarray(ary)
-    axis = canonicalize_axis(_index(axis, "in jax.numpy.split argument `axis`"), np.ndim(ary))
-    size = np.shape(ary)[axis]
+    size = np.shape(ary)[_index(axis, f"in jax.numpy.{op} argument `axis`")]  # IndexError
     if np.ndim(indices_or_sections) > 0:
-        cuts = [0] + [_index(i, "in jax.numpy.split argument 1")
-                      for i in indices_or_sections] + [size]
-        sizes = np.diff(cuts)
+        sizes = list(np.diff([0] + [_index(i, f"in jax.numpy.{op} argument 1")
+                                    for i in indices_or_sections] + [size]))
     else:
-        sections = _index(indices_or_sections, "in jax.numpy.split argument 1")
+        sections = core.concrete_or_error(int, indices_or_sections,
+                                          f"in jax.numpy.{op} argument 1")  # 2.0 is 2
         part, rest = divmod(size, sections)
-        if rest:
+        if rest and op == "split":
             raise ValueError(
                 f"array split does not result in an equal division: rest is {rest}"
             )
-        sizes = [part] * sections
-    sizes = [np.int64(n) for n in sizes]
-    if any(n < 0 for n in sizes):
-        raise ValueError(f"Sizes passed to split must be nonnegative, got {sizes}")
-    starts = np.cumsum([0, *sizes[:-1]])
-    return [lax.slice_in_dim(ary, int(s), int(s + n), axis=axis)
-            for s, n in zip(starts, sizes, strict=True)]
+        sizes = [part + 1] * rest + [part] * (sections - rest)
+    return lax.split(ary, [np.int64(n) for n in sizes], axis=axis)
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """`ary` in equal sections along `axis`, or cut at each index of a list."""
+    return _split("split", ary, indices_or_sections, axis)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Like `split`, but sections need not divide the axis: the first ones are one longer."""
+    return _split("array_split", ary, indices_or_sections, axis)
 
 
 # ------------------------------------------------------------------ diagonals
