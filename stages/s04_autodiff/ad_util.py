@@ -130,6 +130,8 @@ def add_jaxvals(x: Any, y: Any) -> Any:
         return x
     if getattr(x, "dtype", None) == float0:
         return x  # float0 holds no data: nothing to add (and no Array holds it)
+    if core.trace_ctx.is_top_level():  # eagerly JAX's impl is lax.add: weak if both are
+        return lax.add(x, y)
     return add_jaxvals_p.bind(x, y)
 # --8<-- [end:add_jaxvals]
 
