@@ -23,6 +23,7 @@ A step is `(op, operand indices, extra)`; `extra` holds the op's static argument
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,7 +60,7 @@ DIFFERENTIABLE_KINDS = ("unary", "binary", "scalar", "select", "reduce", "cumsum
                         "transpose", "reshape", "dot")
 STAGE2_KINDS = DIFFERENTIABLE_KINDS  # the older name, still imported by stage 4's tests
 ALL_KINDS = DIFFERENTIABLE_KINDS + ("binary_scalar", "argmax", "slice", "concatenate", "pad",
-                                    "dynamic_slice")
+                                    "dynamic_slice", "tile")
 # integer kinds: they bring the input n; to_int and to_float cross between the dtypes
 INT_KINDS = ("int_unary", "int_arith", "int_divide", "int_bitwise", "int_shift", "int_scalar",
              "int_select", "int_compare", "to_int", "to_float")
@@ -71,7 +72,7 @@ CONTROL_KINDS = ("cond", "loop")
 _EAGER_OPS = {"add": operator.add, "mul": operator.mul, "sub": operator.sub}
 # kinds that move or sum elements without looking at them work on int32 values too
 _ANY_DTYPE_KINDS = ("reduce", "cumsum", "broadcast", "transpose", "reshape", "slice",
-                    "concatenate")
+                    "concatenate", "tile")
 
 # the targets of broadcast_in_dim (shape, broadcast_dimensions) and of reshape, by input shape
 _BROADCASTS: dict[Shape, list[tuple[Shape, Shape]]] = {
@@ -224,6 +225,8 @@ def apply(lax: Any, op: str, args: list[Any], extra: Any, ops: Any = None,
         return lax.pad(x, args[1], ((1, 2, 1),))
     if op == "concatenate":
         return lax.concatenate([x, args[1]], extra)
+    if op == "tile":
+        return lax.tile(x, extra)
     if op == "dynamic_slice":
         index = lax.convert_element_type(lax.argmax(args[1], 0, np.int32), np.int32)
         return lax.dynamic_slice(x, (index,), (2,))
@@ -272,6 +275,8 @@ def _applies(kind: str, shape: Shape, dtype: str, is_input: bool) -> bool:
         return True
     if kind in ("reduce", "argmax", "cumsum", "slice", "concatenate", "dot"):
         return len(shape) > 0
+    if kind == "tile":
+        return math.prod(shape) <= 24  # a scalar too (reps=()); values stay small
     if kind == "transpose":
         return len(shape) == 2
     if kind in ("pad", "dynamic_slice"):
@@ -371,6 +376,9 @@ def _float_step(draw: Any, kind: str, shapes: list[Shape], dtypes: list[str], i:
         axis = draw(axes)
         out = tuple(2 * d if k == axis else d for k, d in enumerate(shape))
         return ("concatenate", (i, draw(st.sampled_from(same))), axis), out
+    if kind == "tile":
+        reps = tuple(draw(st.sampled_from([1, 2])) for _ in shape)
+        return ("tile", (i,), reps), tuple(r * d for r, d in zip(reps, shape, strict=True))
     if kind == "broadcast":
         target, dims = draw(st.sampled_from(_BROADCASTS[shape]))
         return ("broadcast", (i,), (target, dims)), target

@@ -12,7 +12,7 @@ Beside it:
   complex_rules.py       the rules of real, imag, complex, conj, and abs of a complex number
   inverse_trig_rules.py  the jvp rules of atan2
   bit_rules.py           the zero jvp rules of clz and bitcast_convert_type
-  split_rules.py         the rules of split (concatenate's transpose) and empty2
+  split_rules.py         the rules of split (concatenate's transpose), tile and empty2
   gather_rules.py        the jvp and transpose rules of gather and the scatters
   cumulative_rules.py    the jvp rules of cumprod/cummax/cummin/cumlogsumexp and reduce_prod
   custom_derivatives.py  custom_jvp and custom_vjp: flattening the user's rules, binding

@@ -279,6 +279,14 @@ def _split_batch_rule(axis_data, vals, dims, *, sizes, axis):
     return outs, [bdim] * len(outs)
 
 
+def _tile_batch_rule(axis_data, vals, dims, *, reps):
+    # the batch axis is tiled once: a rep of 1 where it sits
+    (operand,), (bdim,) = vals, dims
+    if bdim is not_mapped:
+        return lax.tile(operand, reps), not_mapped
+    return lax.tile(operand, (*reps[:bdim], 1, *reps[bdim:])), bdim
+
+
 def _cumred_batch_rule(prim, axis_data, vals, dims, *, axis, reverse):
     # JAX: _cumred_batch_rule (cumsum, cumprod, cummax, cummin, cumlogsumexp)
     (operand,), (bdim,) = vals, dims
@@ -297,6 +305,7 @@ primitive_batchers[lax.pad_p] = _pad_batch_rule
 primitive_batchers[lax.iota_p] = _iota_batch_rule
 primitive_batchers[lax.empty2_p] = _empty2_batch_rule
 primitive_batchers[lax.split_p] = _split_batch_rule
+primitive_batchers[lax.tile_p] = _tile_batch_rule
 for _p in (lax.cumsum_p, lax.cumprod_p, lax.cummax_p, lax.cummin_p, lax.cumlogsumexp_p):
     primitive_batchers[_p] = lambda axis_data, vals, dims, _p=_p, **params: \
         _cumred_batch_rule(_p, axis_data, vals, dims, **params)

@@ -1,8 +1,8 @@
 """Lowering rules of the primitives that move elements: shapes, slices, pad, iota, dot_general.
 
 JAX: jax/_src/lax/lax.py (`_broadcast_in_dim_lower`, `_reshape_lower`, `_squeeze_lower`,
-`_transpose_lower`, `_concatenate_lower`, `_split_lower`, `_empty2_lower`, `_pad_lower`,
-`_iota_lower`, `_dot_general_lower`)
+`_transpose_lower`, `_concatenate_lower`, `_split_lower`, `_tile_lower`, `_empty2_lower`,
+`_pad_lower`, `_iota_lower`, `_dot_general_lower`)
 and lax/slicing.py (`_slice_lower`, `_dynamic_slice_lower`, `_dynamic_update_slice_lower`).
 The params map onto the op's attributes one for one. dynamic_slice needs no code for its
 out-of-range starts: StableHLO's dynamic_slice clamps them, which is the semantics lax promises.
@@ -67,6 +67,18 @@ def _split_lowering(ctx: LoweringRuleContext, x: ir.Value, *, sizes: Any, axis: 
         outs.append(hlo.slice(x, start, limit, (1,) * x_aval.ndim, aval_to_ir_type(aval_out)))
         start[axis] = limit[axis]
     return outs
+
+
+def _tile_lowering(ctx: LoweringRuleContext, x: ir.Value, *, reps: Any) -> list[ir.Value]:
+    # (d0, d1) -> reshape (1, d0, 1, d1) -> broadcast (r0, d0, r1, d1) -> reshape (r0*d0, r1*d1)
+    # (on an Explicit mesh JAX also pins the two middle values; ours pins only the result)
+    (x_aval,) = ctx.avals_in
+    pairs = zip(reps, x_aval.shape, strict=True)
+    ones = x_aval.update(shape=tuple(n for d in x_aval.shape for n in (1, d)), sharding=None)
+    wide = x_aval.update(shape=tuple(n for pair in pairs for n in pair), sharding=None)
+    x = hlo.reshape(x, aval_to_ir_type(ones))
+    x = mlir.broadcast_in_dim(x, wide, tuple(range(2 * x_aval.ndim)))
+    return [hlo.reshape(x, _out_type(ctx))]
 
 
 def _empty2_lowering(ctx: LoweringRuleContext, *, dtype: Any, memory_space: Any
@@ -150,6 +162,7 @@ register_lowering(lax.transpose_p, _transpose_lowering)
 register_lowering(lax.rev_p, _rev_lowering)
 register_lowering(lax.slice_p, _slice_lowering)
 register_lowering(lax.split_p, _split_lowering)
+register_lowering(lax.tile_p, _tile_lowering)
 register_lowering(lax.empty2_p, _empty2_lowering)
 register_lowering(lax.dynamic_slice_p, _dynamic_slice_lowering)
 register_lowering(lax.dynamic_update_slice_p, _dynamic_update_slice_lowering)

@@ -260,6 +260,15 @@ def _split_rule(x: Any, *, sizes: Sequence[int], axis: int) -> list[tuple]:
             for shape in lx.split_p.shape_rule(x, sizes=sizes, axis=axis)]
 
 
+def _tile_rule(x: Any, *, reps: Sequence[int]) -> tuple:
+    """The operand's layout, if no axis it repeats is split (a copy would need the others)."""
+    for i, (r, entry) in enumerate(zip(reps, spec_of(x), strict=True)):
+        if r != 1 and entry is not None:
+            raise ShardingTypeError(f"Operand cannot be sharded on dimension {i} when the tiling "
+                                    f"is non-trivial. Got input type: {x} with reps: {reps}")
+    return spec_of(x)
+
+
 def _concatenate_rule(*xs: Any, dimension: int) -> tuple:
     typed = {a.sharding for a in xs if a.sharding is not None}
     if len(typed) > 1:
@@ -300,4 +309,5 @@ sharding_rules.update({
     lx.slice_p: _varying_shape_rule("slicing", lx.slice_p),
     lx.dynamic_slice_p: _varying_shape_rule("dynamic_slice", lx.dynamic_slice_p),
     lx.pad_p: _varying_shape_rule("padding", lx.pad_p), lx.split_p: _split_rule,
+    lx.tile_p: _tile_rule,
 })

@@ -3,8 +3,7 @@
 Values, dtypes and weak types always; printed jaxprs wherever JAX's own jaxpr uses only
 primitives this stage has (JAX's jitted functions traced under `jax.disable_jit()`, as in
 test_numpy_jaxprs.py), var and std with their `square` equations among them, split and
-array_split with their one `split` equation; tile is a primitive in JAX 0.10.2 and not here, so
-it compares values only.
+array_split with their one `split` equation, tile with its `tile` equation.
 """
 
 from __future__ import annotations
@@ -64,6 +63,9 @@ JAXPR_CASES = [
     ("count_nonzero", lambda m, i, x: (m.count_nonzero(i), m.count_nonzero(i, axis=0),
                                        m.count_nonzero(x > 0, axis=1, keepdims=True)), (I, X)),
     ("methods", lambda m, x, i: (x.round(1), x.trace(1), i.repeat(2, axis=1)), (X, I)),
+    ("tile", lambda m, x, v, i: (m.tile(x, 2), m.tile(x, (2, 1)), m.tile(v, (3, 1, 2)),
+                                 m.tile(i, (1, 1)), m.tile(x, (2, 1, 1)), m.tile(2.0, 3),
+                                 m.tile(x, []), m.tile(v, np.int64(2))), (X, V, I)),
     ("split", lambda m, x, v: (m.split(x, 2, axis=1), m.split(v, [1, 3]), m.split(x, 3),
                                m.split(x, [1, 1], axis=-1), m.split(v, []),
                                m.split(x, np.array([2]), axis=1)), (X, V)),
@@ -129,9 +131,6 @@ VALUE_CASES = [
     ("round_ties_to_even", lambda m, t: (m.round(t), m.around(-t)), (TIES,), True),
     ("round_decimals", lambda m, t: (m.round(t, 1), m.round(t, 2)), (TIES,), False),
     ("round_python_scalars", lambda m: (m.round(2.5), m.round(3), m.round(-0.55, 1)), (), True),
-    ("tile", lambda m, x, v, i: (m.tile(x, 2), m.tile(x, (2, 1)), m.tile(v, (3, 1, 2)),
-                                 m.tile(i, (1, 1)), m.tile(x, (2, 1, 1)), m.tile(2.0, 3)),
-     (X, V, I), True),
     ("diag_beyond_the_matrix", lambda m, x: (m.diag(x, 7), m.diag(x, -3)), (X,), True),
     ("linspace_values", lambda m: (m.linspace(0, 10, 11), m.linspace(-1, 1, 7, endpoint=False),
                                    m.linspace(6, -2, 5, dtype=m.int32),
@@ -148,10 +147,16 @@ def test_values_dtypes_and_weak_types_equal_jax_numpys(name, fn, args, exact):
     _assert_same(ours, theirs, exact)
 
 
-def test_tile_is_built_without_jaxs_tile_primitive():
-    ours, theirs = jaxprs_of(lambda m, x: m.tile(x, (2, 1)), (X,))
-    assert "tile[" in theirs and "tile" not in ours
-    assert "broadcast_in_dim" in ours
+def test_tile_is_one_tile_equation():
+    ours, _ = jaxprs_of(lambda m, x: m.tile(x, (2, 1)), (X,))
+    assert "tile[reps=(2, 1)]" in ours and "broadcast" not in ours and "reshape" not in ours
+
+
+def test_lax_tile_values_and_its_error_equal_jaxs():
+    for reps in [(2, 1), (1, 3), (2, 2), (0, 1)]:
+        ours, theirs = s02.lax.tile(X, reps), jax.lax.tile(X, reps)
+        _assert_same(ours, theirs, exact=True)
+    assert _error(s02.lax.tile, X, (2,)) == _error(jax.lax.tile, X, (2,))
 
 
 def test_split_is_one_split_equation_with_jaxs_sizes():

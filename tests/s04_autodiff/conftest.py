@@ -112,7 +112,7 @@ LINEAR_PRIMITIVES = frozenset({
     lax.convert_element_type_p, lax.reduce_sum_p, lax.cumsum_p, lax.broadcast_in_dim_p,
     lax.reshape_p, lax.transpose_p, lax.squeeze_p, lax.rev_p, lax.select_n_p, lax.slice_p,
     lax.pad_p,
-    lax.dynamic_slice_p, lax.dynamic_update_slice_p, lax.concatenate_p, lax.split_p,
+    lax.dynamic_slice_p, lax.dynamic_update_slice_p, lax.concatenate_p, lax.split_p, lax.tile_p,
     lax.dot_general_p,
     lax.real_p, lax.imag_p, lax.complex_p, lax.conj_p,
     lax.gather_p, lax.scatter_p, lax.scatter_add_p, lax.scatter_mul_p,

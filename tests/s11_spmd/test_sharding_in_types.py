@@ -207,6 +207,8 @@ def random_call(draw):
             lambda np_, lax_, a: np_.where(a > 0, a, 0.0),
             lambda np_, lax_, a: np_.cumsum(a, axis=-1),
             lambda np_, lax_, a: np_.cumprod(a, axis=0),
+            lambda np_, lax_, a: np_.tile(a, (2,) + (1,) * (a.ndim - 1)),
+            lambda np_, lax_, a: np_.tile(a, 3),
             lambda np_, lax_, a: np_.zeros_like(a) + a.T.T]))
         return [(shape, spec)], op
     if kind == "add":
@@ -276,3 +278,22 @@ def test_bitcast_convert_type_types_as_jaxs(four, dtype, shape, spec, new):
             return str(jax.typeof(jax.eval_shape(
                 lambda x: jax.lax.bitcast_convert_type(x, new), struct)))
     assert _outcome(ours) == _outcome(theirs)
+
+
+@pytest.mark.parametrize("shape, spec, reps", [
+    ((4, 8), ("x", "y"), (2, 1)),  # a split axis repeated: JAX's refusal
+    ((4, 8), ("x", None), (1, 3)), ((4, 8), (None, "y"), (2, 1)),
+    ((4, 8), (("x", "y"), None), (1, 2)),
+])
+def test_tile_keeps_the_layout_or_refuses_as_jaxs(four, shape, spec, reps):
+    mesh = s11.make_mesh((2, 2), ("x", "y"))
+    aval = core.ShapedArray(shape, np.float32, sharding=s11.NamedSharding(mesh, P(*spec)))
+    flat = lu.wrap_init(lambda a: [snp.tile(a, reps)])
+    mine = _outcome(lambda: str(pe.trace_to_jaxpr_dynamic(flat, [aval])[1][0]))
+    jmesh = AbstractMesh((2, 2), ("x", "y"), axis_types=(JAxisType.Explicit,) * 2)
+    struct = jax.ShapeDtypeStruct(shape, np.float32, sharding=JNamedSharding(jmesh, JP(*spec)))
+
+    def theirs():
+        with jax.sharding.use_abstract_mesh(jmesh):
+            return str(jax.typeof(jax.eval_shape(lambda a: jnp.tile(a, reps), struct)))
+    assert mine == _outcome(theirs)

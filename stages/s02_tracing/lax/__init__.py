@@ -10,6 +10,7 @@ lax never promotes dtypes (numpy/ does, then calls lax).
                   bitcast_convert_type (the same bits as another dtype)
   structural.py   broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, iota, rev
   splitting.py    split: an array cut into consecutive pieces (concatenate's transpose)
+  tiling.py       tile: an array repeated along each axis
   empty.py        empty2: a value no one reads, filling a split cond's residual slots
   reductions.py   reduce_sum/max/min/or/and/xor, argmax/argmin, cumsum
   lax.py          select_n, convert_element_type (folded when staged), full, dot_general, clamp
@@ -35,6 +36,7 @@ from . import gather as _gather_module
 from . import scatter as _scatter_module
 from . import sorting as _sorting_module
 from . import splitting as _splitting_module
+from . import tiling as _tiling_module
 from .bitwise import *  # noqa: F403
 from .cumulative import *  # noqa: F403
 from .elementwise import *  # noqa: F403
@@ -47,6 +49,7 @@ from .slicing import *  # noqa: F403
 from .sorting import *  # noqa: F403
 from .splitting import *  # noqa: F403
 from .structural import *  # noqa: F403
+from .tiling import *  # noqa: F403
 from .utils import *  # noqa: F403
 
 __all__ = [
@@ -61,6 +64,7 @@ __all__ = [
     *slicing.__all__,
     *_sorting_module.__all__,
     *_splitting_module.__all__,
+    *_tiling_module.__all__,
     *structural.__all__,
     *utils.__all__,
 ]

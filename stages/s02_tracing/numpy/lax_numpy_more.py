@@ -1,9 +1,7 @@
 """More of jnp over the same lax primitives: linspace, eye, tril/triu, outer, roll, flip,
 tile, repeat, split, array_split, trace, diagonal and diag.
 
-JAX: jax/_src/numpy/lax_numpy.py, array_creation.py and tensor_contractions.py. JAX 0.10.2 writes
-`jnp.tile` with a `tile` primitive, which this stage does not have: ours is broadcast_in_dim then
-reshape (the values agree, the jaxprs do not).
+JAX: jax/_src/numpy/lax_numpy.py, array_creation.py and tensor_contractions.py.
 """
 
 from __future__ import annotations
@@ -207,22 +205,15 @@ def flip(m: Any, axis: Any = None) -> Any:
 
 
 def tile(A: Any, reps: Any) -> Any:
-    """A repeated `reps` times along each axis: broadcast_in_dim to (r0, d0, r1, d1, ...) then
-    one reshape (JAX 0.10.2 has a `tile` primitive instead)."""
+    """A repeated `reps` times along each axis: one `tile` equation, after a broadcast_in_dim
+    that gives A leading size-1 axes when `reps` is longer than A's shape."""
     check_arraylike("tile", A)
     A = asarray(A)
-    reps = tuple(reps) if isinstance(reps, (tuple, list)) else (reps,)
-    reps = tuple(operator.index(r) for r in reps)
-    ndim = builtins.max(len(reps), np.ndim(A))
-    shape = (1,) * (ndim - np.ndim(A)) + tuple(np.shape(A))
-    reps = (1,) * (ndim - len(reps)) + reps
-    if shape != np.shape(A):
-        A = lax.reshape(A, shape)
-    if reps == (1,) * ndim:
-        return A
-    pairs = tuple(d for r, s in zip(reps, shape, strict=True) for d in (r, s))
-    wide = lax.broadcast_in_dim(A, pairs, tuple(range(1, 2 * ndim, 2)))
-    return lax.reshape(wide, tuple(r * s for r, s in zip(reps, shape, strict=True)))
+    reps = tuple(reps) if np.iterable(reps) else (reps,)
+    reps = (1,) * (np.ndim(A) - len(reps)) + tuple(operator.index(r) for r in reps)
+    if len(reps) > np.ndim(A):
+        A = lax.expand_dims(A, tuple(range(len(reps) - np.ndim(A))))
+    return lax.tile(A, reps)
 
 
 _TRACED_REPEATS = ("When jit-compiling jnp.repeat, the total number of repeats must be static. "
