@@ -218,6 +218,19 @@ def jax_values(program: Program) -> list[np.ndarray]:
     return [np.asarray(x) for x in jax.tree.leaves(out)]
 
 
+def assert_jaxpr_text_and_values_are_jaxs(program: Program, **tolerance: float) -> None:
+    """Our jaxpr prints as JAX's, our module's text is jax.jit's, and it computes JAX's values:
+    bit for bit unless a tolerance (assert_allclose's rtol/atol) is given."""
+    assert str(s02.make_jaxpr(program.ours)(*program.args)) == \
+        str(jax.make_jaxpr(program.theirs)(*program.args))
+    assert lower_ours(program) == jax_text(program)
+    for o, t in zip(run_ours(program), jax_values(program), strict=True):
+        if tolerance:
+            np.testing.assert_allclose(o, t, **tolerance)
+        else:
+            np.testing.assert_array_equal(o, t)
+
+
 def op_names(text: str) -> collections.Counter:
     """The multiset of operation names in a module's text (`call` counts as `func.call`)."""
     found = collections.Counter()

@@ -17,7 +17,7 @@ import stages.s05_vmap as s05
 import stages.s06_control_flow as s06
 from shared.testing import RTOL_ELEMENTWISE
 
-from .conftest import Program, jax_text, jax_values, lower_ours, run_ours
+from .conftest import Program, assert_jaxpr_text_and_values_are_jaxs, jax_text, lower_ours
 
 pytestmark = pytest.mark.oracle
 
@@ -65,11 +65,7 @@ PROGRAMS = [
 def test_the_jaxpr_and_our_text_are_jaxs_and_compute_jaxs_values(program):
     # the jaxpr first: split lowers to the slices concatenate's old transpose had, so the text
     # alone would not tell the two apart
-    assert str(s02.make_jaxpr(program.ours)(*program.args)) == \
-        str(jax.make_jaxpr(program.theirs)(*program.args))
-    assert lower_ours(program) == jax_text(program)
-    for o, t in zip(run_ours(program), jax_values(program), strict=True):
-        np.testing.assert_allclose(o, t, rtol=RTOL_ELEMENTWISE, atol=1e-6)
+    assert_jaxpr_text_and_values_are_jaxs(program, rtol=RTOL_ELEMENTWISE, atol=1e-6)
 
 
 def test_vmap_of_split_lowers_as_jaxs():
