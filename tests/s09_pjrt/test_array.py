@@ -69,6 +69,23 @@ def test_a_donated_array_is_gone_with_jaxs_error():
     np.testing.assert_array_equal(out, [2.0, 2.0, 2.0])
 
 
+def test_a_donated_array_passed_to_the_same_jit_again_is_refused_before_pjrt_sees_it():
+    # JAX's C++ fast path skips the check and lets PJRT refuse the buffer, in other words; the
+    # page says so, and this test tells if either answer changes
+    theirs = jax.device_put(np.ones(3, np.float32))
+    g = jax.jit(lambda x: x + 1.0, donate_argnums=0)
+    g(theirs)
+    with pytest.raises(ValueError, match=r"INVALID_ARGUMENT: Invalid buffer passed to Execute\(\) "
+                       r"as argument 0 to replica 0: INVALID_ARGUMENT: Buffer has been deleted "
+                       r"or donated\."):
+        g(theirs)
+    ours = device_put(np.ones(3, np.float32))
+    f = s07.jit(lambda x: x + 1.0, donate_argnums=0)
+    f(ours)
+    with pytest.raises(RuntimeError, match=r"^Array has been deleted with shape=float32\[3\]\.$"):
+        f(ours)
+
+
 def test_delete_frees_the_buffer():
     x = device_put(np.arange(4.0, dtype=np.float32))
     x.delete()
