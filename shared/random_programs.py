@@ -6,8 +6,8 @@ operation to earlier values whose shapes and dtypes fit it. `programs(kinds, max
 hypothesis strategy, and `Program.as_function(lax)` builds the same program on our lax or on
 jax.lax, so a test runs both and compares them: stage 2 their jaxprs and values, stage 4 their
 jvp, vjp and grad, stage 5 the program under random vmaps. A stage picks the kinds of step its
-transformation has rules for: `DIFFERENTIABLE_KINDS` (stage 4), `ALL_KINDS` (every float kind:
-stage 5), `ALL_KINDS + INT_KINDS` (everything: stage 2).
+transformation has rules for: `ALL_KINDS` (every float kind: stages 4, 5 and 6),
+`ALL_KINDS + INT_KINDS` (everything: stages 2 and 8).
 
 Beyond lax, programs can mix in what tracing and autodiff must get right together:
 `EAGER_KINDS` combine a traced value with an eager Array made outside the trace (an f32, an
@@ -55,12 +55,11 @@ INT_BINARY = {  # by kind of step
 }
 COMPARISONS = ("eq", "ne", "lt", "le", "gt", "ge")
 
-# the kinds of step over floats; stage 4 differentiates the first ten
-DIFFERENTIABLE_KINDS = ("unary", "binary", "scalar", "select", "reduce", "cumsum", "broadcast",
-                        "transpose", "reshape", "dot")
-STAGE2_KINDS = DIFFERENTIABLE_KINDS  # the older name, still imported by stage 4's tests
-ALL_KINDS = DIFFERENTIABLE_KINDS + ("binary_scalar", "argmax", "slice", "concatenate", "pad",
-                                    "dynamic_slice", "tile")
+# the kinds of step over floats: elementwise, reductions and contractions, then the structural
+# ones (slice, concatenate, pad, dynamic_slice, tile), linear, so autodiff transposes them too
+ALL_KINDS = ("unary", "binary", "scalar", "select", "reduce", "cumsum", "broadcast", "transpose",
+             "reshape", "dot", "binary_scalar", "argmax", "slice", "concatenate", "pad",
+             "dynamic_slice", "tile")
 # integer kinds: they bring the input n; to_int and to_float cross between the dtypes
 INT_KINDS = ("int_unary", "int_arith", "int_divide", "int_bitwise", "int_shift", "int_scalar",
              "int_select", "int_compare", "to_int", "to_float")

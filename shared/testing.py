@@ -75,3 +75,12 @@ def assert_same_typed_values(ours: object, theirs: object, rtol: float = RTOL_EL
             np.testing.assert_allclose(g_arr, w_arr, rtol=rtol, atol=atol)
         else:
             np.testing.assert_array_equal(g_arr, w_arr)
+
+
+def is_jaxs_pad_transpose_error(err: BaseException) -> bool:
+    """JAX 0.10.2's `_pad_transpose` sums `None` when a pad's padding value is differentiated
+    and its operand is not (tests/s04_autodiff/test_pad_value_gradient.py pins it): random
+    programs reject such a draw, since the oracle has no answer for it."""
+    text = str(err)
+    return isinstance(err, TypeError) and "<class 'NoneType'>" in text and \
+        "was passed to reduce_sum at position 0" in text

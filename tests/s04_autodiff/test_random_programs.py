@@ -1,9 +1,14 @@
-"""Random programs over the differentiable primitives: jvp and vjp equal JAX's.
+"""Random programs over every float primitive of `shared.random_programs`: jvp and vjp equal
+JAX's.
 
 Hypothesis draws a short sequence of lax operations over three inputs (f32[3,4], f32[4], a weak
 f32 scalar) from `shared.random_programs`; each step picks operands of compatible shapes from the
 values made so far. The same program runs on our lax and on jax.lax, and is differentiated by
 each library.
+
+One program shape JAX 0.10.2 cannot transpose: a pad whose padding value is differentiated but
+whose operand is not (`test_pad_value_gradient.py` pins it, with jax.jacfwd as the oracle). Such
+a draw is rejected when JAX raises that error, and only then.
 """
 
 from __future__ import annotations
@@ -13,24 +18,34 @@ from types import SimpleNamespace
 import jax
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 
 from shared.random_programs import (
+    ALL_KINDS,
     CAST_KINDS,
     EAGER_KINDS,
     GRADIENT_KINDS,
-    STAGE2_KINDS,
     Program,
     example_inputs,
     programs,
 )
-from shared.testing import assert_same_typed_values
+from shared.testing import assert_same_typed_values, is_jaxs_pad_transpose_error
 from stages.s02_tracing import lax as olax
 from stages.s04_autodiff import grad, jvp, stop_gradient, vjp
 
 pytestmark = pytest.mark.oracle
 
 INPUTS = example_inputs(seed=5)
+
+
+def _theirs(call):
+    """JAX's answer; a draw JAX cannot transpose (its pad bug, see above) is rejected."""
+    try:
+        return call()
+    except TypeError as err:
+        if is_jaxs_pad_transpose_error(err):
+            reject()
+        raise
 
 
 def _first_output_summed(lax, program: Program):
@@ -45,7 +60,7 @@ def _first_output_summed(lax, program: Program):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs(STAGE2_KINDS, max_steps=7))
+@given(programs(ALL_KINDS, max_steps=7))
 def test_random_programs_differentiate_like_jax(helpers, program: Program):
     close, rtol_for = helpers.assert_trees_close, helpers.rtol_for
     f = program.as_function(olax)
@@ -59,15 +74,16 @@ def test_random_programs_differentiate_like_jax(helpers, program: Program):
     outs, f_vjp = vjp(f, *INPUTS)
     their_outs, their_f_vjp = jax.vjp(program.as_function(jax.lax), *INPUTS)
     cts = tuple(rng.standard_normal(np.shape(o)).astype(np.float32) for o in their_outs)
-    close(f_vjp(cts), their_f_vjp(cts), rtol=rtol_for(lambda *a: vjp(f, *a)[1](cts), *INPUTS))
+    theirs = _theirs(lambda: their_f_vjp(cts))
+    close(f_vjp(cts), theirs, rtol=rtol_for(lambda *a: vjp(f, *a)[1](cts), *INPUTS))
     close(grad(_first_output_summed(olax, program), (0, 1, 2))(*INPUTS),
-          jax.grad(_first_output_summed(jax.lax, program), (0, 1, 2))(*INPUTS),
+          _theirs(lambda: jax.grad(_first_output_summed(jax.lax, program), (0, 1, 2))(*INPUTS)),
           rtol=helpers.RTOL_REDUCTION)  # the output is summed
 
 
 # ------------------------------------------------------------- eager values, casts, stop_gradient
 
-MIXED_KINDS = STAGE2_KINDS + EAGER_KINDS + CAST_KINDS + GRADIENT_KINDS
+MIXED_KINDS = ALL_KINDS + EAGER_KINDS + CAST_KINDS + GRADIENT_KINDS
 OURS_OPS = SimpleNamespace(lax=olax, stop_gradient=stop_gradient)
 THEIR_OPS = SimpleNamespace(lax=jax.lax, stop_gradient=jax.lax.stop_gradient)
 
@@ -86,11 +102,11 @@ def test_random_mixed_programs_differentiate_like_jax(helpers, program: Program)
     outs, f_vjp = vjp(f, *INPUTS)
     their_outs, their_f_vjp = jax.vjp(g, *INPUTS)
     cts = tuple(rng.standard_normal(np.shape(o)).astype(np.float32) for o in their_outs)
-    assert_same_typed_values(f_vjp(cts), their_f_vjp(cts), rtol, atol * 10)
+    assert_same_typed_values(f_vjp(cts), _theirs(lambda: their_f_vjp(cts)), rtol, atol * 10)
 
     def summed(fun, lax):
         return lambda *a: lax.reduce_sum(fun(*a)[0], tuple(range(np.ndim(fun(*a)[0]))))
 
     assert_same_typed_values(grad(summed(f, olax), (0, 1, 2))(*INPUTS),
-                             jax.grad(summed(g, jax.lax), (0, 1, 2))(*INPUTS),
+                             _theirs(lambda: jax.grad(summed(g, jax.lax), (0, 1, 2))(*INPUTS)),
                              helpers.RTOL_REDUCTION, atol * 10)

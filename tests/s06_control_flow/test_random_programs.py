@@ -5,7 +5,7 @@ Hypothesis draws programs from `shared.random_programs` whose steps include `con
 a unary op, an unused value, maybe a stop_gradient'ed term, maybe a custom_jvp or custom_vjp
 function) and `loop` (a fori_loop whose body holds a while_loop, its result unused or only
 stop_gradient'ed), beside eager Arrays met through operators, int/bool round trips,
-stop_gradient and the differentiable lax steps. Forward mode over a custom_vjp branch must be
+stop_gradient and every float lax step. Forward mode over a custom_vjp branch must be
 refused as JAX refuses it, the branch taken or not; reverse mode must prune the while_loop's
 tangent and succeed.
 """
@@ -16,26 +16,26 @@ from types import SimpleNamespace
 
 import jax
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 
 import stages.s04_autodiff as s04
 import stages.s06_control_flow as s06
 from shared.random_programs import (
+    ALL_KINDS,
     CAST_KINDS,
     CONTROL_KINDS,
-    DIFFERENTIABLE_KINDS,
     EAGER_KINDS,
     GRADIENT_KINDS,
     Program,
     example_inputs,
     programs,
 )
-from shared.testing import RTOL_REDUCTION, assert_same_typed_values
+from shared.testing import RTOL_REDUCTION, assert_same_typed_values, is_jaxs_pad_transpose_error
 
 from .conftest import OURS, THEIRS
 
 # control flow drawn four times as often as any other kind: it is what this stage tests
-KINDS = DIFFERENTIABLE_KINDS + EAGER_KINDS + CAST_KINDS + GRADIENT_KINDS + CONTROL_KINDS * 4
+KINDS = ALL_KINDS + EAGER_KINDS + CAST_KINDS + GRADIENT_KINDS + CONTROL_KINDS * 4
 INPUTS = example_inputs(seed=11)
 OPS = {
     "ours": SimpleNamespace(lax=OURS.lax, stop_gradient=s04.stop_gradient, cond=s06.cond,
@@ -51,7 +51,7 @@ def _outcome(fn):
     try:
         return "ok", fn()
     except (TypeError, ValueError) as err:
-        return type(err).__name__, str(err)
+        return type(err).__name__, err
 
 
 def _tolerance(values) -> float:
@@ -64,9 +64,11 @@ def same(program: Program, run) -> None:
     """run(ns, f) on ours and on JAX: the same values (dtypes, weak types) or the same error."""
     ours = _outcome(lambda: run(OURS, program.as_function(OURS.lax, OPS["ours"])))
     theirs = _outcome(lambda: run(THEIRS, program.as_function(THEIRS.lax, OPS["jax"])))
+    if theirs[0] != "ok" and is_jaxs_pad_transpose_error(theirs[1]):
+        reject()  # JAX cannot transpose this pad; stage 4's test_pad_value_gradient pins it
     assert ours[0] == theirs[0], (ours, theirs)
     if ours[0] != "ok":
-        assert ours[1] == theirs[1]
+        assert str(ours[1]) == str(theirs[1])
         return
     assert_same_typed_values(ours[1], theirs[1], RTOL_REDUCTION, _tolerance(theirs[1]))
 
