@@ -25,10 +25,8 @@ def _normalize_argnums(static_argnums: int | Sequence[int], nargs: int, name: st
     out = []
     for i in argnums:
         if not -nargs <= i < nargs:
-            raise ValueError(
-                f"{name} has static_argnums={argnums}, but only accepts {nargs} positional "
-                "arguments."
-            )
+            raise ValueError(f"{name} has static_argnums={argnums}, but only accepts {nargs} "
+                             "positional arguments.")
         out.append(i % nargs)
     return tuple(sorted(set(out)))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, errors
 from .array import Array, to_array, to_numpy
 from .axis_env import dims_str, vma_axes, vma_str
 from .dtypes import canonicalize_value, is_literalable  # noqa: F401  (re-exported)
@@ -69,7 +69,7 @@ class ShapedArray:
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False, vma=frozenset(),
                  sharding: Any = None):
-        self.shape = tuple(map(int, shape))
+        self.shape = errors.canonicalize_shape(shape)  # JAX: core.canonicalize_shape
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.vma = vma if type(vma) is frozenset else frozenset(vma)

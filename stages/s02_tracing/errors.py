@@ -1,7 +1,8 @@
 """The errors a learner meets when Python asks a tracer for a concrete value, or a tracer escapes.
 
 JAX: jax/_src/errors.py (the classes) and jax/_src/core.py (`concretization_function_error`,
-`escaped_tracer_error`, the `check_*_conversion` shape checks; core.py re-exports ours). The
+`escaped_tracer_error`, the `check_*_conversion` shape checks, `canonicalize_shape`; core.py
+re-exports ours). The
 messages are JAX's; its advice on what to do instead lives in the docstrings on its errors page.
 """
 
@@ -156,3 +157,19 @@ def aval_mismatch_extra(a: Any, b: Any) -> str:
     if len(mismatches) == 1:
         return ", so " + mismatches[0]
     return ", so " + ", ".join(mismatches[:-1]) + ", and " + mismatches[-1]
+
+
+def invalid_shape_error(shape: Any) -> TypeError:
+    return TypeError("Shapes must be 1D sequences of concrete values of integer type, "
+                     f"got {shape}.")
+
+
+def canonicalize_shape(shape: Any) -> tuple[int, ...]:
+    """A shape as a tuple of ints (an int is a 1-d shape); a float, None or tracer among the
+    sizes is refused with JAX's TypeError (JAX: core.canonicalize_shape)."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        return tuple(map(operator.index, shape))
+    except TypeError:
+        raise invalid_shape_error(shape) from None

@@ -38,6 +38,7 @@ from stages.s02_tracing.api_util import (
     flatten_fun,
     wraps,
 )
+from stages.s02_tracing.errors import invalid_shape_error
 from stages.s04_autodiff import jvp, vjp
 from stages.s04_autodiff.ad_util import float0
 from stages.s04_autodiff.api import check_input_dtype_revderiv, check_output_dtype_revderiv
@@ -146,8 +147,7 @@ def _check_axis_size(fun: Callable, size: Any, args_flat: list, in_axes_flat: li
         if d is not None:
             shape = list(np.shape(x))
             shape[d] = size
-            raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
-                            f"got {tuple(shape)}.")
+            raise invalid_shape_error(tuple(shape))
     args, kwargs = tree_unflatten(in_tree, args_flat)
     outs, out_tree = tree_flatten(eval_shape(fun, *args, **kwargs))
     for out, axis in zip(outs, flatten_axes("vmap out_axes", out_tree, out_axes), strict=True):

@@ -6,7 +6,6 @@ sampler). Kept beside the samplers so that random.py reads as the lesson: bits m
 
 from __future__ import annotations
 
-import operator
 import warnings
 from typing import Any
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from stages.s02_tracing import dtypes
 from stages.s02_tracing import numpy as jnp
+from stages.s02_tracing.errors import canonicalize_shape
 from stages.s02_tracing.numpy.util import broadcast_shapes
 
 
@@ -27,12 +27,8 @@ def static_shape(shape: Any) -> tuple[int, ...]:
     """A shape argument as a tuple of ints, refused as JAX refuses one of floats or None."""
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    dims = tuple(shape)  # None or a float: Python's own "object is not iterable"
-    try:
-        return tuple(operator.index(d) for d in dims)
-    except TypeError:
-        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
-                        f"got {shape!r}.") from None
+    iter(shape)  # None or a float: Python's own "object is not iterable"
+    return canonicalize_shape(shape)
 
 
 def int_dtype(dtype: Any, name: str) -> np.dtype:

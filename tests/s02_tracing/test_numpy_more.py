@@ -207,6 +207,15 @@ ERROR_CASES = [
     ("split_negative_index", "split", (X, [-1]), {"axis": -1}),
     ("array_split_zero_sections", "array_split", (V, 0), {}),
     ("split_axis_out_of_range", "split", (X, 2), {"axis": 2}),
+    # a float rep reaches the shape rule, which refuses the float shape it makes. Reps no other
+    # test uses: JAX caches a primitive's eager call by its params, and (1, 2.0) == (1, 2), so
+    # once jnp.tile(X, 2) has run, jnp.tile(X, 2.0) returns its cached answer instead of raising
+    ("tile_float_rep", "tile", (X, 13.0), {}), ("tile_float_reps", "tile", (X, (11.0, 1)), {}),
+    ("tile_numpy_float_rep", "tile", (X, [np.float32(17)]), {}),
+    ("broadcast_to_float_shape", "broadcast_to", (V, (2.0, 5)), {}),
+    ("broadcast_to_none_shape", "broadcast_to", (V, [None, 5]), {}),
+    ("zeros_float_shape", "zeros", ((2.0, 3),), {}),
+    ("full_none_size", "full", ([3, None], 1.0), {}),
 ]
 
 
@@ -214,6 +223,15 @@ ERROR_CASES = [
 def test_errors_match_jax_word_for_word(name, fn, args, kwargs):
     assert _error(getattr(snp, fn), *args, **kwargs) == \
         _error(getattr(jnp, fn), *args, **kwargs)
+
+
+def test_lax_tile_refuses_a_float_rep_as_jaxs():
+    assert _error(s02.lax.tile, X, (19.0, 1)) == _error(jax.lax.tile, X, (19.0, 1))
+
+
+def test_broadcast_to_takes_an_int_as_a_one_dimensional_shape_as_jaxs():
+    np.testing.assert_array_equal(snp.broadcast_to(np.float32(2), 3),
+                                  jnp.broadcast_to(np.float32(2), 3))
 
 
 def test_traced_static_arguments_are_refused():

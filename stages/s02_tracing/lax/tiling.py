@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import core
+from ..errors import canonicalize_shape
 
 __all__ = ["tile", "tile_p"]
 
@@ -21,7 +22,7 @@ def _tile_shape_rule(x: core.ShapedArray, *, reps: Sequence[int]) -> tuple[int, 
     if x.ndim != len(reps):
         raise TypeError(f"reps length must be equal to the ndim of x, got len(reps)={len(reps)} "
                         f"and x.ndim={x.ndim}.")
-    return tuple(np.multiply(x.shape, reps))
+    return canonicalize_shape(tuple(np.multiply(x.shape, reps)))  # a float rep: refused
 
 
 def _tile_abstract_eval(x: core.ShapedArray, *, reps: Sequence[int]) -> core.ShapedArray:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from ..array import Array
+from ..errors import canonicalize_shape
 from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
@@ -104,12 +104,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
 
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
-    shape = (shape,) if np.ndim(shape) == 0 else shape
-    try:
-        return tuple(operator.index(d) for d in shape)
-    except TypeError:  # a float or None among the sizes, as JAX refuses them
-        raise TypeError("Shapes must be 1D sequences of concrete values of integer type, "
-                        f"got {shape}.") from None
+    return canonicalize_shape((shape,) if np.ndim(shape) == 0 else shape)
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:

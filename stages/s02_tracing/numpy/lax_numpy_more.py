@@ -204,13 +204,22 @@ def flip(m: Any, axis: Any = None) -> Any:
     return lax.rev(m, tuple(canonicalize_axis(operator.index(ax), np.ndim(m)) for ax in axes))
 
 
+def _is_index(r: Any) -> bool:
+    try:
+        operator.index(r)
+        return True
+    except TypeError:
+        return False
+
+
 def tile(A: Any, reps: Any) -> Any:
     """A repeated `reps` times along each axis: one `tile` equation, after a broadcast_in_dim
     that gives A leading size-1 axes when `reps` is longer than A's shape."""
     check_arraylike("tile", A)
     A = asarray(A)
     reps = tuple(reps) if np.iterable(reps) else (reps,)
-    reps = (1,) * (np.ndim(A) - len(reps)) + tuple(operator.index(r) for r in reps)
+    reps = tuple(operator.index(r) if _is_index(r) else r for r in reps)  # a float: the shape
+    reps = (1,) * (np.ndim(A) - len(reps)) + reps  # rule refuses it, as JAX's
     if len(reps) > np.ndim(A):
         A = lax.expand_dims(A, tuple(range(len(reps) - np.ndim(A))))
     return lax.tile(A, reps)

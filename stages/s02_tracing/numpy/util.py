@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import core, dtypes, lax
 from ..array import Array
+from ..errors import canonicalize_shape
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to"]
 
@@ -114,7 +115,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 def broadcast_to(array: Any, shape: Sequence[int]) -> Any:
     """`array` broadcast to `shape` with one broadcast_in_dim (no eqn when already there)."""
-    shape = tuple(int(d) for d in shape)
+    if not isinstance(shape, tuple) and np.ndim(shape) == 0:
+        shape = (shape,)
+    shape = canonicalize_shape(shape)  # a float or None among the sizes: JAX's TypeError
     arr_shape = tuple(np.shape(array))
     if arr_shape == shape:
         return array
