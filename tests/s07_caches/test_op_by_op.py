@@ -44,6 +44,23 @@ def test_each_primitive_and_params_compile_once(counts):
     np.testing.assert_allclose(again, jjnp.cos(X + 1.0) * 3.0, rtol=1e-6)
 
 
+def test_params_equal_by_value_share_an_entry_as_in_jax():
+    """(1, 23.0) == (1, 23): the float rep finds the int rep's executable and is never checked;
+    a float rep no call made before reaches the shape rule, which refuses it (reps no other test
+    uses, since the cache lives as long as the process)."""
+    m = np.ones((2, 3), np.float32)
+    with s07.op_by_op():
+        assert s02.lax.tile(m, (1, 23)).shape == s02.lax.tile(m, (1, 23.0)).shape == (2, 69)
+        with pytest.raises(TypeError) as ours:
+            s02.lax.tile(m, (1, 29.0))
+    assert jax.lax.tile(m, (1, 23)).shape == jax.lax.tile(m, (1, 23.0)).shape == (2, 69)
+    with pytest.raises(TypeError) as theirs:
+        jax.lax.tile(m, (1, 29.0))
+    assert str(ours.value) == str(theirs.value) == (
+        "Shapes must be 1D sequences of concrete values of integer type, got "
+        "(np.float64(2.0), np.float64(87.0)).")
+
+
 def test_an_eager_op_logs_its_compile_in_jaxs_words(caplog):
     with s07.op_by_op(), config.log_compiles(True), caplog.at_level(logging.WARNING):
         jnp.tanh(np.ones(5, np.float32))
