@@ -174,3 +174,19 @@ def test_a_static_comparison_that_raises_shows_the_user_frames_jax_shows():
     assert ours.splitlines()[-2:] == theirs.splitlines()[-2:]
     assert ours.splitlines()[-2].endswith(", in __eq__")
     assert "stages/s07_caches" not in ours
+
+
+@pytest.mark.parametrize("jit", JITS, ids=["ours", "jax"])
+def test_static_values_equal_by_value_but_not_by_type_trace_apart(jit):
+    """2 == 2.0 == np.int32(2), and True == 1: each type is its own trace, as in JAX, and each
+    result keeps its own dtype (a key that compared only values would return the first)."""
+    traced = []
+
+    def f(x, n):
+        traced.append(n)
+        return x * n
+
+    g = jit(f, static_argnums=1)
+    dtypes = [np.asarray(g(np.int32(3), n)).dtype for n in (2, 2.0, True, 1, 2)]
+    assert [type(n) for n in traced] == [int, float, bool, int]
+    assert dtypes == [np.int32, np.float32, np.int32, np.int32, np.int32]
