@@ -1,9 +1,9 @@
 """The errors a learner meets when Python asks a tracer for a concrete value, or a tracer escapes.
 
 JAX: jax/_src/errors.py (the classes) and jax/_src/core.py (`concretization_function_error`,
-`escaped_tracer_error`, the `check_*_conversion` shape checks, `canonicalize_shape`; core.py
-re-exports ours). The
-messages are JAX's; its advice on what to do instead lives in the docstrings on its errors page.
+`escaped_tracer_error`, the `check_*_conversion` shape checks, which core.py re-exports, and
+`canonicalize_shape`, which ShapedArray calls). The messages are JAX's; its advice on what to do
+instead lives in the docstrings on its errors page.
 """
 
 from __future__ import annotations
