@@ -44,15 +44,18 @@ class State:
 
     def set_global(self, value: Any) -> None:
         self._global = value
+        _flags_changed()
 
     def swap_local(self, value: Any) -> Any:
         """Set this thread's override; return the previous one (possibly unset)."""
         prev = self._local.value
         self._local.value = value
+        _flags_changed()
         return prev
 
     def set_local(self, prev: Any) -> None:
         self._local.value = prev  # _UNSET: no override
+        _flags_changed()
 
     def __call__(self, new_value: Any = True) -> _StateContextManager:
         """A context manager: `with disable_jit(True): ...` (this thread only)."""
@@ -86,12 +89,14 @@ class Config:
         self._states[state.name] = state
         if state.include_in_trace_context:
             self.trace_states += (state,)
+            _flags_changed()
         return state
 
     def remove(self, name: str) -> None:
         """Forget a flag (one a test defined)."""
         state = self._states.pop(name)
         self.trace_states = tuple(s for s in self.trace_states if s is not state)
+        _flags_changed()
 
     def update(self, name: str, value: Any) -> None:
         if name not in self._states:
@@ -137,13 +142,35 @@ def optional_string_state(name: str, default: str | None, help: str) -> State:
     return config.add(State(name, default, help, str))
 
 
+class _TraceContext(threading.local):
+    generation = -1  # of the flags when this thread last built `value`
+    env: Any = None  # the axis environment `value` was built in
+    value: tuple = ()
+
+
+_trace_context = _TraceContext()
+_generation = 0  # bumped, under the lock, whenever any flag changes in any thread
+_generation_lock = threading.Lock()
+
+
+def _flags_changed() -> None:
+    global _generation
+    with _generation_lock:  # two threads' bumps must not collapse into one
+        _generation += 1
+
+
 def trace_context() -> tuple[Any, ...]:
     """The values of the flags that change what tracing produces, in a fixed order."""
     # JAX: config.trace_context(), also holding the mesh and other context managers' state;
     # the named axes in scope are one of those (JAX: axis_env_state): a trace under
-    # vmap(axis_name='i') of size 2 folds axis_size('i') to 2 and must not serve size 3
-    # jit asks on every call, so the flags are listed once, as they are defined
-    return (*[s.value for s in config.trace_states], get_axis_env().key())
+    # vmap(axis_name='i') of size 2 folds axis_size('i') to 2 and must not serve size 3.
+    # jit asks on every call, so the tuple is rebuilt only after a flag or the axis
+    # environment changed, as JAX refreshes its jit state when a flag is set
+    cached, generation, env = _trace_context, _generation, get_axis_env()
+    if cached.generation != generation or cached.env is not env:
+        cached.value = (*[s.value for s in config.trace_states], env.key())
+        cached.generation, cached.env = generation, env
+    return cached.value
 
 
 def trace_context_names() -> tuple[str, ...]:
