@@ -310,3 +310,20 @@ def test_a_python_int_argument_that_does_not_fit_int32_fails_as_in_jax(value):
             jit(lambda a: a)(value)
         messages.append(str(e.value))
     assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x, lambda x: (x,), lambda x: [x], lambda x: {"a": x}, lambda x: None,
+    lambda x: (), lambda x: (x, None), lambda x: (x, x * 2)],
+    ids=["array", "tuple", "list", "dict", "None", "empty", "with-None", "pair"])
+def test_a_cache_hit_returns_the_same_structure_as_jax(make):
+    """A hit returns a lone array as it is and rebuilds any other tree, as the first call did."""
+    x = np.arange(3, dtype=np.float32)
+    g, ref = s07.jit(make), jax.jit(make)
+    first, again, theirs = g(x), g(x), ref(x)
+    assert g.cache_info()["signature"].hits == 1
+    for ours in (first, again):
+        assert (jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs))
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs),
+                        strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
