@@ -994,8 +994,8 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.7", "an argument on another device is not refused", "if arg.device != device:",
        "if False:"),
     _m("9.7", "an eager op is timed as ExecuteTime",
-       "timer = EagerOpExecuteTime if options.eager_mode else ExecuteTime",
-       "timer = ExecuteTime"),
+       "(EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)",
+       "ExecuteTime.add_elapsed(start)"),
     _m("9.7", "the output handles are not counted",
        "CreateDataHandles.add_value(len(outputs))", "pass"),
     # -- stage 10: lazy tensors ----------------------------------------------------------------

@@ -328,9 +328,9 @@ class PjRtComputationClient(ComputationClient):
                 raise ValueError(f"argument {i} is on {arg.device}, the computation runs on "
                                  f"{device}")
             buffers.append(arg.buffer)
-        timer = EagerOpExecuteTime if options.eager_mode else ExecuteTime
-        with metrics.timed(timer):  # returns once PJRT has the work, not when it is done
-            outputs = [PjRtData(device, buffer) for buffer in computation.execute(buffers)]
+        start = metrics.now_ns()  # `with metrics.timed(...)` unrolled: every call comes here
+        outputs = [PjRtData(device, buffer) for buffer in computation.execute(buffers)]
+        (EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)
         CreateDataHandles.add_value(len(outputs))
         return outputs
         # END EXERCISE
