@@ -9,6 +9,11 @@ each library.
 One program shape JAX 0.10.2 cannot transpose: a pad whose padding value is differentiated but
 whose operand is not (`test_pad_value_gradient.py` pins it, with jax.jacfwd as the oracle). Such
 a draw is rejected when JAX raises that error, and only then.
+
+One known difference, listed on page 4 and pinned by `test_weak_tangents_at_a_jit_boundary.py`:
+when the weak scalar's tangent meets a strong value in a jnp ufunc, its cotangent is weak in ours
+and strong in JAX (JAX's ufuncs retype tangents at their jit boundary). The mixed test compares
+that one cotangent's value and dtype, and its weak type only when this is not the case.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from shared.random_programs import (
     example_inputs,
     programs,
 )
-from shared.testing import assert_same_typed_values, is_jaxs_pad_transpose_error
+from shared.testing import assert_same_typed_values, is_jaxs_pad_transpose_error, weak_type_of
 from stages.s02_tracing import lax as olax
 from stages.s04_autodiff import grad, jvp, stop_gradient, vjp
 
@@ -88,6 +93,17 @@ OURS_OPS = SimpleNamespace(lax=olax, stop_gradient=stop_gradient)
 THEIR_OPS = SimpleNamespace(lax=jax.lax, stop_gradient=jax.lax.stop_gradient)
 
 
+def _same_cotangents(ours: tuple, theirs: tuple, rtol: float, atol: float) -> None:
+    """As assert_same_typed_values, but the weak scalar's cotangent (the third) may be weak
+    where JAX's is strong: the known difference in this module's docstring."""
+    if weak_type_of(ours[2]) and not weak_type_of(theirs[2]):
+        assert_same_typed_values(ours[:2], theirs[:2], rtol, atol)
+        assert np.asarray(ours[2]).dtype == theirs[2].dtype
+        np.testing.assert_allclose(np.asarray(ours[2]), theirs[2], rtol=rtol, atol=atol)
+    else:
+        assert_same_typed_values(ours, theirs, rtol, atol)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs(MIXED_KINDS, max_steps=7))
 def test_random_mixed_programs_differentiate_like_jax(helpers, program: Program):
@@ -102,11 +118,11 @@ def test_random_mixed_programs_differentiate_like_jax(helpers, program: Program)
     outs, f_vjp = vjp(f, *INPUTS)
     their_outs, their_f_vjp = jax.vjp(g, *INPUTS)
     cts = tuple(rng.standard_normal(np.shape(o)).astype(np.float32) for o in their_outs)
-    assert_same_typed_values(f_vjp(cts), _theirs(lambda: their_f_vjp(cts)), rtol, atol * 10)
+    _same_cotangents(f_vjp(cts), _theirs(lambda: their_f_vjp(cts)), rtol, atol * 10)
 
     def summed(fun, lax):
         return lambda *a: lax.reduce_sum(fun(*a)[0], tuple(range(np.ndim(fun(*a)[0]))))
 
-    assert_same_typed_values(grad(summed(f, olax), (0, 1, 2))(*INPUTS),
-                             _theirs(lambda: jax.grad(summed(g, jax.lax), (0, 1, 2))(*INPUTS)),
-                             helpers.RTOL_REDUCTION, atol * 10)
+    _same_cotangents(grad(summed(f, olax), (0, 1, 2))(*INPUTS),
+                     _theirs(lambda: jax.grad(summed(g, jax.lax), (0, 1, 2))(*INPUTS)),
+                     helpers.RTOL_REDUCTION, atol * 10)
