@@ -28,27 +28,34 @@ class Sample(NamedTuple):
 
 
 class Metric:
-    """A named series of samples and their sum; `repr_fn` prints a value (time, bytes)."""
+    """A named series of samples and their sum; `repr_fn` prints a value (time, bytes).
+
+    torch_xla's writers take no lock (atomics and a lock-free ring). Ours append to `_new`, a
+    deque, whose append CPython documents as thread-safe; a reader folds what has arrived into
+    the ring and the totals under the lock (so does a writer, once `_new` holds a ring's worth).
+    """
 
     def __init__(self, name: str, repr_fn: Callable[[float], str], max_samples: int = 0):
         self.name, self.repr_fn = name, repr_fn
         self.max_samples = max_samples or int(os.environ.get("XLA_METRICS_SAMPLES", "1024"))
         self._lock = threading.Lock()
+        self._new: deque[tuple[int, float]] = deque()  # added, not yet folded in
         self.clear()
 
     def clear(self) -> None:
         with self._lock:
-            self.count, self.accumulator = 0, 0.0
+            self._new.clear()
+            self._count, self._accumulator = 0, 0.0
             # (timestamp_ns, value) pairs; once full, each new one pushes the oldest out
             self._ring: deque[tuple[int, float]] = deque(maxlen=self.max_samples)
 
     def add_sample(self, value: float, timestamp_ns: int | None = None) -> None:
         if timestamp_ns is None:
             timestamp_ns = now_ns()
-        with self._lock:
-            self._ring.append((timestamp_ns, value))
-            self.count += 1
-            self.accumulator += value
+        self._new.append((timestamp_ns, value))
+        if len(self._new) > self.max_samples:  # nobody is reading: keep the memory bounded
+            with self._lock:
+                self._fold()
 
     def add_elapsed(self, start_ns: int) -> None:
         """A timer's sample: the nanoseconds since `start_ns`, stamped now (what `timed` adds;
@@ -56,26 +63,66 @@ class Metric:
         end = now_ns()
         self.add_sample(end - start_ns, end)
 
+    def _fold(self) -> None:  # with self._lock held: only folders pop, so `while` is safe
+        new = self._new
+        while new:
+            sample = new.popleft()
+            self._ring.append(sample)
+            self._count += 1
+            self._accumulator += sample[1]
+
+    @property
+    def count(self) -> int:
+        """Samples ever added (TotalSamples), not only those the ring keeps."""
+        with self._lock:
+            self._fold()
+            return self._count
+
+    @property
+    def accumulator(self) -> float:
+        """The sum of every sample ever added."""
+        with self._lock:
+            self._fold()
+            return self._accumulator
+
     def samples(self) -> list[Sample]:
         """The kept samples, oldest first."""
         with self._lock:
+            self._fold()
             return [Sample(t, float(v)) for t, v in self._ring]
 
 
 class Counter:
-    """A named integer (torch_xla: XLA_COUNTER, a CounterData in the arena)."""
+    """A named integer (torch_xla: XLA_COUNTER, an atomic CounterData in the arena); added to
+    without a lock, as a Metric is."""
 
     def __init__(self, name: str):
-        self.name, self.value = name, 0
+        self.name = name
         self._lock = threading.Lock()
+        self._new: deque[int] = deque()
+        self._value = 0
 
     def add_value(self, n: int = 1) -> None:
+        self._new.append(n)
+        if len(self._new) > 1024:  # nobody is reading: keep the memory bounded
+            with self._lock:
+                self._fold()
+
+    def _fold(self) -> None:  # with self._lock held
+        new = self._new
+        while new:
+            self._value += new.popleft()
+
+    @property
+    def value(self) -> int:
         with self._lock:
-            self.value += n
+            self._fold()
+            return self._value
 
     def clear(self) -> None:
         with self._lock:
-            self.value = 0
+            self._new.clear()
+            self._value = 0
 
 
 _metrics: dict[str, Metric] = {}

@@ -4,6 +4,7 @@ the millisecond field), the report's blocks, and a jit's one compile for N execu
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 import pytest
@@ -52,6 +53,30 @@ def test_samples_are_a_ring_but_the_count_and_sum_are_of_all():
         m.add_sample(v)
     assert (m.count, m.accumulator) == (3, 6.0)
     assert [s.value for s in m.samples()] == [2.0, 3.0]
+
+
+def test_writers_in_many_threads_lose_no_sample_and_unread_samples_stay_bounded():
+    m = metrics.Metric("Threads", metrics.metric_fn_value, max_samples=64)
+    c = metrics.Counter("Threads")
+    start = threading.Barrier(4)
+
+    def write(k: int) -> None:
+        start.wait()
+        for i in range(5000):
+            m.add_sample(float(k), timestamp_ns=i)
+            c.add_value(k)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in (1, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(m._new) <= 64 + 4 and len(c._new) <= 1024 + 4  # folded as they went
+    assert (m.count, m.accumulator, c.value) == (20000, 50000.0, 50000)
+    assert len(m.samples()) == 64
+    m.clear()
+    c.clear()
+    assert (m.count, m.accumulator, m.samples(), c.value) == (0, 0.0, [], 0)
 
 
 def test_one_signature_called_n_times_is_one_compile_and_n_executes(delta):
