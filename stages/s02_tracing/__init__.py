@@ -18,6 +18,7 @@ Beside it (read when a step needs it):
   axis_env.py       the named axes in scope (for stage 5's collectives) and their sizes
   vma.py            varying manual axes: the types a shard_map body gives values (stage 11)
   config.py         configuration flags (jax_disable_jit, ...); stage 2 reads none, jit does
+  source_info_util.py  where in the user's code: the innermost frame outside the stages
   lax/              the primitives (sin, add, dot_general, ...): rules and wrappers
   numpy/            a small jax.numpy over lax, and the tracer operators
   _jax_compat.py    what exists only to print exactly as JAX does

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core
+from stages.s02_tracing import core, source_info_util
 
 
 def numpy_ints(dims: Iterable[int]) -> tuple[np.int64, ...]:
@@ -24,3 +24,12 @@ def vmap_tracer_repr(tracer: Any) -> str:
     """A batch tracer prints as JAX's does: `VmapTracer(aval=f32[], batched=f32[3])` (ours is
     BatchTracer, JAX's class name too)."""
     return f"VmapTracer(aval={tracer.aval}, batched={core.get_aval(tracer.val)})"
+
+
+def batch_tracer_origin_msg(tracer: Any) -> str:
+    """What JAX appends to a BatchTracer's conversion errors: where the tracer was made (the
+    innermost user frame when vmap or a primitive made it; JAX records a traceback there)."""
+    if tracer.source_info is None:
+        return ""
+    return (f"\nThis BatchTracer with object id {id(tracer)} was created on line:"
+            f"\n  {source_info_util.summarize(tracer.source_info)}")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core
+from stages.s02_tracing import core, source_info_util
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.axis_env import axis_frame
@@ -69,7 +69,7 @@ def unmapped_aval(size: int, axis: int | None, aval: core.ShapedArray) -> core.S
 class BatchTracer(core.Tracer):
     """A batch of values: `val` holds all of them, stacked along axis `batch_dim`."""
 
-    __slots__ = ("val", "batch_dim")
+    __slots__ = ("val", "batch_dim", "source_info")
 
     def __init__(self, trace: BatchTrace, val: Any, batch_dim: BatchDim):
         # the aval a function under vmap sees is the aval of ONE example
@@ -79,8 +79,10 @@ class BatchTracer(core.Tracer):
         super().__init__(trace, aval)
         self.val = val
         self.batch_dim = batch_dim
+        self.source_info = source_info_util.current()  # where in the user's code, for errors
 
     _short_repr = _jax_compat.vmap_tracer_repr  # printed as JAX's are: VmapTracer(...)
+    _origin_msg = _jax_compat.batch_tracer_origin_msg  # "... was created on line: ..."
 # --8<-- [end:tracer]
 
 

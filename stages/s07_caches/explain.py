@@ -15,41 +15,21 @@ and the weak-type hint ends in a URL glued to the last line.
 
 from __future__ import annotations
 
-import inspect
 import logging
 import operator as op
-import re
-import sysconfig
 from typing import Any
 
 from stages.s01_pytrees import equality_errors_pytreedef, keystr
-from stages.s02_tracing import config
+from stages.s02_tracing import config, source_info_util
 
 logger = logging.getLogger(__name__)
 
 callsites_with_tracing_cache_miss: set[str] = set()
 
-_STAGE_FILE = re.compile(r"[\\/]stages[\\/]s\d\d_\w+[\\/]")
-_STDLIB = sysconfig.get_paths()["stdlib"]
-
-
-def is_user_filename(filename: str) -> bool:
-    """Neither a file of the course's stages nor of Python's standard library."""
-    return not (_STAGE_FILE.search(filename) or filename.startswith(_STDLIB))
-
 
 def summarize_callsite() -> str:
     """`file:line:column (function)` of the innermost user frame (JAX: source_info_util)."""
-    frame = inspect.currentframe().f_back
-    while frame is not None and not is_user_filename(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:
-        return "unknown"
-    code = frame.f_code
-    positions = list(code.co_positions())
-    line, _, column, _ = positions[frame.f_lasti // 2]
-    where = f"{code.co_filename}:{line}" + (f":{column}" if column else "")
-    return f"{where} ({code.co_qualname})"
+    return source_info_util.summarize(source_info_util.current())
 
 
 def _func_file_and_line(func_src_info: str) -> tuple[str | None, int | None]:
@@ -64,7 +44,7 @@ def explain_tracing_cache_miss(fun: Any, key: tuple, seen_keys: list[tuple]) -> 
     """Log (WARNING) why `key` missed, given the keys `fun` was traced with before."""
     _, _, dbg = key
     func_filename, func_lineno = _func_file_and_line(dbg.func_src_info)
-    if func_filename and not is_user_filename(func_filename):
+    if func_filename and not source_info_util.is_user_filename(func_filename):
         return  # the course's own functions (a tiny jit of one primitive) are not explained
     msg = [f"TRACING CACHE MISS at {(callsite := summarize_callsite())}:"]
     src_info = ""

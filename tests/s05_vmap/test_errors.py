@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -144,6 +146,23 @@ def test_a_non_array_output_is_named(ours, theirs):
                       ours=ours, theirs=theirs)
     assert msg == "Output from batched function 'hi' with type <class 'str'> is not a valid " \
                   "JAX type"
+
+
+@pytest.mark.parametrize("convert", [
+    lambda x: float(x),
+    lambda x: int(x * 2),  # a tracer a primitive made: its line is inside this function
+    lambda x: bool(x > 0),
+    lambda x: np.asarray(x),
+    lambda x: range(x.astype(np.int32)),
+], ids=["float", "int-of-a-product", "bool", "asarray", "index"])
+def test_a_batch_tracer_asked_for_a_value_says_where_it_was_created(convert, ours, theirs):
+    """JAX's text, ending in "This BatchTracer with object id N was created on line: <file:line:
+    column (function)>", the innermost frame of this file; only the ids differ."""
+    mine, want = (_error(lib.vmap(convert), np.ones(3, f32)) for lib in (ours, theirs))
+    assert mine[0].__name__ == want[0].__name__
+    assert "was created on line:\n  " + __file__ in want[1]
+    assert re.sub(r"object id \d+", "object id N", mine[1]) == \
+        re.sub(r"object id \d+", "object id N", want[1])
 
 
 def test_a_leaked_batch_tracer_fails_loudly(ours):
