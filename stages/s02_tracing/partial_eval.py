@@ -11,7 +11,7 @@ from typing import Any
 
 from stages.s01_pytrees import PyTreeDef, tree_flatten
 
-from . import _jax_compat, core
+from . import _jax_compat, core, source_info_util
 from . import linear_util as lu
 from .api_util import argnums_partial, flatten_fun, result_paths, shaped_abstractify
 from .api_util import debug_info as api_debug_info
@@ -45,6 +45,7 @@ class JaxprStackFrame:
         return Var(aval)
 
     def add_eqn(self, eqn: JaxprEqn) -> None:
+        eqn.source_info = eqn.source_info or source_info_util.current()  # for errors (stage 11)
         self.eqns.append(eqn)
 
     def to_jaxpr(self, out_tracers: Sequence[DynamicJaxprTracer],

@@ -39,6 +39,7 @@ from .pjit_checks import (
     check_no_kwargs,
     dynamic_arguments,
     flatten_shardings,
+    intermediate_shardings,
     is_sharding_leaf,
     prepare_axis_resources,
     static_positions,
@@ -217,7 +218,7 @@ class ShardedJit:
         pjit_check_aval_sharding(outs, traced.jaxpr.out_avals, paths, "pjit outputs", False)
         fun = self.__wrapped__
         name = getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
-        check_devices(name, p.arg_names, leaves, ins, outs)
+        check_devices(name, p.arg_names, leaves, ins, outs, intermediate_shardings(traced.jaxpr))
         return ins, outs
 
     def _place(self, args: tuple) -> tuple:

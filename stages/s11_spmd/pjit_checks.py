@@ -14,6 +14,7 @@ from typing import Any
 
 from stages.s01_pytrees import tree_flatten
 from stages.s01_pytrees.tree_util import broadcast_prefix, prefix_errors
+from stages.s02_tracing import source_info_util
 from stages.s07_caches.sharding_impls import UNSPECIFIED
 
 from .partition_spec import P
@@ -108,27 +109,51 @@ def flatten_axis_resources(what: str, tree: Any, shardings: Any, tupled_args: bo
     raise ValueError(f"Mismatch details ({len(errors)} found):\n{details}")
 
 
+def intermediate_shardings(jaxpr: Any) -> list[tuple[Sharding, str, Any]]:
+    """(sharding, equation name, where it was traced) for each layout an equation inside the
+    function names: a constraint's, a shard_map's specs on its mesh; inner jaxprs included
+    (JAX: dispatch.get_intermediate_shardings)."""
+    out: list[tuple[Sharding, str, Any]] = []
+    for eqn in jaxpr.eqns:
+        name, params = eqn.primitive.name, eqn.params
+        if name == "sharding_constraint" and isinstance(params["sharding"], NamedSharding):
+            out.append((params["sharding"], name, eqn.source_info))
+        elif name == "shard_map":
+            out.extend((NamedSharding(params["mesh"], spec), name, eqn.source_info)
+                       for spec in (*params["in_specs"], *params["out_specs"]))
+        for v in params.values():
+            for x in v if isinstance(v, (tuple, list)) else (v,):
+                inner = getattr(x, "jaxpr", x)  # a ClosedJaxpr's, or a Jaxpr itself
+                if hasattr(inner, "eqns"):
+                    out.extend(intermediate_shardings(inner))
+    return out
+
+
 def check_devices(fun_name: str, arg_names: Sequence[str], args: Sequence[Any],
-                  in_shardings: Sequence[Any], out_shardings: Sequence[Any]) -> None:
-    """Every argument's and output's sharding on the same devices in the same order; else
-    JAX's message for the first two that differ, naming an argument whose own layout it is
-    (JAX: pxla._get_and_check_device_assignment, stages._device_assignment_mismatch_error)."""
-    given = [("ARG_SHARDING", s) for s in in_shardings if s is not None]
-    given += [("explicit output sharding", s) for s in out_shardings if s is not None]
+                  in_shardings: Sequence[Any], out_shardings: Sequence[Any],
+                  inside: Sequence[tuple[Sharding, str, Any]] = ()) -> None:
+    """Every argument's, output's and inner equation's sharding on the same devices in the
+    same order; else JAX's message for the first two that differ, naming an argument whose
+    own layout it is, or the equation and its source line (JAX:
+    pxla._get_and_check_device_assignment, stages._device_assignment_mismatch_error)."""
+    given = [("ARG_SHARDING", s, "") for s in in_shardings if s is not None]
+    given += [("explicit output sharding", s, "") for s in out_shardings if s is not None]
+    given += [(f"{name} inside jit", s, "" if info is None else
+               f" at {source_info_util.summarize(info)}") for s, name, info in inside]
     if not given:
         return
     first = given[0][1]._device_assignment
-    differs = [(kind, s._device_assignment) for kind, s in given
+    differs = [(kind, s._device_assignment, where) for kind, s, where in given
                if s._device_assignment != first]
     if not differs:
         return
 
-    def describe(kind: str, devices: tuple) -> str:
+    def describe(kind: str, devices: tuple, where: str) -> str:
         ids = f"with device ids {[d.id for d in devices]} on platform {devices[0].platform.upper()}"
         for name, x in zip(arg_names, args, strict=True):
             s = getattr(x, "sharding", None)
             if kind == "ARG_SHARDING" and s is not None and s._device_assignment == devices:
                 return f" argument {name} of {fun_name} with shape {x.aval.str_short()} and {ids}"
-        return f" {kind} {ids}"
+        return f" {kind} {ids}{where}"
     raise ValueError("Received incompatible devices for jitted computation. Got"
-                     f"{describe(given[0][0], first)} and{describe(*differs[0])}")
+                     f"{describe(given[0][0], first, given[0][2])} and{describe(*differs[0])}")

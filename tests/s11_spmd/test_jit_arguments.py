@@ -1,8 +1,8 @@
 """jit with shardings and the ways arguments arrive, against JAX on 8 CPU devices: static
 arguments (left out of the program and of in_shardings), keyword arguments (laid out as they
 are; refused beside in_shardings), in_shardings as a list, shardings that are no prefix of the
-arguments or outputs, leaves that are no sharding, arguments on different devices, and
-device_put with a PartitionSpec.
+arguments or outputs, leaves that are no sharding, arguments (and equations inside) on
+different devices, and device_put with a PartitionSpec.
 
 `python test_jit_arguments.py jax|ours static|rest` runs the programs in a process of its own
 (JAX's CPU device count is fixed when it starts; a program given the wrong buffers may crash
@@ -117,6 +117,11 @@ def programs(api: Any, group: str) -> dict[str, Any]:
         "devices of an output": lambda: jit(one, out_shardings=NS(sub, P()))(x),
         "devices of in_ and out_shardings": lambda: jit(
             one, in_shardings=sh, out_shardings=NS(sub, P()))(a),
+        # ... and an equation inside: named with the line it was traced at (this file's)
+        "devices of a constraint inside": lambda: jit(
+            lambda v: api.constrain(v * 2, NS(sub, P("x"))))(x),
+        "devices of a shard_map inside": lambda: jit(lambda v: api.shard_map(
+            lambda b: b * 2, mesh=sub, in_specs=P("x"), out_specs=P("x"))(v))(x),
         # device_put with a PartitionSpec: of the mesh set by set_mesh
         "device_put spec, no mesh": lambda: dp(a, P("x")),
     }
@@ -138,13 +143,15 @@ def _api(who: str) -> Any:
 
         return types.SimpleNamespace(
             P=PartitionSpec, NamedSharding=NamedSharding, jit=jax.jit, device_put=jax.device_put,
-            devices=jax.devices, set_mesh=jax.set_mesh,
+            devices=jax.devices, set_mesh=jax.set_mesh, shard_map=jax.shard_map,
+            constrain=jax.lax.with_sharding_constraint,
             Mesh=lambda d, n: Mesh(d, n, axis_types=(AxisType.Auto,) * len(n)))
     import stages.s11_spmd as s11
 
     return types.SimpleNamespace(
         P=s11.P, NamedSharding=s11.NamedSharding, jit=s11.jit, device_put=s11.device_put,
-        devices=s11.devices, set_mesh=s11.set_mesh,
+        devices=s11.devices, set_mesh=s11.set_mesh, shard_map=s11.shard_map,
+        constrain=s11.with_sharding_constraint,
         Mesh=lambda d, n: s11.Mesh(d, n, (s11.AxisType.Auto,) * len(n)))
 
 
