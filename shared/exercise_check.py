@@ -13,6 +13,11 @@ For each built stage:
 4. each wrong answer of `shared/exercise_mutants.py` makes one of those tests fail; one that
    passes them is tried once more on all the stage's tests before it is called a survivor.
 
+Steps 3 and 4 first run alone the test that caught the same stub or wrong answer last time
+(`shared/exercise_catches.json`, which `--remap` also rewrites): one test file to collect and one
+test to run, a couple of seconds, where the map's tests take several. A catch that no longer
+fails (the test changed, or the mistake did) only costs that one run before the map's tests.
+
 Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time. Each is
 a fresh process forked from one that has already imported pytest, hypothesis and jax (seconds a
 run otherwise), so it imports the stage code of its own copy.
@@ -45,6 +50,7 @@ from shared.exercises import (
 TIMEOUT = 900  # seconds for one pytest run; a hang is reported, not waited on forever
 WORKERS = 2
 MAP_FILE = ROOT / "shared" / "exercise_map.json"
+CATCH_FILE = ROOT / "shared" / "exercise_catches.json"
 MAP_TESTS = 25  # the quickest tests kept per exercise in the map file
 NO_TESTS = 5  # pytest's exit code when no test was collected (the map names only gone tests)
 
@@ -124,6 +130,7 @@ class StageCheck:
     problems: list[str]
     reached_by: dict[str, list[str]]  # exercise -> the tests that reach it
     caught: dict[str, list[str]]  # exercise -> its mutants that failed a test
+    catches: dict[str, dict[str, str]]  # exercise -> stub or mistake -> the test that caught it
 
     @property
     def name(self) -> str:
@@ -134,7 +141,7 @@ def prepare(stage: Path, tmp: Path, remap: bool = False) -> StageCheck:
     """Steps 1 and 2: anchors, the stubbed copy imports, and who reaches what."""
     exercises = parse_stage(stage)
     check = StageCheck(stage, exercises, [], {e.number: [] for e in exercises},
-                       {e.number: [] for e in exercises})
+                       {e.number: [] for e in exercises}, read_catches().get(stage.name, {}))
     page = ROOT / docs_page(stage)
     page_text = page.read_text() if page.exists() else ""
     for ex in exercises:
@@ -196,72 +203,106 @@ def write_map(checks: list[StageCheck]) -> None:
     MAP_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
 
 
-def _candidates(check: StageCheck, ex: Exercise) -> list[list[str] | None]:
-    """The test selections to try in turn: the map's tests for the exercise (those whose file is
-    still there), then all."""
-    mapped = [t for t in check.reached_by[ex.number] if (ROOT / t.split("::")[0]).exists()]
-    return [mapped, None] if mapped else [None]
+STUBBED = "stubbed"  # the catches file's key for the exercise stubbed; a mistake is its own key
 
 
-def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> str | None:
-    """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub."""
+def read_catches() -> dict[str, dict[str, dict[str, str]]]:
+    """stage -> exercise -> "stubbed" or a mistake -> the test that caught it (`--remap`)."""
+    if not CATCH_FILE.exists():
+        return {}
+    data = json.loads(CATCH_FILE.read_text())
+    return {stage: {n: {what: f"tests/{stage}/{test}" for what, test in by.items()}
+                    for n, by in known.items()} for stage, known in data.items()}
+
+
+def write_catches(checks: list[StageCheck]) -> None:
+    data = {stage: {n: {what: test.removeprefix(f"tests/{stage}/") for what, test in by.items()}
+                    for n, by in known.items()} for stage, known in read_catches().items()}
+    for c in checks:
+        data[c.name] = {n: {what: test.removeprefix(f"tests/{c.name}/")
+                            for what, test in sorted(by.items())}
+                        for n, by in sorted(c.catches.items()) if by}
+    CATCH_FILE.write_text(json.dumps(dict(sorted(data.items())), indent=1) + "\n")
+
+
+def _candidates(check: StageCheck, ex: Exercise, what: str) -> list[list[str] | None]:
+    """The test selections to try in turn: the test that caught `what` last time, the map's
+    tests for the exercise (those whose file is still there), then all."""
+    def here(tests: list[str]) -> list[str]:
+        return [t for t in tests if (ROOT / t.split("::")[0]).exists()]
+    caught = here([t] if (t := check.catches.get(ex.number, {}).get(what)) else [])
+    mapped = here(check.reached_by[ex.number])
+    return [s for s in (caught, mapped) if s] + [None]
+
+
+def _first_failure(run: Run) -> str | None:
+    return next(iter(run.failed), None)
+
+
+def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> tuple[str | None, str | None]:
+    """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub. The problem
+    or None, and the test that caught it."""
     ws = tmp / check.name / f"stub-{ex.anchor}"
     write_workspace(check.stage, ws, only={ex.number})
-    for select in _candidates(check, ex):
+    for select in _candidates(check, ex, STUBBED):
         run = run_tests(check.stage, ws, select)
-        if run.returncode == NO_TESTS and select is not None:
+        if select is not None and run.returncode in (0, NO_TESTS):
             continue
         if run.returncode == 1:
             if any(ex.number in f.get("stubs", []) for f in run.failed.values()):
-                return None
+                return None, _first_failure(run)
             return (f"{ex.number} ({ex.name}): stubbed alone, tests fail but none reaches its "
-                    f"stub:\n{_tail(run)}")
+                    f"stub:\n{_tail(run)}"), None
         if run.returncode != 0:
-            return f"{ex.number} ({ex.name}): stubbed alone, the tests do not run:\n{_tail(run)}"
-    return f"{ex.number} ({ex.name}): stubbed alone, every test still passes"
+            return (f"{ex.number} ({ex.name}): stubbed alone, the tests do not run:\n"
+                    f"{_tail(run)}"), None
+    return f"{ex.number} ({ex.name}): stubbed alone, every test still passes", None
 
 
-def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant, tmp: Path) -> str | None:
-    """Step 4: one wrong answer fails a test (None), or the problem."""
+def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant,
+           tmp: Path) -> tuple[str | None, str | None]:
+    """Step 4: one wrong answer fails a test (None), or the problem; and the test."""
     label = f"{ex.number} ({ex.name}) wrong answer {m.mistake!r}"
     ws = tmp / check.name / f"mutant-{ex.anchor}-{index}"
     write_workspace(check.stage, ws, only=set())
     region = copy_regions(ws / "stages" / check.name).get(ex.number)
     if region is None or not region.closed:
-        return f"{label}: exercise {ex.number} has no closed region in the stage's code"
+        return f"{label}: exercise {ex.number} has no closed region in the stage's code", None
     lines = region.path.read_text().splitlines()
     try:
         new = apply(m, lines, region.start, region.end - 1)
     except MutantError as err:
         return (f"{label} no longer applies: {err}; exercise {ex.number} is at "
-                f"{ex.path}:{ex.start}; update shared/exercise_mutants.py")
+                f"{ex.path}:{ex.start}; update shared/exercise_mutants.py"), None
     text = "\n".join(new) + "\n"
     try:
         compile(text, str(region.path), "exec")
     except SyntaxError as err:
-        return f"{label}: the mutated code does not compile ({err}); fix the mutant"
+        return f"{label}: the mutated code does not compile ({err}); fix the mutant", None
     region.path.write_text(text)
-    for select in _candidates(check, ex):
+    for select in _candidates(check, ex, m.mistake):
         run = run_tests(check.stage, ws, select)
-        if run.returncode == NO_TESTS and select is not None:
+        if select is not None and run.returncode in (0, NO_TESTS):
             continue
         if run.returncode == 1:
-            return None
+            return None, _first_failure(run)
         if run.returncode != 0:
-            return f"{label}: the tests do not run:\n{_tail(run)}"
-    return f"{label} passes every test of the stage: add a test that catches it"
+            return f"{label}: the tests do not run:\n{_tail(run)}", None
+    return f"{label} passes every test of the stage: add a test that catches it", None
 
 
 def _prepare(task: tuple[int, Path, bool]) -> StageCheck:
     return prepare(stage_dir(task[0]), task[1], task[2])
 
 
-def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]) -> tuple[str | None, float]:
-    """A stub check (no mutant) or a mutant check: its problem or None, and its seconds."""
+def _job(task: tuple[StageCheck, Exercise, int, Mutant | None, Path]
+         ) -> tuple[str | None, str | None, float]:
+    """A stub check (no mutant) or a mutant check: its problem or None, the test that caught
+    the stub or the mistake, and its seconds."""
     c, ex, index, m, tmp = task
     started = time.monotonic()
-    problem = stub_alone(c, ex, tmp) if m is None else mutant(c, ex, index, m, tmp)
-    return problem, time.monotonic() - started
+    problem, test = stub_alone(c, ex, tmp) if m is None else mutant(c, ex, index, m, tmp)
+    return problem, test, time.monotonic() - started
 
 
 def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
@@ -292,12 +333,19 @@ def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
                                       "shared/exercise_mutants.py")
                 tasks += [(c, ex, i, m, tmp) for i, m in enumerate(wrong)]
         results = pool.map(_job, tasks, chunksize=1)
-    by_name = {c.name: c for c in checks}
-    for (c, ex, _, m, _), (problem, _) in zip(tasks, results, strict=True):
+    if remap:  # what caught each stub and wrong answer in this run, and nothing older
+        for c in checks:
+            c.catches = {ex.number: {} for ex in c.exercises}
+    for (c, ex, _, m, _), (problem, test, _) in zip(tasks, results, strict=True):
         if problem:
-            by_name[c.name].problems.append(problem)
+            c.problems.append(problem)
         elif m is not None:
-            by_name[c.name].caught[ex.number].append(m.mistake)
+            c.caught[ex.number].append(m.mistake)
+        if remap and test is not None:
+            c.catches[ex.number][STUBBED if m is None else m.mistake] = test
+    if remap:
+        write_catches(checks)
+        print(f"wrote {CATCH_FILE.relative_to(ROOT)}")
     failed = False
     for c in checks:
         status = "ok" if not c.problems else "FAILED"
@@ -317,8 +365,8 @@ def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
         failed = failed or bool(c.problems)
     labels = [f"{ex.number} {'stubbed' if m is None else repr(m.mistake)}"
               for _, ex, _, m, _ in tasks]
-    slowest = sorted(zip(results, labels, strict=True), key=lambda r: -r[0][1])[:5]
+    slowest = sorted(zip(results, labels, strict=True), key=lambda r: -r[0][2])[:5]
     print("slowest runs: " + "; ".join(f"{label} {seconds:.0f} s"
-                                       for (_, seconds), label in slowest))
+                                       for (_, _, seconds), label in slowest))
     print(f"check-exercises took {time.monotonic() - started:.0f} s")
     return 1 if failed else 0
