@@ -26,7 +26,7 @@ help: ## list the targets
 	@echo "           STAGE=N (exercise, check-exercises, bench), ONLY=N.K[,N.M] (exercise: stub only these, one at a time),"
 	@echo "           FORCE=1 (overwrite your code in a workspace copy), WORKSPACE=1,"
 	@echo "           PYTEST_ARGS='-x --tb=long' (passed to pytest by test-stage-N), QUICK=1 (bench),"
-	@echo "           REMAP=1 (check-exercises: trace the tests again and rewrite shared/exercise_map.json),"
+	@echo "           REMAP=1 (check-exercises: trace the tests again, rewrite shared/exercise_map.json and _catches.json),"
 	@echo "           DEVICE=CPU (gpu-check on the CPU client: try another JAX without a GPU)"
 
 setup: $(STAMP) ## create .venv with PYTHON -m venv (default python3) and install .[dev] (quick when done)

@@ -341,7 +341,8 @@ def main(argv: list[str] | None = None) -> int:
                          help="skip the wrong answers of shared/exercise_mutants.py")
     p_check.add_argument("--remap", action="store_true",
                          help="trace every test of the stage to find the tests that reach each "
-                              "exercise, and rewrite shared/exercise_map.json")
+                              "exercise, and rewrite shared/exercise_map.json and "
+                              "shared/exercise_catches.json")
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
