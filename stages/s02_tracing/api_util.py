@@ -143,7 +143,7 @@ def argnums_partial2(fun: Callable, dyn_argnums: int | Sequence[int], args: Sequ
     """argnums_partial for a plain callable: `fun` as a function of the arguments at
     `dyn_argnums` only (the others and kwargs closed over), and those arguments."""
     # a Python closure, not a WrappedFun: grad and the Jacobians hand it to vjp and jvp
-    nums = (dyn_argnums,) if isinstance(dyn_argnums, int) else tuple(dyn_argnums)
+    nums = _ensure_index_tuple(dyn_argnums)
     for i in nums:
         if not -len(args) <= i < len(args):
             raise ValueError(
@@ -263,6 +263,14 @@ def fun_signature(fun: Callable) -> inspect.Signature | None:
         return inspect.signature(fun)
     except (ValueError, TypeError):
         return None
+
+
+def ensure_index(x: Any) -> int | tuple[int, ...]:
+    """An index, or a tuple of them: numpy integers too (JAX: _ensure_index)."""
+    try:
+        return operator.index(x)
+    except TypeError:
+        return tuple(map(operator.index, x))
 
 
 def _ensure_index_tuple(x: Any) -> tuple[int, ...]:

@@ -1,8 +1,7 @@
 """The user-facing transforms: jvp, linearize, vjp, grad, value_and_grad, linear_transpose.
 
 JAX: the autodiff half of jax/_src/api.py. Each one flattens its arguments' pytrees, calls the
-machinery of ad.py on flat lists, and checks what JAX checks, with JAX's messages.
-"""
+machinery of ad.py on flat lists, and checks what JAX checks, with JAX's messages."""
 
 from __future__ import annotations
 
@@ -29,6 +28,7 @@ from stages.s02_tracing.api_util import (
     check_arg,
     check_callable,
     debug_info,
+    ensure_index,
     flatten_fun_nokwargs,
     wraps,
 )
@@ -349,7 +349,8 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                    holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """A function returning (fun(*args), its gradient w.r.t. the arguments at argnums)."""
     check_callable(fun)
-    argnums_t = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    argnums = ensure_index(argnums)  # a numpy integer is an index too
+    argnums_t = (argnums,) if isinstance(argnums, int) else argnums
 
     # --8<-- [start:value_and_grad]
     @wraps(fun, docstr="Value and gradient of {fun} with respect to positional argument(s) "

@@ -35,6 +35,7 @@ from stages.s02_tracing.api_util import (
     check_arg,
     check_callable,
     debug_info,
+    ensure_index,
     flatten_fun,
     wraps,
 )
@@ -324,6 +325,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     output's structure, of pytrees of the inputs' structure. Cost: one jvp per input element.
     """
     check_callable(fun)
+    argnums = ensure_index(argnums)  # a numpy integer is an index too
 
     @wraps(fun, docstr="Jacobian of {fun} with respect to positional argument(s) {argnums}.",
            argnums=argnums)
@@ -352,7 +354,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
            holomorphic: bool = False, allow_int: bool = False) -> Callable:
     """The Jacobian of `fun`, one row per output element: vmap of vjp's pullback over the
     identity. Same result as jacfwd; cost: one vjp per output element."""
-    check_callable(fun)
+    check_callable(fun)  # argnums as given, as JAX's: a numpy integer gives a tuple back
     # the checks grad makes, in jacrev's name (JAX: both use _check_*_dtype_revderiv)
     _check_input_dtype_jacrev = functools.partial(check_input_dtype_revderiv, "jacrev",
                                                   holomorphic, allow_int)

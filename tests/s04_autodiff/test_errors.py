@@ -162,6 +162,20 @@ def test_grad_with_a_repeated_argnum_fails_like_jax(argnums):
     assert "NoneType" in msg
 
 
+@pytest.mark.parametrize("argnums", [np.int64(1), (np.int32(0),), [0, np.int8(1)]], ids=repr)
+def test_numpy_integers_are_argnums_as_in_jax(argnums):
+    f = lambda x, y: x * y
+    ours, theirs = grad(f, argnums=argnums)(2.0, 3.0), jax.grad(f, argnums=argnums)(2.0, 3.0)
+    assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
+    assert jax.tree_util.tree_leaves(ours) == [float(t) for t in jax.tree_util.tree_leaves(theirs)]
+
+
+def test_an_argnum_that_is_no_integer_fails_like_jax():
+    f = lambda x, y: x * y
+    msg = _same_error(lambda: grad(f, argnums="a"), lambda: jax.grad(f, argnums="a"))
+    assert msg == "'str' object cannot be interpreted as an integer"
+
+
 def test_grad_with_a_repeated_unused_argnum_returns_none_like_jax():
     f = lambda x, y: y * y
     ours = grad(f, argnums=(0, 0))(1.0, 2.0)
