@@ -876,6 +876,8 @@ MUTANTS: tuple[Mutant, ...] = (
        if self._npy_value is None:
            self._check_if_deleted()
        """),
+    _m("9.2", "the kept values stay writable", "self._npy_value.flags.writeable = False",
+       "pass"),
     _m("9.3", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
        "if env and os.path.isfile(env):", "if env:"),
     _m("9.3", "the libtpu package's path is taken without checking the file",

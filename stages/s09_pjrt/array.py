@@ -71,6 +71,7 @@ class ArrayImpl(Array):
         self._check_if_deleted()
         if self._npy_value is None:
             (self._npy_value,) = self._client.transfer_from_device([self._data])
+            self._npy_value.flags.writeable = False  # np.asarray(x)[0] = 5 must not change x
         return self._npy_value
         # END EXERCISE
     # --8<-- [end:state]

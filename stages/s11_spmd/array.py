@@ -105,20 +105,21 @@ class ArrayImpl(s09_array.ArrayImpl):
         self._check_if_deleted()
         if self._npy_value is None:
             if self.sharding.is_fully_replicated:  # any one copy is the value
-                (self._npy_value,) = self._client.transfer_from_device(self._shards[:1])
-                return self._npy_value
-            if len(self._devices()) != self.sharding.num_devices:
+                (out,) = self._client.transfer_from_device(self._shards[:1])
+            elif len(self._devices()) != self.sharding.num_devices:
                 raise RuntimeError("Fetching value for `jax.Array` that spans non-addressable "
                                    "(non process local) devices is not possible.")
-            index_map = self.sharding.devices_indices_map(self.shape)
-            wanted: dict[tuple, tuple[Index, Data]] = {}
-            for device, data in zip(self._devices(), self._shards, strict=True):
-                index = index_map[device]
-                wanted.setdefault(tuple((s.start, s.stop) for s in index), (index, data))
-            blocks = self._client.transfer_from_device([d for _, d in wanted.values()])
-            out = np.empty(self.shape, self.dtype)
-            for (index, _), block in zip(wanted.values(), blocks, strict=True):
-                out[index] = block
+            else:
+                index_map = self.sharding.devices_indices_map(self.shape)
+                wanted: dict[tuple, tuple[Index, Data]] = {}
+                for device, data in zip(self._devices(), self._shards, strict=True):
+                    index = index_map[device]
+                    wanted.setdefault(tuple((s.start, s.stop) for s in index), (index, data))
+                blocks = self._client.transfer_from_device([d for _, d in wanted.values()])
+                out = np.empty(self.shape, self.dtype)
+                for (index, _), block in zip(wanted.values(), blocks, strict=True):
+                    out[index] = block
+            out.flags.writeable = False  # as stage 9's: np.asarray(x)[0] = 5 must not change x
             self._npy_value = out
         return self._npy_value
 

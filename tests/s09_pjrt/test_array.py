@@ -108,6 +108,16 @@ def test_the_values_are_fetched_once_and_a_deleted_array_is_refused_before_any_t
     assert d.samples("TransferFromDeviceTime") == 0  # refused before asking the device
 
 
+def test_the_values_numpy_sees_are_read_only_as_in_jax():
+    """np.asarray hands out the kept host copy: a write to it would change what the array prints
+    but not what a computation reads. JAX's copy is read-only; ours too."""
+    for a in (device_put(np.ones(3, np.float32)), s07.jit(lambda v: v * 2.0)(np.ones(3)),
+              jax.device_put(np.ones(3, np.float32))):
+        with pytest.raises(ValueError, match="^assignment destination is read-only$"):
+            np.asarray(a)[0] = 5.0
+        assert str(a) in ("[1. 1. 1.]", "[2. 2. 2.]")
+
+
 def test_devices_and_device_put():
     x = device_put(np.arange(3, dtype=np.int32))
     (device,) = x.devices()

@@ -35,6 +35,15 @@ def test_device_put_puts_one_block_per_device(four):
         np.asarray(a)
 
 
+@pytest.mark.parametrize("spec", [P("data", "model"), P()], ids=["split", "replicated"])
+def test_the_values_numpy_sees_are_read_only_as_in_jax(four, spec):
+    mesh = s11.make_mesh((2, 2), ("data", "model"))
+    a = s11.device_put(np.zeros((4, 6), np.float32), s11.NamedSharding(mesh, spec))
+    with pytest.raises(ValueError, match="^assignment destination is read-only$"):
+        np.asarray(a)[0, 0] = 5.0
+    assert float(s11.jit(lambda v: v.sum())(a)) == float(np.asarray(a).sum()) == 0.0
+
+
 def test_a_scalar_put_on_a_mesh_stays_a_scalar_in_every_shard_as_in_jax(four):
     import jax  # the oracle, on the devices this process's JAX has
 
