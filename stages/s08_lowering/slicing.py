@@ -33,9 +33,10 @@ def _ints(xs: Sequence[int]) -> str:
 
 def _dims_attr(kind: str, fields: Sequence[tuple[str, Sequence[int]]], index_vector_dim: int
                ) -> str:
-    # MLIR leaves out the empty lists
+    # MLIR leaves out what is its default: the empty lists, and an index_vector_dim of 0
     parts = [f"{name} = {_ints(v)}" for name, v in fields if len(v)]
-    return f"#stablehlo.{kind}<{', '.join([*parts, f'index_vector_dim = {index_vector_dim}'])}>"
+    parts += [f"index_vector_dim = {index_vector_dim}"] if index_vector_dim else []
+    return f"#stablehlo.{kind}<{', '.join(parts)}>"
 
 
 def _generic(op_name: str, props: dict[str, str], body: Region | None = None):

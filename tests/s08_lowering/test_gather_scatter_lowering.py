@@ -16,12 +16,17 @@ X = np.arange(12.0, dtype=np.float32).reshape(4, 3)
 I = np.array([[1], [5], [-1]], np.int32)
 U = np.full((3, 3), 7.0, np.float32)
 STARTS = np.array([0, 3, 1], np.int32)
+POINT = np.array([2, 1], np.int32)  # one index vector: index_vector_dim 0, which MLIR leaves out
 
 
 def _programs(lax, vmap):
     g = lax.GatherDimensionNumbers((1,), (0,), (0,))
     d = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+    g0 = lax.GatherDimensionNumbers((), (0, 1), (0, 1))
+    d0 = lax.ScatterDimensionNumbers((), (0, 1), (0, 1))
     return {
+        "gather_point": (lambda x, i: lax.gather(x, i, g0, (1, 1)), (X, POINT), True),
+        "scatter_point": (lambda x, i: lax.scatter(x, i, x[0, 0] * 3.0, d0), (X, POINT), True),
         "gather_clip": (lambda x, i: lax.gather(x, i, g, (1, 3), mode="clip"), (X, I), True),
         "gather_promise": (lambda x, i: lax.gather(x, i[:1], g, (1, 3)), (X, I), True),
         "gather_fill": (lambda x, i: lax.gather(x, i, g, (1, 3), mode="fill"), (X, I), True),
