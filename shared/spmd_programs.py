@@ -13,6 +13,8 @@ what tests/s11_spmd/jax_oracle.py gets from JAX in a process of its own.
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -128,6 +130,14 @@ def shard_map_program(api: Any, n: int) -> dict[str, Any]:
                 values=[np.asarray(o).tolist() for o in (*out, *grads)])
 
 
+def _message(thunk: Any) -> str:
+    try:
+        thunk()
+        return "no error"
+    except Exception as e:  # noqa: BLE001 (the message is the point)
+        return f"{type(e).__name__}: {e}"
+
+
 def shard_map_errors(api: Any, n: int) -> dict[str, Any]:
     """The message of each check shard_map makes, for one bad call each."""
     mesh = api.make_mesh((n // 2, 2), ("x", "y"))
@@ -158,13 +168,10 @@ def shard_map_errors(api: Any, n: int) -> dict[str, Any]:
         (total, P("x"), P("x"), (x,)),  # an output spec longer than the rank
         (ident, P("x"), (P("x"), P("x")), (x,)),  # not one spec per output
     ]
-    messages = []
-    for f, ins, outs, args in calls:
-        try:
-            api.shard_map(f, mesh=mesh, in_specs=ins, out_specs=outs)(*args)
-            messages.append("no error")
-        except Exception as e:  # noqa: BLE001 (the message is the point)
-            messages.append(f"{type(e).__name__}: {e}")
+    # each thunk runs at once, in its own iteration
+    messages = [_message(lambda: api.shard_map(  # noqa: B023
+        f, mesh=mesh, in_specs=ins, out_specs=outs)(*args))  # noqa: B023
+        for f, ins, outs, args in calls]
     return {"values": [], "messages": messages}
 
 
@@ -357,16 +364,41 @@ def _carry_type_messages(api: Any, mesh: Any) -> list[str]:
     def scanned(w, x):
         return lax.scan(lambda c, xi: (c * xi + w, c), w, x[0])[0]
 
-    messages = []
-    for body in (loop, branch, scanned):
-        try:
-            # x varies along "i" only: JAX names the missing axes in a set's order
-            api.shard_map(body, mesh=mesh, in_specs=(P(), P("i")), out_specs=P())(
-                np.float32(0.7), x)
-            messages.append("no error")
-        except Exception as e:  # noqa: BLE001 (the message is the point)
-            messages.append(f"{type(e).__name__}: {e}")
+    # x varies along "i" only: JAX names the missing axes in a set's order
+    messages = [_message(lambda: api.shard_map(body, mesh=mesh,  # noqa: B023 (run at once)
+                                               in_specs=(P(), P("i")),
+                                               out_specs=P())(np.float32(0.7), x))
+                for body in (loop, branch, scanned)]
     return messages
+
+
+def sharded_donation(api: Any, n: int) -> dict[str, Any]:
+    """Donation when each device holds a block: an input and an output pair up by the shape
+    of one device's block, not of the whole value; a left-over buffer is named by its block."""
+    mesh = api.make_mesh((2, n // 2), ("x", "y"))
+    P, NS = api.P, api.NamedSharding
+    x = np.arange(8.0 * n, dtype=np.float32).reshape(8, n)
+    cases = {"rows_to_columns": (lambda: api.device_put(x, NS(mesh, P("x"))),
+                                 dict(out_shardings=NS(mesh, P("y")))),
+             "rows_to_rows": (lambda: api.device_put(x, NS(mesh, P("x"))),
+                              dict(out_shardings=NS(mesh, P("x")))),
+             "host_to_rows": (lambda: x.copy(), dict(out_shardings=NS(mesh, P("x")))),
+             "left_to_the_partitioner": (lambda: api.device_put(x, NS(mesh, P("x"))), {})}
+    out: dict[str, Any] = {"values": []}
+    for name, (make, kwargs) in cases.items():
+        a, f = make(), api.jit(lambda v: v * 2.0 + 1.0, donate_argnums=0, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = f(a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the call's lowering warned already
+            text = f.lower(make()).as_text()
+        out["values"].append(np.asarray(r).tolist())
+        out[name] = {"spec": repr(r.sharding.spec),
+                     "deleted": a.is_deleted() if hasattr(a, "is_deleted") else None,
+                     "warnings": [str(w.message).split("\n")[0] for w in caught],
+                     "marks": re.findall(r"tf\.aliasing_output = \d+|jax\.buffer_donor", text)}
+    return out
 
 
 def explicit_axes(api: Any, n: int) -> dict[str, Any]:
@@ -395,18 +427,19 @@ def explicit_axes(api: Any, n: int) -> dict[str, Any]:
         types += [str(typeof(o)) for o in (*out, moved)]
         specs = [repr(o.sharding.spec) for o in (*out, moved)]
         grads = api.grad(lambda w, a: api.np.sum(api.np.tanh(a @ w)))(w, x)
+        # a constraint is an assertion here: the layout it asks for must already be the type's
+        kept = api.jit(lambda a: api.with_sharding_constraint(a * 2.0, P("x")))(x)
+        types.append(str(typeof(kept)))
+        constrained = [_message(lambda: api.jit(
+            lambda a: api.with_sharding_constraint(a, P(None, "x")))(x))]
+    constrained.append(_message(lambda: api.jit(  # a bare spec and no mesh set
+        lambda a: api.with_sharding_constraint(a, P("x")))(np.ones(4, np.float32))))
     bad = [lambda: x + api.device_put(np.ones((4 * n, 4), np.float32), NS(mesh, P("y", None))),
            lambda: x.T @ x, lambda: x.reshape(8, 2 * n),
            lambda: api.reshard(x, P(None, "x")),
            lambda: api.shard_map(lambda a: a, mesh=mesh, in_specs=P(None, "x"),
                                  out_specs=P(None, "x"))(x)]
-    messages = []
-    for thunk in bad:
-        try:
-            api.jit(thunk)()
-            messages.append("no error")
-        except Exception as e:  # noqa: BLE001 (the message is the point)
-            messages.append(f"{type(e).__name__}: {e}")
+    messages = [_message(api.jit(thunk)) for thunk in bad]
     step = mlp.make_train_step(api.np, api.value_and_grad, api.tree_map, learning_rate=0.1)
     params = api.device_put(mlp.init_params(SIZES), NS(mesh, P()))
     xb, yb = (api.device_put(a, NS(mesh, P(("x", "y"), None))) for a in mlp.batch(4 * n, SIZES))
@@ -414,7 +447,7 @@ def explicit_axes(api: Any, n: int) -> dict[str, Any]:
     for _ in range(3):
         params, loss = api.jit(step)(params, xb, yb)
         losses.append(float(loss))
-    return dict(texts, jaxpr=jaxpr, types=types, specs=specs, messages=messages,
+    return dict(texts, jaxpr=jaxpr, types=types, specs=specs, messages=messages + constrained,
                 param_types=[str(typeof(params[0]["w"])), str(typeof(xb))],
                 values=[np.asarray(out[0]).tolist(), np.asarray(moved).tolist(),
                         np.asarray(grads).tolist(), losses, np.asarray(params[-1]["w"]).tolist()])
@@ -441,6 +474,7 @@ def scalars_and_dtypes(api: Any, n: int) -> dict[str, Any]:
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "scalars_and_dtypes": scalars_and_dtypes,
     "explicit_axes": explicit_axes,
+    "sharded_donation": sharded_donation,
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
     "mlp_2d": mlp_2d,

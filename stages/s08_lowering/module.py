@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from stages.s01_pytrees import PyTreeDef
@@ -71,27 +71,31 @@ def _set_up_aliases(avals_in: Sequence[core.ShapedArray], avals_out: Sequence[co
     return aliases, donors, unused
     # END EXERCISE
 # --8<-- [end:aliases]
+set_up_aliases = _set_up_aliases  # stage 11 runs it on each device's blocks
 
 
-def _result_names(out_tree: PyTreeDef | None, result_names: Sequence[str] | None
-                  ) -> list[str] | None:
-    if result_names is not None:
-        return list(result_names)
-    if out_tree is None:
-        return None  # JAX too writes no jax.result_info when it does not know the outputs
-    return list(result_paths(out_tree))
+def warn_unused_donations(avals: Sequence[Any], unused: Sequence[bool], platform: str) -> None:
+    """JAX's warning for the donated buffers no output could take (named by `avals`)."""
+    if any(unused):
+        msg = "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation."
+        if platform not in _PLATFORMS_WITH_DONATION:
+            msg = f"Donation is not implemented for ('{platform}',).\n{msg}"
+        not_usable = ", ".join(str(a) for a, u in zip(avals, unused, strict=True) if u)
+        warnings.warn(f"Some donated buffers were not usable: {not_usable}.\n{msg}",
+                      stacklevel=3)
 
 
 # --8<-- [start:lower_jaxpr]
 def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
                 donated: Sequence[bool] | None = None, keep_unused: bool = False,
                 platform: str = "cpu", out_tree: PyTreeDef | None = None,
-                result_names: Sequence[str] | None = None) -> ir.Module:
+                result_names: Sequence[str] | None = None,
+                set_up_aliases: Callable = _set_up_aliases) -> ir.Module:
     """The StableHLO module `jax.jit(f).lower(...)` would build for f's closed jaxpr.
 
     `donated[i]` donates input i's buffer; `out_tree` (or `result_names`) names the results;
     unless `keep_unused`, inputs and constants the outputs do not need are dropped first.
-    """
+    Stage 11 passes its own `set_up_aliases`, which pairs buffers by their shards' shapes."""
     jaxpr, consts = closed_jaxpr.jaxpr, list(closed_jaxpr.consts)
     donated = [False] * len(jaxpr.invars) if donated is None else list(donated)
     if len(donated) != len(jaxpr.invars):
@@ -103,14 +107,8 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
     in_avals, out_avals = [v.aval for v in jaxpr.invars], [v.aval for v in jaxpr.outvars]
     aliases, donors, unused = [None] * len(in_avals), [False] * len(in_avals), donated
     if platform in _PLATFORMS_WITH_DONATION:
-        aliases, donors, unused = _set_up_aliases(in_avals, out_avals, donated)
-    if any(unused):
-        msg = "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation."
-        if platform not in _PLATFORMS_WITH_DONATION:
-            msg = f"Donation is not implemented for ('{platform}',).\n{msg}"
-        not_usable = ", ".join(str(a) for a, u in zip(in_avals, unused, strict=True) if u)
-        warnings.warn(f"Some donated buffers were not usable: {not_usable}.\n{msg}",
-                      stacklevel=2)
+        aliases, donors, unused = set_up_aliases(in_avals, out_avals, donated)
+    warn_unused_donations(in_avals, unused, platform)
 
     module = ir.Module(sanitize_name(f"jit_{name}").rstrip("_"),
                        {"mhlo.num_partitions": "1 : i32", "mhlo.num_replicas": "1 : i32"})
@@ -122,7 +120,9 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
             attrs["tf.aliasing_output"] = f"{alias} : i32"
         if donor:
             attrs["jax.buffer_donor"] = "true"
-    names = _result_names(out_tree, result_names)
+    # JAX too writes no jax.result_info when it does not know the outputs
+    names = result_names if result_names is not None or out_tree is None else \
+        result_paths(out_tree)
     if names is not None:
         for attrs, result_name in zip(main.result_attrs, names, strict=True):
             attrs["jax.result_info"] = f'"{result_name}"'

@@ -18,6 +18,7 @@ Beside it:
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
   pjit_checks.py      jit's checks of its shardings and arguments (statics, keywords, trees)
+  donation.py         donated buffers paired with outputs by each device's block
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
   sharding_in_types.py    Explicit mesh axes: shardings in types, set_mesh, the lowering's pins
   sharding_rules.py       each primitive's sharding rule, JAX's messages where none applies
@@ -36,6 +37,7 @@ from . import (
     array,
     collectives,
     distributed,
+    donation,
     hlo_sharding,
     iota_search,
     mesh,
@@ -87,6 +89,7 @@ __all__ = [
     "array",
     "device_put",
     "collectives",
+    "donation",
     "cpu_client",
     "devices",
     "distributed",

@@ -26,8 +26,7 @@ class AxisType(enum.Enum):
     """How the compiler may treat a mesh axis (JAX: mesh.AxisType).
 
     Auto: the compiler propagates shardings along it (the GSPMD / Shardy default). Explicit:
-    the sharding is part of the type (sharding_in_types.py). Manual: inside shard_map.
-    """
+    the sharding is part of the type (sharding_in_types.py). Manual: inside shard_map."""
 
     Auto = enum.auto()
     Explicit = enum.auto()

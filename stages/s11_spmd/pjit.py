@@ -6,8 +6,7 @@ JAX: jax/_src/pjit.py (`in_shardings`, `out_shardings`), interpreters/pxla.py
 compiles it with `num_partitions` = the number of devices and runs it with
 `execute_replicated`: every device gets the same program and its own block of each argument.
 The partitioner decides the shardings nobody asked for; they are read back from the
-executable, so each output array knows its layout.
-"""
+executable, so each output array knows its layout; donation pairs blocks (donation.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
 from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import CompileInstance, Computation
 
-from . import mlir, sharding_in_types
+from . import donation, mlir, sharding_in_types
 from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
 from .mesh import Mesh
@@ -88,15 +87,17 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
             raise ValueError("Received incompatible devices for jitted computation. Got "
                              f"{s} on {list(s._device_assignment)} and {given[0]} on "
                              f"{list(devices)}")
+    kept = range(len(closed.in_avals)) if keep_unused else \
+        [i for i, u in enumerate(dce_jaxpr_consts(closed.jaxpr)[2]) if u]
     with mlir.lowering_meshes() as meshes:
         if mlir.use_shardy_partitioner.value:  # the first mesh is `@mesh`
             for s in given:
                 if isinstance(s, NamedSharding):
                     mlir.mesh_symbol(s.mesh)
         module = lower_jaxpr(closed, name, donated=donated, keep_unused=keep_unused,
-                             platform="cpu", result_names=safe_result_paths(closed))
-        kept = range(len(closed.in_avals)) if keep_unused else \
-            [i for i, u in enumerate(dce_jaxpr_consts(closed.jaxpr)[2]) if u]
+                             platform="cpu", result_names=safe_result_paths(closed),
+                             set_up_aliases=donation.aliases_by_shard(
+                                 [in_shardings[i] for i in kept], out_shardings, len(devices)))
         in_avals, out_avals = closed.in_avals, closed.out_avals
         mlir.annotate_main(module, [(in_shardings[i], in_avals[i].ndim) for i in kept],
                            [(s, a.ndim) for s, a in zip(out_shardings, out_avals, strict=True)],

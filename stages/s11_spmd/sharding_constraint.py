@@ -25,10 +25,12 @@ from stages.s07_caches.sharding_impls import UNSPECIFIED
 from stages.s08_lowering.mlir import register_lowering
 
 from . import mlir
+from .mesh import AxisType
 from .partition_spec import PartitionSpec
 from .sharding_impls import NamedSharding, Sharding
 from .sharding_in_types import (
     canonicalize_sharding,
+    get_mesh,
     pjit_check_aval_sharding,
     with_sharding_type,
 )
@@ -38,18 +40,52 @@ sharding_constraint_p = core.Primitive("sharding_constraint")
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """Each leaf of `x` constrained to its sharding (a prefix tree of `x`, or one for all)."""
+    """Each leaf of `x` constrained to its sharding (a prefix tree of `x`, or one for all); a
+    PartitionSpec is of set_mesh's mesh. On a mesh whose axes are all Explicit, the layout is
+    the value's type already: the constraint only checks that it agrees (JAX: same)."""
     leaves, tree = tree_flatten(x)
-    per_leaf = broadcast_prefix(shardings, x, is_leaf=lambda s: isinstance(s, Sharding))
+    per_leaf = broadcast_prefix(shardings, x, is_leaf=lambda s: isinstance(
+        s, (Sharding, PartitionSpec)))
     outs = []
     for leaf, sharding in zip(leaves, per_leaf, strict=True):
-        pjit_check_aval_sharding([sharding], [core.get_aval(leaf)], [""],
+        sharding, aval = _create_sharding(sharding), core.get_aval(leaf)
+        pjit_check_aval_sharding([sharding], [aval], [""],
                                  "with_sharding_constraint arguments", True)
-        if isinstance(leaf, core.Tracer):
+        mesh = get_mesh()
+        if mesh is not None and all(t == AxisType.Explicit for t in mesh.axis_types) \
+                and isinstance(sharding, NamedSharding):
+            _assert_shardings_equal(aval, sharding)
+            outs.append(leaf)
+        elif isinstance(leaf, core.Tracer):
             outs.append(sharding_constraint_p.bind(leaf, sharding=sharding))
         else:  # a value: laid out now, not compiled as a one-op program
             outs.append(_impl(leaf, sharding=sharding))
     return tree_unflatten(tree, outs)
+
+
+def _create_sharding(s: Any) -> Any:  # JAX: pjit._create_sharding_for_array
+    if not isinstance(s, PartitionSpec):
+        return s
+    if get_mesh() is None:
+        raise RuntimeError(
+            "with_sharding_constraint requires a non-empty mesh in context if you are passing "
+            "`PartitionSpec`s to shardings. You can define a context mesh via "
+            "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to shardings and then the "
+            "mesh context manager is not required.")
+    return NamedSharding(get_mesh(), s)
+
+
+def _assert_shardings_equal(aval: core.ShapedArray, given: NamedSharding) -> None:
+    """On an all-Explicit mesh: the value's spec (its type) must be the one asked for."""
+    ndim = len(aval.shape)
+    have = aval.sharding.spec if aval.sharding is not None else PartitionSpec()
+    have, want = (PartitionSpec(*p, *(None,) * (ndim - len(p))) for p in (have, given.spec))
+    if have != want:
+        raise AssertionError(
+            "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+            f"`Explicit`. The array sharding: {have} did not match the sharding provided: "
+            f"{want}. Please use `jax.sharding.reshard` to shard your input to the sharding "
+            "you want.")
 
 
 def with_out_constraints(jitted: Callable, out_shardings: Any) -> Callable:

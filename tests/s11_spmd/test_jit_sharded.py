@@ -104,6 +104,17 @@ def test_on_explicit_axes_every_type_jaxpr_and_refusal_is_jaxs(run):
     assert "sdy.sharding_constraint" in ours["explicit_axes"]["shardy"]
 
 
+def test_donation_pairs_buffers_by_their_blocks_as_jax_does(run):
+    """An 8-row array split by rows donated to an output split by columns: JAX finds no output
+    of its block's shape, warns with the block's shape and keeps it; left to the partitioner,
+    the buffer goes to XLA as a donor. Ours used to alias it and XLA refused the module."""
+    n, ours, theirs = run
+    assert ours["sharded_donation"] == theirs["sharded_donation"]
+    if n == 8:  # blocks of 4x8 and 8x2: not even the same size (on 4 devices they are)
+        assert theirs["sharded_donation"]["rows_to_columns"]["warnings"] == [
+            "Some donated buffers were not usable: float32[4,8]."]
+
+
 def test_a_typed_data_parallel_step_gives_one_devices_numbers(run):
     """The gradient of replicated parameters through a batch typed as split: the dot's
     transpose asks for the parameters' layout (out_sharding), so no rule has to guess."""
