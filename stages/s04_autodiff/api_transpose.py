@@ -18,6 +18,8 @@ from stages.s01_pytrees import Partial, tree_flatten, tree_unflatten
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info, flatten_fun_nokwargs
+from stages.s02_tracing.dtypes import canonicalize_dtype
+from stages.s02_tracing.eval_shape import ShapeDtypeStruct
 from stages.s03_partial_eval import partial_eval as pe
 
 from . import ad
@@ -32,11 +34,18 @@ def _typecheck(aval: core.ShapedArray, x: Any) -> bool:
         return False
 
 
+def _shaped_abstractify(x: Any) -> core.ShapedArray:
+    # JAX: core.shaped_abstractify, which takes a ShapeDtypeStruct for the array it stands for
+    if isinstance(x, ShapeDtypeStruct):  # float64 stands for float32, as an array's would
+        return core.ShapedArray(x.shape, canonicalize_dtype(x.dtype), x.weak_type)
+    return core.get_aval(x)
+
+
 # --8<-- [start:linear_transpose]
 def linear_transpose(fun: Callable, *primals: Any) -> Callable:
     """The transpose of a linear `fun` (traced at the shapes of `primals`): ct -> input cts."""
     primals_flat, in_tree = tree_flatten(tuple(primals))
-    in_avals = [core.get_aval(p) for p in primals_flat]
+    in_avals = [_shaped_abstractify(p) for p in primals_flat]
     dbg = debug_info("linear_transpose", fun, tuple(primals), {})
     flat_fun, out_tree = flatten_fun_nokwargs(lu.wrap_init(fun, debug_info=dbg), in_tree)
     in_pvals = [pe.PartialVal.unknown(a) for a in in_avals]

@@ -96,7 +96,7 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any,
     if np.ndim(index) != 0:
         raise TypeError(f"Branch index must be scalar, got {index} of shape {np.shape(index)}.")
     try:
-        index_dtype = dtypes.dtype(index)
+        index_dtype = dtypes.result_type(index)
     except TypeError as err:
         raise TypeError(f"Index type must be an integer, got {index}.") from err
     if index_dtype.kind not in "iu":

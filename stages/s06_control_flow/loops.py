@@ -303,7 +303,7 @@ def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:
     num_batches, remainder = divmod(n, batch_size) if batch_size else (0, n)
     done = num_batches * batch_size
     # each leaf is split (whole batches, then the rest) before the scan runs, as JAX orders it
-    split = [(jnp.reshape(x[:done], (num_batches, batch_size, *x.shape[1:])) if num_batches
+    split = [(x[:done].reshape((num_batches, batch_size, *x.shape[1:])) if num_batches
               else None, x[done:] if remainder or not num_batches else None) for x in leaves]
     if not num_batches:  # no whole batch: vmap all there is, even nothing
         return vmap(f)(tree_unflatten(treedef, [rest for _, rest in split]))

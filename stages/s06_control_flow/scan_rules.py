@@ -58,11 +58,10 @@ scan_p.multiple_results = True
 # --8<-- [start:scan_impl]
 def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carry: int,
                jaxpr: ClosedJaxpr, unroll: int) -> list[Any]:
-    """Interpret the body `length` times on numpy values, stacking the per-iteration ys.
-
-    `unroll` is ignored here: it only says how a compiler lays out the loop (scan_trip_count),
-    and one step at a time on numpy gives the same numbers whatever the layout.
-    """
+    """Interpret the body `length` times on numpy values, stacking the per-iteration ys; `unroll`
+    only lays out a compiled loop (scan_trip_count): numpy steps give the same numbers."""
+    if length < 0:  # traced as in JAX (a y of f32[-1]); JAX's compiler refuses it (MLIRError)
+        raise ValueError(f"scan got a negative length: {length}")
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
     jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp

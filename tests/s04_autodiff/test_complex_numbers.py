@@ -8,6 +8,7 @@ import jax.numpy as jjnp
 import numpy as np
 import pytest
 
+import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
 from shared.testing import assert_same_typed_values
 from stages.s01_pytrees import tree_leaves, tree_structure
@@ -105,6 +106,20 @@ def test_jvp_and_vjp_of_complex_functions_are_jaxs():
 def test_linear_transpose_checks_and_computes_as_jax(fun, primal, ct):
     same(lambda: s04.linear_transpose(fun, primal)(ct),
          lambda: jax.linear_transpose(fun, primal)(ct))
+
+
+@pytest.mark.parametrize("shape, dtype, weak, ct", [
+    ((2,), np.float32, False, np.ones(2, np.float32)),
+    ((2,), np.float32, True, np.ones(2, np.float32)),
+    ((2,), np.float64, False, np.ones(2, np.float32)),
+    ((), np.float32, True, 1.0),
+    ((), np.complex64, False, np.complex64(1 - 1j)),
+], ids=["f32", "weak_f32", "f64_is_f32", "weak_scalar", "complex"])
+def test_linear_transpose_takes_shape_dtype_structs_for_primals(shape, dtype, weak, ct):
+    ours = s02.ShapeDtypeStruct(shape, dtype, weak_type=weak)
+    theirs = jax.ShapeDtypeStruct(shape, dtype, weak_type=weak)
+    same(lambda: s04.linear_transpose(lambda x: x * 2, ours)(ct),
+         lambda: jax.linear_transpose(lambda x: x * 2, theirs)(ct))
 
 
 def test_linear_transpose_is_a_pytree_of_its_constants():

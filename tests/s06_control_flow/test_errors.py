@@ -89,6 +89,7 @@ ERRORS = {
     "cond_pred_a_string": lambda ns: ns.cf.cond("a", lambda: 1.0, lambda: 2.0),
     "switch_float_index": lambda ns: ns.cf.switch(1.0, [lambda: 1.0, lambda: 2.0]),
     "switch_index_not_scalar": lambda ns: ns.cf.switch(np.array([1, 2]), [lambda: 1.0]),
+    "switch_index_none": lambda ns: ns.cf.switch(None, [returns_one, returns_one], 1.0),
     "switch_no_branches": lambda ns: ns.cf.switch(1, []),
     # fori_loop's bounds
     "fori_unroll_with_traced_bounds": lambda ns: ns.make_jaxpr(

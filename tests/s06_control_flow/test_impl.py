@@ -45,6 +45,17 @@ def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
     close(build(ours)(*args), build(theirs)(*args))
 
 
+def test_a_negative_length_traces_as_jaxs_but_is_refused_when_run(ours, theirs):
+    def build(ns):
+        return lambda: ns.cf.scan(lambda c, x: (c + 1.0, c), 0.0, None, length=-1)
+
+    assert str(ours.make_jaxpr(build(ours))()) == str(theirs.make_jaxpr(build(theirs))())
+    with pytest.raises(Exception):  # noqa: B017, PT011  (an MLIRError: no f32[-1] compiles)
+        build(theirs)()
+    with pytest.raises(ValueError, match=r"^scan got a negative length: -1$"):
+        build(ours)()
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("y, init", [(2.0, F32(0)), (3, np.int32(0)), (True, np.int32(0)),
                                      (0.5, F32(0))], ids=["float", "int", "bool", "half"])

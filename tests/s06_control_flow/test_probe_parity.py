@@ -1,8 +1,8 @@
-"""Printed jaxprs that must equal JAX's: map with a batch size that leaves a remainder, the
-transposed body of a scan that reads consts (each const's cotangent summed as it arrives), and
-the known body of a split scan or cond pruned of what no output reads (an inner scan's unused
-ys, dead code), as JAX's linearize rules prune it. Branches here need no residuals: JAX pads
-the residuals of a split cond with `empty2`, which is not ours."""
+"""Printed jaxprs that must equal JAX's: map with a batch size that leaves a remainder (or over a
+numpy constant, batched in numpy), the transposed body of a scan that reads consts (each const's
+cotangent summed as it arrives), and the known body of a split scan or cond pruned of what no
+output reads (an inner scan's unused ys, dead code), as JAX's linearize rules prune it. Branches
+here need no residuals: JAX pads the residuals of a split cond with `empty2`, which is not ours."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ def test_map_with_a_remainder_splits_every_leaf_before_the_scan(batch_size, tran
         return lambda xs, t: f(xs)
     xs = np.arange(28, dtype=F32).reshape(7, 4) / 9.0
     same_jaxpr(build, xs, xs)
+
+
+@pytest.mark.parametrize("batch_size", [2, 3])
+def test_map_batches_a_numpy_constant_in_numpy_not_with_a_staged_reshape(batch_size):
+    xs = np.arange(1.0, 4.0, dtype=F32)
+    same_jaxpr(lambda ns: lambda w: ns.cf.map(lambda y: ns.jnp.sin(y * w), xs,
+                                              batch_size=batch_size), F32(0.5))
 
 
 SCANS_READING_CONSTS = {
