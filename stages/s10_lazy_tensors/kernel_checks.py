@@ -149,9 +149,28 @@ def _check_scatter(view: Any) -> Callable[..., None]:
     return check
 
 
+def _check_softmax_dim(self: Any, dim: int, *_: Any) -> None:
+    """torch's maybe_wrap_dim, which softmax's kernel calls and its meta kernel does not
+    (log_softmax's meta kernel does): a 0-d tensor takes the dims of a 1-d one."""
+    n = max(self.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+
+
+def _check_target(self: Any, target: Any, *_: Any) -> None:
+    """nll_loss's kernel takes an int64 or uint8 target (its meta kernel, int32 and int64)."""
+    if target.dtype not in (torch.int64, torch.uint8):
+        name = torch.empty(0, dtype=target.dtype).type()  # torch.IntTensor: Int
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           + name.removeprefix("torch.").removesuffix("Tensor"))
+
+
 IN_KERNELS = {  # the checks each kernel writes out, by the op's functional form
     aten.sub.Tensor: _check_sub_alpha, aten.sub.Scalar: _check_sub_alpha,
     aten.add.Tensor: _check_alpha, aten.add.Scalar: _check_alpha,
     aten.pow.Tensor_Scalar: _check_pow,
+    aten._softmax.default: _check_softmax_dim,
+    aten.nll_loss_forward.default: _check_target,
     aten.select_scatter.default: _check_scatter(aten.select.int),
     aten.slice_scatter.default: _check_scatter(aten.slice.Tensor)}

@@ -45,6 +45,11 @@ def _axis(dim: int, shape: tuple) -> list[int]:
     return [dim % len(shape)] if shape else []
 
 
+def _rounded(x: Any, dtype: Any) -> Any:
+    """x (computed in opmath(dtype)) rounded to dtype, as a kernel's buffer of dtype rounds it."""
+    return cast(cast(x, dtype), opmath(dtype))
+
+
 def _keep(shape: tuple, d: list[int]) -> tuple:
     return tuple(1 if i in d else n for i, n in enumerate(shape))
 
@@ -52,20 +57,27 @@ def _keep(shape: tuple, d: list[int]) -> tuple:
 @register(aten._softmax.default)
 def _softmax(self, dim, half_to_float=False, *, out, **_):
     """float16 is computed in float32 and rounded once, as torch's CPU kernel does."""
-    shifted, total = _shifted(cast(self, np.float32 if out[0].dtype == np.float16
-                                   else out[0].dtype), dim)
+    shifted, total = _shifted(cast(self, opmath(out[0].dtype)), dim)
     return [cast(lax.div(lax.exp(shifted), bcast(total, get_aval(shifted).shape)), out[0].dtype)]
 
 
 @register(aten._log_softmax.default)
 def _log_softmax(self, dim, half_to_float=False, *, out, **_):
-    shifted, total = _shifted(cast(self, out[0].dtype), dim)
-    return [lax.sub(shifted, bcast(lax.log(total), get_aval(shifted).shape))]
+    """float16 in float32, rounded once, as softmax; but along the last dim torch's kernel
+    (_vec_log_softmax_lastdim) keeps the sum and its log in float16 buffers."""
+    dtype, shape = out[0].dtype, out[0].shape
+    shifted, total = _shifted(cast(self, opmath(dtype)), dim)
+    log_total = lax.log(total)
+    if shape and _axis(dim, shape) == [len(shape) - 1]:  # each rounded to dtype on the way
+        log_total = _rounded(lax.log(_rounded(total, dtype)), dtype)
+    return [cast(lax.sub(shifted, bcast(log_total, get_aval(shifted).shape)), dtype)]
 
 
 @register(aten._log_softmax_backward_data.default)
 def _log_softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
-    """torch_xla: ops/log_softmax_backward.cpp. grad - exp(output) * sum(grad) along dim."""
+    """torch_xla: ops/log_softmax_backward.cpp. grad - exp(output) * sum(grad) along dim,
+    float16 in float32 as torch's CPU kernel computes it."""
+    grad_output, output = (cast(x, opmath(out[0].dtype)) for x in (grad_output, output))
     shape = get_aval(output).shape
     d = _axis(dim, shape)
     total = bcast(lax.reshape(lax.reduce_sum(grad_output, d), _keep(shape, d)), shape)
@@ -74,7 +86,9 @@ def _log_softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
 
 @register(aten._softmax_backward_data.default)
 def _softmax_backward(grad_output, output, dim, input_dtype, *, out, **_):
-    """torch_xla: ops/softmax_backward.cpp. output * (grad - sum(grad * output)) along dim."""
+    """torch_xla: ops/softmax_backward.cpp. output * (grad - sum(grad * output)) along dim,
+    float16 in float32 as torch's CPU kernel computes it."""
+    grad_output, output = (cast(x, opmath(out[0].dtype)) for x in (grad_output, output))
     shape = get_aval(output).shape
     d = _axis(dim, shape)
     dot = lax.reduce_sum(lax.mul(grad_output, output), d)

@@ -9,6 +9,8 @@ an integer `self`: ours gives it the number and the `self` the kernel would see,
 Pow.cpp copies the base for an exponent of True and fills ones for False (a bool stays bool,
 where the meta kernel says int64); an integer division that rounds casts a number to the result's
 dtype unchecked (uint8 // 300 divides by 44), where torch's reference refuses it (scalar_tensor).
+Beside them, one op that is not pointwise: nll_loss, whose kernel reads a uint8 target that its
+meta kernel (a gather) refuses.
 """
 
 from __future__ import annotations
@@ -79,3 +81,16 @@ def _on_cpu(func: Any) -> Callable[..., Any]:
 for _op in (aten.fmod.Scalar, aten.fmod.Tensor, aten.remainder.Scalar, aten.remainder.Tensor,
             aten.remainder.Scalar_Tensor, aten.pow.Scalar):
     SPECIAL[_op] = _on_cpu(_op)
+
+
+def _byte_target(func: Any, at: int) -> Callable[..., Any]:
+    """nll_loss (forward: target is argument 1; backward: 2) with a uint8 target as int64."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if args[at].dtype == torch.uint8:
+            args = (*args[:at], args[at].long(), *args[at + 1:])
+        return eager_sync(lower_op(func, args, kwargs))
+    return run
+
+
+SPECIAL[aten.nll_loss_forward.default] = _byte_target(aten.nll_loss_forward.default, 1)
+SPECIAL[aten.nll_loss_backward.default] = _byte_target(aten.nll_loss_backward.default, 2)

@@ -114,3 +114,92 @@ FLOAT16 = {  # torch's float16 kernels: float32 math, rounded once
 @pytest.mark.parametrize("name", list(FLOAT16))
 def test_float16_activations_round_once_as_eager_torch(name, dev):
     _close(FLOAT16[name], dev)
+
+
+def _x3(device):
+    return torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(0)).to(device)
+
+
+SOFTMAX_DIMS = {  # torch's kernels wrap dim (softmax's meta kernel does not check it)
+    **{f"softmax, dim {n}": lambda d, n=n: torch.softmax(_x3(d), n) for n in (3, -4, 5)},
+    **{f"log_softmax, dim {n}": lambda d, n=n: F.log_softmax(_x3(d), n) for n in (3, -4, 5)},
+    "softmax of a 0-d tensor, dim 3": lambda d: torch.softmax(_x3(d).sum(), 3),
+    "softmax of a 0-d tensor, dim -2": lambda d: torch.softmax(_x3(d).sum(), -2),
+}
+
+
+@pytest.mark.parametrize("name", list(SOFTMAX_DIMS))
+def test_softmax_refuses_a_dim_out_of_range_as_eager_torch(name, dev):
+    assert_same(SOFTMAX_DIMS[name], dev)
+
+
+def test_softmax_dim_out_of_range_says_what_torch_says(dev):
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range "
+                                         r"of \[-3, 2\], but got 3\)$"):
+        torch.softmax(_x3(dev), 3)
+
+
+def _loss(fn, dtype):
+    def f(d):
+        x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0)).to(d)
+        return fn(x, torch.tensor([1, 0, 3], device=d).to(dtype))
+
+    return f
+
+
+TARGETS = {  # nll_loss takes an int64 or a uint8 target; its meta kernel, int32 and int64
+    f"{fn.__name__}, {dtype} target": _loss(fn, dtype)
+    for fn in (F.cross_entropy, F.nll_loss)
+    for dtype in (torch.int32, torch.int16, torch.float32, torch.float16, torch.bool)
+}
+
+
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_nll_loss_refuses_a_target_dtype_as_eager_torch(name, dev):
+    want = outcome(TARGETS[name], "cpu")
+    assert isinstance(want, tuple), want
+    assert outcome(TARGETS[name], dev) == want
+
+
+def test_nll_loss_of_an_int32_target_says_what_torch_says(dev):
+    with pytest.raises(RuntimeError, match="^expected target dtype to be Long or Byte, but got "
+                                           "Int$"):
+        F.cross_entropy(torch.ones(3, 4, device=dev), torch.tensor([1, 0, 3], device=dev).int())
+
+
+@pytest.mark.parametrize("fn", [F.cross_entropy, F.nll_loss])
+def test_nll_loss_takes_a_uint8_target_as_eager_torch(fn, dev):
+    """uint8 as torch's kernel reads it: the loss and gradient of the same int64 target."""
+    def f(d, dtype):
+        x = torch.randn(3, 4, generator=torch.Generator().manual_seed(0)).to(d).requires_grad_()
+        loss = fn(x, torch.tensor([1, 0, 3], device=d).to(dtype), ignore_index=0,
+                  weight=torch.tensor([1.0, 2.0, 0.5, 3.0], device=d))
+        loss.backward()
+        return torch.cat([loss.reshape(1), x.grad.flatten()]).cpu()
+
+    got = f(dev, torch.uint8)
+    assert torch.equal(got, f(dev, torch.int64))
+    torch.testing.assert_close(got, f("cpu", torch.uint8))
+
+
+def _float16(shape, seed):
+    return (torch.randn(*shape, generator=torch.Generator().manual_seed(seed)) * 4).half()
+
+
+@pytest.mark.parametrize("shape, dim", [((64, 33), -1), ((64, 33), 0), ((4, 5, 33), 1), ((7,), 0)])
+def test_float16_log_softmax_and_gradients_round_as_eager_torch(shape, dim, dev):
+    """float16 in float32, rounded once (along the last dim the sum and its log are rounded to
+    float16 first, as torch's kernel keeps them); the backward ops in float32 too (softmax's
+    sum of products is added in another order: near a cancellation, a few ulps apart)."""
+    x, g = _float16(shape, 0), _float16(shape, 1)
+    aten = torch.ops.aten
+    outs = {}
+    for device in ("cpu", dev):
+        y = aten._log_softmax(x.to(device), dim, False)
+        s = aten._softmax(x, dim, False).to(device)
+        outs[str(device)] = [o.cpu() for o in (
+            y, aten._log_softmax_backward_data(g.to(device), y, dim, torch.float16),
+            aten._softmax_backward_data(g.to(device), s, dim, torch.float16))]
+    (y, dy, ds), (want_y, want_dy, want_ds) = outs[str(dev)], outs["cpu"]
+    assert torch.equal(y, want_y) and torch.equal(dy, want_dy)
+    torch.testing.assert_close(ds, want_ds, rtol=0, atol=1e-5)

@@ -255,6 +255,21 @@ def test_softmax_of_an_empty_axis_is_empty_as_in_jax(shape):
         _bits_equal(nn.log_softmax(x, axis=axis), jax.nn.log_softmax(x, axis=axis))
 
 
+@pytest.mark.parametrize("axis", [(0, 1), (0, -1), (2, 0), (-1,)])
+def test_softmax_over_a_tuple_of_axes_matches_jax(axis):
+    x = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    for ours, theirs in [(nn.softmax, jax.nn.softmax), (nn.log_softmax, jax.nn.log_softmax)]:
+        _close(ours(x, axis=axis), theirs(x, axis=axis))
+        _close(jit(lambda v, f=ours: f(v, axis=axis))(x), theirs(x, axis=axis))
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1, 2, -2, -3])
+def test_one_hot_puts_the_classes_on_axis_as_jax(axis):
+    idx = np.int32([[0, 2], [1, 5]])  # 5 is past the 3 classes: a row of zeros
+    _bits_equal(nn.one_hot(idx, 3, axis=axis), jax.nn.one_hot(idx, 3, axis=axis))
+    _bits_equal(jit(lambda i: nn.one_hot(i, 3, axis=axis))(idx), jax.nn.one_hot(idx, 3, axis=axis))
+
+
 def test_erfc_has_a_rule_in_every_table():
     from stages.s04_autodiff import ad
     from stages.s05_vmap import batching, vmap

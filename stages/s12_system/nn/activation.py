@@ -37,21 +37,24 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return 0.5 * x * erfc(-x * np.sqrt(0.5).astype(x.dtype))
 
 
-def _max_or_minus_inf(x: Any, axis: int) -> Any:
+def _max_or_minus_inf(x: Any, axis: int | tuple[int, ...]) -> Any:
     # JAX: jnp.max(x, axis, initial=-inf, keepdims=True), so an empty axis reduces to -inf
-    axis = axis % np.ndim(x)
-    return lax.expand_dims(lax.reduce_max(x, (axis,)), (axis,))
+    axes = tuple(sorted(a % np.ndim(x) for a in ((axis,) if np.ndim(axis) == 0 else axis)))
+    return lax.expand_dims(lax.reduce_max(x, axes), axes)
 
 
-def log_softmax(x: Any, axis: int = -1) -> Any:
+def log_softmax(x: Any, axis: int | tuple[int, ...] = -1) -> Any:
     shifted = x - stop_gradient(_max_or_minus_inf(x, axis))
     return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
 
 
-def softmax(x: Any, axis: int = -1) -> Any:
+def softmax(x: Any, axis: int | tuple[int, ...] = -1) -> Any:
     return jnp.exp(log_softmax(x, axis))
 
 
-def one_hot(x: Any, num_classes: int, dtype: Any = np.float32) -> Any:
-    classes = lax.broadcasted_iota(np.int32, (1,) * np.ndim(x) + (num_classes,), np.ndim(x))
-    return jnp.equal(jnp.expand_dims(x, -1), classes).astype(dtype)
+def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
+    """1 where a new axis `axis` (the last by default) reaches x's class, 0 elsewhere."""
+    x = jnp.expand_dims(x, axis)
+    axis = axis % np.ndim(x)
+    shape = tuple(num_classes if a == axis else 1 for a in range(np.ndim(x)))
+    return jnp.equal(x, lax.broadcasted_iota(np.int32, shape, axis)).astype(dtype)
