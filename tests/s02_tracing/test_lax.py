@@ -320,3 +320,19 @@ def test_eager_and_traced_calls_fail_alike_before_any_numpy_runs():
     with pytest.raises(TypeError, match="dot_general requires contracting dimensions"):
         lax.dot_general(X, X, (((1,), (0,)), ((), ())))
 
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.ComplexWarning")  # JAX warns of the cast
+@pytest.mark.parametrize("fill", [1j, np.complex64(1j), 0j, 2 + 0j, np.complex64(0)], ids=str)
+@pytest.mark.parametrize("how", ["full", "convert_element_type"])
+def test_a_complex_scalar_is_true_as_a_bool_when_either_part_is_nonzero(fill, how):
+    # JAX converts a scalar with numpy (both parts count); an array's imaginary part is dropped
+    def f(ns):
+        if how == "full":
+            return ns.full((2,), fill, np.bool_)
+        return ns.convert_element_type(fill, np.bool_)
+
+    ours, theirs = f(lax), f(jlax)
+    assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type)
+    np.testing.assert_array_equal(ours, theirs)
+    assert str(make_jaxpr(lambda: f(lax))()) == str(jax.make_jaxpr(lambda: f(jlax))())

@@ -1,7 +1,11 @@
 """Edge inputs of our jnp against jax.numpy: mismatched boolean masks, lists in an index,
-`divmod`, `x.at[...].multiply`, take's wrap mode, literal fill values, complex logistic."""
+`divmod`, `x.at[...].multiply`, take's wrap mode, literal fill values, complex logistic; clip
+without bounds, `==` with a list, broad `where=` masks, round of bools, lists as fill values,
+integer powers, complex order."""
 
 from __future__ import annotations
+
+import operator
 
 import jax
 import jax.numpy as jjnp
@@ -11,6 +15,7 @@ import pytest
 import stages.s02_tracing as s02
 from shared.testing import assert_same_typed_values
 from stages.s02_tracing import numpy as ojnp
+from stages.s02_tracing.array import Array
 
 X = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
 X4 = np.zeros((2, 3, 4, 5), np.float32)
@@ -196,3 +201,117 @@ def test_flip_refuses_what_jax_refuses():
     _same_error(lambda: ojnp.flip(Y, 2), lambda: jjnp.flip(Y, 2))
     _same_error(lambda: ojnp.flip(Y, (0, 0)), lambda: jjnp.flip(Y, (0, 0)))
     _same_error(lambda: ojnp.flip([1, 2]), lambda: jjnp.flip([1, 2]))
+
+
+def _same_outcome(f):
+    """f(ojnp) and f(jjnp) agree: the same typed values, or the same error."""
+    try:
+        theirs = f(jjnp)
+    except Exception:  # noqa: BLE001  (the error itself is compared)
+        _same_error(lambda: f(ojnp), lambda: f(jjnp))
+        return
+    assert_same_typed_values(f(ojnp), theirs)
+
+
+@pytest.mark.parametrize("args", [(np.arange(3),), (3,), (2.5,), (True,), (np.float16(2),),
+                                  (np.arange(5), 1, 3), (np.arange(5.0), None, 2)], ids=str)
+def test_clip_returns_an_array_even_without_bounds_as_jaxs_jit_does(args):
+    ours = ojnp.clip(*args)
+    assert isinstance(ours, Array)
+    assert_same_typed_values(ours, jjnp.clip(*args))
+
+
+@pytest.mark.parametrize("args", [([1, 5], 0, 3), (np.array([1j]),), (np.arange(3.0), 1j),
+                                  (np.arange(3.0), None, np.complex64(1)), ()], ids=str)
+def test_clip_refuses_what_jax_refuses(args):
+    _same_error(lambda: ojnp.clip(*args), lambda: jjnp.clip(*args))
+    if len(args) > 1 and args[0] is not None and not isinstance(args[0], list):
+        with pytest.raises(ValueError, match="^Clip received a complex value either through "
+                           "the input or the min/max keywords. Complex values have no ordering "
+                           "and cannot be clipped. Please convert .* respectively.$"):
+            ojnp.clip(*args)
+
+
+@pytest.mark.parametrize("other", [[0, 1, 2], (0, 1, 2), {0: 1}, {0}], ids=str)
+@pytest.mark.parametrize("op", [operator.eq, operator.ne], ids=["eq", "ne"])
+@pytest.mark.parametrize("swap", [False, True], ids=["array_first", "container_first"])
+def test_equality_with_a_container_is_refused_not_false_as_in_jax(op, other, swap):
+    def compare(x):
+        return op(other, x) if swap else op(x, other)
+
+    name = type(other).__name__
+    for ns, cls in ((ojnp, "Array"), (jjnp, "ArrayImpl")):  # JAX's eager class is ArrayImpl
+        with pytest.raises(TypeError, match=rf"^unsupported operand type\(s\) for ==: "
+                           rf"'{cls}' and '{name}'$"):
+            compare(ns.arange(3))
+    _same_error(lambda: s02.make_jaxpr(compare)(X), lambda: jax.make_jaxpr(compare)(X))
+    # anything else still falls back to Python's identity comparison, as in JAX
+    assert str(s02.make_jaxpr(lambda x: op(x, None))(X)) == \
+        str(jax.make_jaxpr(lambda x: op(x, None))(X))
+
+
+BROAD_MASK = np.array([[1, 0, 1], [0, 1, 1]], bool)
+
+
+@pytest.mark.parametrize("name, kwargs", [
+    ("sum", {}), ("prod", {}), ("any", {}), ("all", {}), ("max", {"initial": -1.0}),
+    ("min", {"initial": 5}), ("sum", {"axis": 0, "keepdims": True}), ("sum", {"axis": -1}),
+    ("mean", {}), ("sum", {"where": np.ones(2, bool)}), ("sum", {"where": np.array([1, 0, 1])}),
+    ("max", {"where": np.array([1, 0, 1])}), ("mean", {"where": np.array([1, 0, 1])}),
+], ids=str)
+def test_a_where_mask_broader_than_the_array_broadcasts_it_as_jnp_where(name, kwargs):
+    # JAX reduces over the array's own axes of the broadcast result: a (2, 3) mask over a (3,)
+    # array sums axis 0 of the (2, 3) select, giving shape (3,)
+    kwargs = {"where": BROAD_MASK} | kwargs
+    _same_outcome(lambda ns: getattr(ns, name)(ns.arange(3.0), **kwargs))
+
+
+@pytest.mark.parametrize("fn", ["round", "around"])
+def test_round_refuses_a_bool_as_jax_does(fn):
+    _same_error(lambda: getattr(ojnp, fn)(np.array([True])),
+                lambda: getattr(jjnp, fn)(np.array([True])))
+    with pytest.raises(ValueError, match=r"^data type <class 'numpy.bool'> not inexact$"):
+        getattr(ojnp, fn)(True)
+    assert_same_typed_values(ojnp.round(np.float32(15.3), -1), jjnp.round(np.float32(15.3), -1))
+
+
+@pytest.mark.parametrize("f", [
+    lambda ns: ns.full((2, 3), [1, 2, 3]), lambda ns: ns.full_like(np.zeros(3), [1, 2, 3]),
+    lambda ns: ns.full_like([1, 2, 3], 1), lambda ns: ns.zeros_like([1, 2, 3]),
+    lambda ns: ns.ones_like([1, 2, 3]), lambda ns: ns.full_like(np.zeros((2, 3)), np.arange(3)),
+    lambda ns: ns.full_like(np.zeros(2, int), np.ones(3), np.float16, (4, 3)),
+    lambda ns: ns.full_like(3, np.array([1.5, 2.0])),
+])
+def test_full_and_the_likes_refuse_lists_and_broadcast_array_fills_as_jax(f):
+    _same_outcome(f)
+
+
+POWERS = {
+    "int": (np.arange(-3, 4), np.array([3, 2, 1, 0, -1, -2, 70])),
+    "weak_base": (2, np.arange(5)), "zero_base": (0, np.arange(3)),
+    "bool": (np.array([True, False]), np.array([True, False])),
+    "uint8": (np.arange(4, dtype=np.uint8), np.arange(4, dtype=np.uint8)),
+    "mixed": (np.int16(3), np.arange(4, dtype=np.int8)),
+}
+
+
+@pytest.mark.parametrize("x1, x2", POWERS.values(), ids=POWERS.keys())
+def test_an_integer_power_of_integers_squares_and_multiplies_as_jax(x1, x2):
+    assert_same_typed_values(ojnp.power(x1, x2), jjnp.power(x1, x2))
+    assert_same_typed_values(x1 ** ojnp.asarray(x2), x1 ** jjnp.asarray(x2))
+    with jax.disable_jit():  # JAX's _where is a jit of one select
+        assert str(s02.make_jaxpr(ojnp.power)(x1, x2)) == str(jax.make_jaxpr(jjnp.power)(x1, x2))
+
+
+C = np.array([1 + 2j, 1 + 1j, 2, 1j], np.complex64)
+COMPLEX_ORDER_ARGS = {"arrays": (C, C[::-1]), "scalar": (C, 1 + 1j), "reversed": (1j, C),
+                      "both_scalars": (2j, 1j), "real_other": (C, np.float32(1))}
+
+
+@pytest.mark.parametrize("name", ["greater", "greater_equal", "less", "less_equal"])
+@pytest.mark.parametrize("args", COMPLEX_ORDER_ARGS.values(), ids=COMPLEX_ORDER_ARGS.keys())
+def test_complex_values_order_by_real_then_imaginary_part_as_in_jax(name, args):
+    assert_same_typed_values(getattr(ojnp, name)(*args), getattr(jjnp, name)(*args))
+    with jax.disable_jit():
+        assert str(s02.make_jaxpr(getattr(ojnp, name))(*args)) == \
+            str(jax.make_jaxpr(getattr(jjnp, name))(*args))

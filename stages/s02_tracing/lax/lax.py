@@ -156,8 +156,10 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     if type(operand) is int:
         # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
         operand = np.asarray(operand).astype(new_dtype)[()]
-    elif type(operand) is complex and not np.issubdtype(new_dtype, np.complexfloating):
-        np.asarray(operand, new_dtype)  # as JAX: numpy refuses a Python complex as a real
+    elif isinstance(operand, (complex, np.complexfloating)) and not weak_type and \
+            not np.issubdtype(new_dtype, np.complexfloating):
+        # numpy converts a scalar, as in JAX: 1j is True, 1j as a float32 is refused
+        operand = np.asarray(operand, new_dtype)[()]  # (an array's 1j is dropped, as by XLA)
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=None
     )
@@ -169,10 +171,8 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, sharding: Any = None) -> Any:
     """An array of `shape` filled with a scalar; weak when fill_value is and dtype is None."""
     if np.shape(fill_value):
-        raise TypeError(
-            "full must be called with scalar fill_value, "
-            f"got fill_value.shape {np.shape(fill_value)}."
-        )
+        raise TypeError("full must be called with scalar fill_value, "
+                        f"got fill_value.shape {np.shape(fill_value)}.")
     weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
     fill_dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
     return broadcast(convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape),

@@ -151,6 +151,20 @@ def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
     return method
 
 
+def _eq_or_ne(fun: Any):
+    # JAX: _operator_eq/_operator_ne; Python's fallback (identity: `x == [1]` is False) would
+    # hide a list that was meant as an array, so the containers are refused (both say ==)
+    deferring = _defer_to_unrecognized_arg(fun)
+
+    def method(self: Any, other: Any) -> Any:
+        if type(other) in (dict, list, set, tuple):
+            raise TypeError(f"unsupported operand type(s) for ==: {type(self).__name__!r} and "
+                            f"{type(other).__name__!r}")
+        return deferring(self, other)
+
+    return method
+
+
 _binary_operators = {
     "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
     "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
@@ -188,7 +202,8 @@ def _set_shaped_array_attributes(shaped_array: type) -> None:
         setattr(shaped_array, f"_{name}", staticmethod(_defer_to_unrecognized_arg(fun)))
         setattr(shaped_array, f"_r{name}", staticmethod(_defer_to_unrecognized_arg(fun, True)))
     for name, fun in _comparisons.items():
-        setattr(shaped_array, f"_{name}", staticmethod(_defer_to_unrecognized_arg(fun)))
+        wrap = _eq_or_ne if name in ("eq", "ne") else _defer_to_unrecognized_arg
+        setattr(shaped_array, f"_{name}", staticmethod(wrap(fun)))
     for name, fun in {**_unary_operators, **_methods}.items():
         setattr(shaped_array, f"_{name}", staticmethod(fun))
 

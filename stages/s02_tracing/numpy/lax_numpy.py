@@ -119,21 +119,35 @@ def ones(shape: Any, dtype: Any = None) -> Any:
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """`fill_value` broadcast to `shape`."""
+    check_arraylike("full", fill_value)
     if np.ndim(fill_value) == 0:
         return lax.full(_shape_tuple(shape), fill_value, dtype)
     return broadcast_to(asarray(fill_value, dtype), _shape_tuple(shape))
 
 
+def _check_like(name: str, a: Any, *fill_value: Any) -> None:
+    # as JAX: anything with a shape and a dtype will do as `a` (duck typing)
+    duck = hasattr(a, "shape") and hasattr(a, "dtype")
+    check_arraylike(name, 0 if duck else a, *fill_value)
+
+
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    _check_like("zeros_like", a)
     return lax.full_like(a, 0, dtype, shape)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
+    _check_like("ones_like", a)
     return lax.full_like(a, 1, dtype, shape)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
-    return lax.full_like(a, fill_value, dtype, shape)
+    """`fill_value` broadcast to `shape` (`a`'s by default), in `a`'s dtype unless given."""
+    _check_like("full_like", a, fill_value)
+    if np.ndim(fill_value) == 0:
+        return lax.full_like(a, fill_value, dtype, shape)
+    dtype = dtypes.dtype(a) if dtype is None else dtype
+    return broadcast_to(asarray(fill_value, dtype), np.shape(a) if shape is None else shape)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:

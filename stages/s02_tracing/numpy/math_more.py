@@ -49,10 +49,11 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     dtype = dtypes.dtype(a)
-    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+    if np.issubdtype(dtype, np.integer):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a  # an integer is already round
+    # a bool is neither: as in JAX, numpy's finfo refuses it
     if decimals > np.log10(np.finfo(dtype).max):
         return a  # finer than the dtype can hold: nothing to do
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes, lax
 from ..lax.utils import canonicalize_axis, const
-from .util import broadcast_to, check_arraylike, promote_dtypes_numeric
+from .util import broadcast_shapes, broadcast_to, check_arraylike, promote_dtypes_numeric
 
 __all__ = ["all", "amax", "amin", "any", "argmax", "argmin", "cumprod", "cumsum", "max", "mean",
            "min", "prod", "sum"]
@@ -71,13 +71,23 @@ def _identity(dtype: np.dtype, name: str) -> Any:
     return np.array(info.min if name == "max" else info.max, dtype)
 
 
+def _check_where(name: str, where: Any) -> None:
+    if where is not None:
+        check_arraylike(name, where)
+        if dtypes.dtype(where) != np.bool_:
+            raise ValueError(f"jnp.{name}: where must be None or a boolean array; got "
+                             f"where.dtype={dtypes.dtype(where)!r}.")
+
+
 def _masked(name: str, a: Any, where: Any) -> Any:
     """`where=`: the elements masked out become the reduction's identity (XLA's reduce takes
-    only an identity as its initial value, so a mask cannot be anything else)."""
+    only an identity as its initial value, so a mask cannot be anything else). As jnp.where,
+    a mask broader than `a` broadcasts `a`; the reduced axes are still `a`'s own."""
     if where is None:
         return a
-    check_arraylike(name, where)
-    mask = broadcast_to(lax.convert_element_type(where, np.bool_), np.shape(a))
+    shape = broadcast_shapes(np.shape(where), np.shape(a), ())
+    mask = broadcast_to(lax.convert_element_type(where, np.bool_), shape)
+    a = broadcast_to(a, shape)
     identity = lax.full_like(a, _identity(dtypes.dtype(a), name))
     return lax.select_n(mask, identity, a)
 
@@ -113,6 +123,7 @@ def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, d
               out: None, keepdims: bool, initial: Any, where: Any) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
+    _check_where(name, where)
     (a,) = promote_dtypes_numeric(a)  # True + True is 2
     axes = _reduction_axes(a, axis)
     if dtype is None:
@@ -136,6 +147,7 @@ def _reduce_chooser(name: str, lax_reduce):
            initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)
+        _check_where(name, where)
         if initial is None and where is not None:  # an empty selection would have no answer
             raise ValueError(f"reduction operation {name} does not have an identity, so to "
                              "use a where mask one has to specify 'initial'")
@@ -177,8 +189,9 @@ def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims:
              where: Any) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
-    a = _masked(name, lax.convert_element_type(a, np.bool_), where)
+    _check_where(name, where)
     axes = _reduction_axes(a, axis)
+    a = _masked(name, lax.convert_element_type(a, np.bool_), where)
     result = lax_reduce(a, axes)
     return lax.expand_dims(result, axes) if keepdims else result
 
@@ -188,6 +201,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     """sum / count, in floating point: `div` by the count as a literal."""
     _no_out("mean", out)
     check_arraylike("mean", a)
+    _check_where("mean", where)
     if dtype is None:
         result_dtype = dtypes.dtype(a)
         if not np.issubdtype(result_dtype, np.inexact):

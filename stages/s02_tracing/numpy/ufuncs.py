@@ -66,10 +66,24 @@ maximum = _binop(lax.max, "maximum")
 minimum = _binop(lax.min, "minimum")
 equal = _binop(lax.eq, "equal")
 not_equal = _binop(lax.ne, "not_equal")
-less = _binop(lax.lt, "less")
-less_equal = _binop(lax.le, "less_equal")
-greater = _binop(lax.gt, "greater")
-greater_equal = _binop(lax.ge, "greater_equal")
+
+
+def _ordered(lax_fn):
+    # complex values have no order in XLA; jnp's is lexicographic: the real parts, and where
+    # they tie, the imaginary parts (JAX: _complex_comparison)
+    def compare(x1: Any, x2: Any) -> Any:
+        if not _is_complex(x1):
+            return lax_fn(x1, x2)
+        return lax.select(lax.eq(lax.real(x1), lax.real(x2)), lax_fn(lax.imag(x1), lax.imag(x2)),
+                          lax_fn(lax.real(x1), lax.real(x2)))
+
+    return compare
+
+
+less = _binop(_ordered(lax.lt), "less")
+less_equal = _binop(_ordered(lax.le), "less_equal")
+greater = _binop(_ordered(lax.gt), "greater")
+greater_equal = _binop(_ordered(lax.ge), "greater_equal")
 bitwise_and = _binop(lax.bitwise_and, "bitwise_and")
 bitwise_or = _binop(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _binop(lax.bitwise_xor, "bitwise_xor")
@@ -264,14 +278,24 @@ def power(x1: Any, x2: Any, /) -> Any:
     x1, x2 = promote_shapes("power", x1, x2)
     x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX promotes first, used or not
     if not np.issubdtype(dtypes.dtype(x1_), np.inexact):
-        raise NotImplementedError(
-            "power of an integer array by a traced integer array needs jnp's repeated-squaring "
-            "loop, which this stage does not build; use a concrete exponent or floats"
-        )
+        return _pow_int_int(x1_, x2_)
     if np.issubdtype(dtypes.dtype(x1), np.inexact) and \
             np.issubdtype(dtypes.dtype(x2), np.integer):
         return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
     return lax.pow(x1_, x2_)
+
+
+def _pow_int_int(base: Any, exponent: Any) -> Any:
+    """Integers: XLA has no integer pow, so square and multiply over the exponent's low six
+    bits, low bit first (any larger exponent overflows for |base| > 1). JAX: _pow_int_int."""
+    zero, one = const(exponent, 0), const(exponent, 1)
+    # 0 ** n is 0, except 0 ** 0 which is 1
+    result = where(lax.bitwise_and(lax.eq(base, zero), lax.ne(exponent, zero)), zero, one)
+    for _ in range(6):
+        result = where(lax.bitwise_and(exponent, one), lax.mul(result, base), result)
+        base = lax.mul(base, base)
+        exponent = lax.shift_right_logical(exponent, one)
+    return result
 
 
 def _is_complex(x: Any) -> bool:
@@ -331,10 +355,20 @@ def where(condition: Any, x: Any = None, y: Any = None, /) -> Any:
     return lax.select(condition, x, y)
 
 
-def clip(arr: Any, min: Any = None, max: Any = None) -> Any:
+def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:
     """maximum(min, arr) then minimum(max, arr) (inline; JAX wraps it in a jit)."""
+    if arr is None:
+        raise ValueError("No input was provided to the clip function.")
+    check_arraylike("clip", arr)
+    if any(t is not None and np.iscomplexobj(t) for t in (arr, min, max)):
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max keywords. "
+            "Complex values have no ordering and cannot be clipped. Please convert to a real "
+            "value or array by taking the real or imaginary components via "
+            "jax.numpy.real/imag respectively.")
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:
         arr = minimum(max, arr)
-    return arr
+    # with no bounds still an array, as a jit's output would be (a Python scalar stays weak)
+    return lax.convert_element_type(arr, None, weak_type=dtypes.is_weakly_typed(arr))
