@@ -864,9 +864,11 @@ MUTANTS: tuple[Mutant, ...] = (
        self._check_if_deleted()
        if self._npy_value is None:
            (self._npy_value,) = self._client.transfer_from_device([self._data])
+           self._npy_value.flags.writeable = False  # np.asarray(x)[0] = 5 must not change x
        """, """
        if self._npy_value is None:
            (self._npy_value,) = self._client.transfer_from_device([self._data])
+           self._npy_value.flags.writeable = False
        self._check_if_deleted()
        """),
     _m("9.2", "the deletion check guards only the fetch, not a kept value", """
