@@ -129,6 +129,14 @@ def resolve_argnums(fun: Callable, sig: inspect.Signature | None, donate_argnums
     return donate_argnums, donate_argnames, static_argnums, static_argnames
 
 
+def shares_cpp_cache(a: Any, b: Any) -> bool:
+    """Whether two jits of one function share JAX's C++ cache (`_cache_size`, `clear_cache`):
+    the same donation and compiler options (JitGlobalCppCacheKeys); statics, `keep_unused` and
+    `inline` are not in that key."""
+    return (a.donate_argnums, a.donate_argnames, a.compiler_options_kvs) == \
+        (b.donate_argnums, b.donate_argnames, b.compiler_options_kvs)
+
+
 def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str],
                     args: Sequence[Any], kwargs: dict[str, Any], num_leaves: Callable[[Any], int]
                     ) -> tuple[bool, ...]:

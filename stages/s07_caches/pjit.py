@@ -11,8 +11,7 @@ JAX: jax/_src/pjit.py. At the top level, a call of a jitted function asks, in or
 
 Inside a transformation the arguments are tracers and there is nothing to run: the call traces
 (through the same trace cache) and binds `jit_p` with the jaxpr as a parameter; each
-transformation's rule for `jit_p` (pjit_rules.py) takes it from there.
-"""
+transformation's rule for `jit_p` (pjit_rules.py) takes it from there."""
 
 from __future__ import annotations
 
@@ -97,6 +96,7 @@ class JitWrapped:
         wraps(fun)(self)  # named as JAX names it, a partial or a callable object too
         self._fun, self._jit_info, self._stats = fun, jit_info, Stats()
         self._signatures = _signature_cache.table(fun)  # held, as JAX's PjitFunction holds it
+        self._own = lambda key: api_util.shares_cpp_cache(jit_info, key[0])  # this jit's keys
 
     def __repr__(self) -> str:
         return f"<PjitFunction of {self._fun!r}>"  # as JAX's C++ object prints
@@ -181,7 +181,7 @@ class JitWrapped:
 
     def clear_cache(self) -> None:
         """Forget this function's signatures and traces (JAX: jit_evict_fn)."""
-        _signature_cache.evict(self._fun)
+        _signature_cache.evict(self._fun, self._own)  # a jit with other options keeps its own
         _trace_cache.evict(self._fun)
 
     def cache_info(self) -> dict[str, CacheInfo]:
@@ -190,12 +190,13 @@ class JitWrapped:
         out = {}
         for layer in ("signature", "trace", "lowering", "executable", "persistent"):
             hits, misses = self._stats.counts.get(layer, (0, 0))
-            size = own[layer].size_of(self._fun) if layer in own else 0
+            size = own[layer].size_of(self._fun, self._own if layer == "signature" else None) \
+                if layer in own else 0
             out[layer] = CacheInfo(hits, misses, size)
         return out
 
     def _cache_size(self) -> int:
-        return _signature_cache.size_of(self._fun)
+        return _signature_cache.size_of(self._fun, self._own)
 
 
 def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,

@@ -6,8 +6,7 @@ Both caches key *weakly on an object*, not on its contents: the lowering cache o
 jaxpr the trace cache produced, the executable cache on the lowering it produced. So a hit
 needs the very same jaxpr object, which is why a function redefined in a loop (a new function,
 so a new trace, so a new jaxpr) is lowered and compiled again even though its text is the same;
-only the persistent cache, keyed on content, can catch that.
-"""
+only the persistent cache, keyed on content, can catch that."""
 
 from __future__ import annotations
 

@@ -290,19 +290,20 @@ class WeakrefCache(Cache):
         with self._lock:
             self._table_of(referent).entries.pop(key, None)
 
-    def evict(self, referent: Any) -> None:
-        """Drop every entry of `referent` (JAX: `evict_weakref`); its table stays, empty, for
-        whoever holds it."""
+    def evict(self, referent: Any, where: Callable[[Hashable], bool] | None = None) -> None:
+        """Drop every entry of `referent` (JAX: `evict_weakref`), or those whose key is `where`;
+        its table stays, for whoever holds it."""
         with self._lock:
             table = self._table_of(referent)
-            table.entries.clear()
-            table.failed.clear()
+            for d in (table.entries, table.failed):
+                for key in [k for k in d if where is None or where(k)]:
+                    del d[key]
 
     def size(self) -> int:
         return sum(len(t.entries) for t in list(self._per_referent.values()))
 
-    def size_of(self, referent: Any) -> int:
-        return len(self._table_of(referent).entries)
+    def size_of(self, referent: Any, where: Callable[[Hashable], bool] | None = None) -> int:
+        return sum(where is None or where(k) for k in list(self._table_of(referent).entries))
 
     def keys_of(self, referent: Any) -> list[Hashable]:
         with self._lock:

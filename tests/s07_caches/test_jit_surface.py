@@ -121,3 +121,29 @@ def test_a_masked_array_is_refused_with_jaxs_error_not_unmasked():
             jit(lambda v: v * 2)(masked)
         errors.append(str(err.value))
     assert errors[0] == errors[1]
+
+
+def _sizes_and_traces(jit):
+    traces = []
+
+    def f(x):
+        traces.append(x.shape)
+        return x * 2.0
+
+    x3, x4 = np.ones(3, np.float32), np.ones(4, np.float32)
+    plain, donating = jit(f), jit(f, donate_argnums=0)
+    keeping, named = jit(f, keep_unused=True), jit(f, static_argnames=())
+    plain(x3), donating(np.ones(3, np.float32)), keeping(x4), named(x3)
+    jits = (plain, donating, keeping, named)
+    sizes = [j._cache_size() for j in jits]
+    plain.clear_cache()
+    after = [j._cache_size() for j in jits]
+    donating(np.ones(3, np.float32)), keeping(x4), plain(x3)
+    return sizes, after, len(traces)
+
+
+def test_jits_of_one_function_share_a_cache_only_with_the_same_donation_as_in_jax():
+    """JAX keeps one C++ cache per function and donation/compiler options: keep_unused and the
+    statics share the plain jit's, which `_cache_size` counts and `clear_cache` empties."""
+    ours, theirs = _sizes_and_traces(s07.jit), _sizes_and_traces(jax.jit)
+    assert ours == theirs == ([2, 1, 2, 2], [0, 1, 0, 0], 4)
