@@ -401,6 +401,19 @@ def sharded_donation(api: Any, n: int) -> dict[str, Any]:
     return out
 
 
+def unused_layouts(api: Any, n: int) -> dict[str, Any]:
+    """Outputs that need no argument laid out on the mesh: the unused one is pruned before the
+    devices are chosen, so the program is one device's and so are its outputs."""
+    mesh = api.make_mesh((2, n // 2), ("x", "y"))
+    a = api.device_put(np.ones((8, n), np.float32), api.NamedSharding(mesh, api.P("x")))
+    h = np.arange(3.0, dtype=np.float32)
+    outs = [api.jit(lambda a: 3.0)(a), api.jit(lambda a, b: b * 2.0)(a, h),
+            api.jit(lambda a: api.np.zeros((2, 2)) + 1.0)(a),
+            api.jit(lambda a, b: b * 2.0, keep_unused=True)(a, h)]  # kept: the mesh's program
+    return {"values": [np.asarray(o).tolist() for o in outs],
+            "placed": [[type(o.sharding).__name__, len(o.sharding.device_set)] for o in outs]}
+
+
 def explicit_axes(api: Any, n: int) -> dict[str, Any]:
     """A mesh whose axes are Explicit (make_mesh's default): the layout is part of each value's
     type, every primitive's rule computes its result's, the lowering pins each result to it;
@@ -475,6 +488,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "scalars_and_dtypes": scalars_and_dtypes,
     "explicit_axes": explicit_axes,
     "sharded_donation": sharded_donation,
+    "unused_layouts": unused_layouts,
     "sharded_matmul": sharded_matmul,
     "data_parallel_mlp": data_parallel_mlp,
     "mlp_2d": mlp_2d,

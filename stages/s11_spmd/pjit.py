@@ -31,7 +31,6 @@ from stages.s09_pjrt.computation_client import CompileInstance, Computation
 from . import donation, mlir, sharding_in_types
 from .array import ArrayImpl, addressable, device_names, device_put, put_shards
 from .hlo_sharding import HloSharding
-from .mesh import Mesh
 from .partition_spec import P
 from .pjit_checks import (
     check_devices,
@@ -40,6 +39,8 @@ from .pjit_checks import (
     flatten_shardings,
     intermediate_shardings,
     is_sharding_leaf,
+    jaxpr_meshes,
+    places_nothing,
     prepare_axis_resources,
     static_positions,
 )
@@ -110,26 +111,6 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
     program.asked_in = list(in_shardings)
     return program
 # --8<-- [end:lower]
-
-
-def jaxpr_meshes(jaxpr: core.Jaxpr) -> list[Any]:
-    """The meshes the equations name (a shard_map's, a constraint's), inner jaxprs included."""
-    found: list[Any] = []
-
-    def visit(j: core.Jaxpr) -> None:
-        for eqn in j.eqns:
-            for v in eqn.params.values():
-                for x in v if isinstance(v, (tuple, list)) else (v,):
-                    if isinstance(x, Mesh):
-                        found.append(x)
-                    elif isinstance(x, NamedSharding):
-                        found.append(x.mesh)
-                    elif isinstance(x, core.ClosedJaxpr):
-                        visit(x.jaxpr)
-                    elif isinstance(x, core.Jaxpr):
-                        visit(x)
-    visit(jaxpr)
-    return list(dict.fromkeys(found))
 
 
 def _any_mesh(shardings: Sequence[Sharding]) -> Any:
@@ -235,15 +216,14 @@ class ShardedJit:
         static = static_positions(len(args), self._static_nums)
         return tuple(a if i in static else next(placed) for i, a in enumerate(args))
 
-    def lower(self, *args: Any, **kwargs: Any) -> ShardedProgram:
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
         check_no_kwargs(self._in, kwargs)
         args = self._place(args)
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, *self._dynamic(args, kwargs))
-        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
-            raise ValueError("jit with shardings lowers a sharded program: give "
-                             "in_shardings, out_shardings or sharded arguments")
         p = traced._p.params
+        if places_nothing(traced.jaxpr, ins, outs, p["keep_unused"]):
+            return traced.lower()  # a program for one device, as the call runs it
         return lower_sharded(traced.jaxpr, p["name"], ins, outs,
                              p["donated_invars"], p["keep_unused"])
 
@@ -276,8 +256,8 @@ class ShardedJit:
             return tree_unflatten(out_tree, executable.call(*leaves))
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, *dynamic)
-        if all(s is None for s in [*ins, *outs]) and not jaxpr_meshes(traced.jaxpr.jaxpr):
-            # nothing sharded: stage 9's path
+        if places_nothing(traced.jaxpr, ins, outs, traced._p.params["keep_unused"]):
+            # nothing laid out that the program uses: stage 9's path, one device
             return self._jit(*args, **kwargs)
         key = (id(traced.jaxpr), tuple(ins), tuple(outs), mlir.use_shardy_partitioner.value)
         entry = self._executables.get(key)

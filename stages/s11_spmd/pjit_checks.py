@@ -14,9 +14,11 @@ from typing import Any
 
 from stages.s01_pytrees import tree_flatten
 from stages.s01_pytrees.tree_util import broadcast_prefix, prefix_errors
-from stages.s02_tracing import source_info_util
+from stages.s02_tracing import core, source_info_util
 from stages.s07_caches.sharding_impls import UNSPECIFIED
+from stages.s08_lowering.module import dce_jaxpr_consts
 
+from .mesh import Mesh
 from .partition_spec import P
 from .sharding_impls import NamedSharding, Sharding
 from .sharding_in_types import get_mesh
@@ -157,3 +159,33 @@ def check_devices(fun_name: str, arg_names: Sequence[str], args: Sequence[Any],
         return f" {kind} {ids}{where}"
     raise ValueError("Received incompatible devices for jitted computation. Got"
                      f"{describe(given[0][0], first, given[0][2])} and{describe(*differs[0])}")
+
+
+def jaxpr_meshes(jaxpr: core.Jaxpr) -> list[Any]:
+    """The meshes the equations name (a shard_map's, a constraint's), inner jaxprs included."""
+    found: list[Any] = []
+
+    def visit(j: core.Jaxpr) -> None:
+        for eqn in j.eqns:
+            for v in eqn.params.values():
+                for x in v if isinstance(v, (tuple, list)) else (v,):
+                    if isinstance(x, Mesh):
+                        found.append(x)
+                    elif isinstance(x, NamedSharding):
+                        found.append(x.mesh)
+                    elif isinstance(x, core.ClosedJaxpr):
+                        visit(x.jaxpr)
+                    elif isinstance(x, core.Jaxpr):
+                        visit(x)
+    visit(jaxpr)
+    return list(dict.fromkeys(found))
+
+
+def places_nothing(closed: Any, ins: Sequence[Any], outs: Sequence[Any],
+                   keep_unused: bool) -> bool:
+    """No layout for an input the program uses, an output, or an equation inside: a program
+    for one device. An unused argument is pruned first, laid out or not, as JAX prunes it
+    before it chooses the devices (`keep_unused` keeps it)."""
+    used = [True] * len(ins) if keep_unused else dce_jaxpr_consts(closed.jaxpr)[2]
+    return all(s is None for s, u in zip(ins, used, strict=True) if u) and \
+        all(s is None for s in outs) and not jaxpr_meshes(closed.jaxpr)

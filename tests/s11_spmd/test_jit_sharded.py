@@ -115,6 +115,12 @@ def test_donation_pairs_buffers_by_their_blocks_as_jax_does(run):
             "Some donated buffers were not usable: float32[4,8]."]
 
 
+def test_an_unused_laid_out_argument_places_nothing_as_in_jax(run):
+    n, ours, theirs = run
+    assert ours["unused_layouts"]["placed"] == theirs["unused_layouts"]["placed"]
+    assert theirs["unused_layouts"]["placed"][:3] == [["SingleDeviceSharding", 1]] * 3
+
+
 def test_a_typed_data_parallel_step_gives_one_devices_numbers(run):
     """The gradient of replicated parameters through a batch typed as split: the dot's
     transpose asks for the parameters' layout (out_sharding), so no rule has to guess."""
