@@ -33,6 +33,16 @@ class PartitionSpec(tuple):
 
     __hash__ = tuple.__hash__
 
+    def __add__(self, other: Any) -> PartitionSpec:  # P('x') + P('y') is P('x', 'y'), as JAX's
+        if not isinstance(other, tuple):
+            raise NotImplementedError  # JAX's answer to a spec plus anything else
+        return PartitionSpec(*self, *other)
+
+    def __radd__(self, other: Any) -> PartitionSpec:
+        if not isinstance(other, tuple):
+            raise NotImplementedError
+        return PartitionSpec(*other, *self)
+
     def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle: the entries, not one tuple
         return tuple(self)
 

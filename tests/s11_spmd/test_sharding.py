@@ -254,3 +254,18 @@ def test_a_mesh_is_made_from_an_array_of_the_devices_as_in_jax(eight):
     grid = np.array(s11.devices()).reshape(4, 2)
     m = s11.Mesh(grid, ("x", "y"))
     assert m.shape == {"x": 4, "y": 2} and m.devices.ravel().tolist() == list(s11.devices())
+
+
+@pytest.mark.parametrize("make", [
+    lambda P: P("x") + P("y", None), lambda P: P("x") + ("y",), lambda P: ("y",) + P(("x", "z")),
+    lambda P: P() + P(), lambda P: P("x") + 1, lambda P: P("x") + ["y"], lambda P: 1 + P("x"),
+], ids=["spec+spec", "spec+tuple", "tuple+spec", "empty", "spec+int", "spec+list", "int+spec"])
+def test_specs_add_up_as_jaxs(make):
+    from jax.sharding import PartitionSpec as JaxP
+
+    def outcome(P):
+        try:
+            return repr(make(P))
+        except Exception as e:  # noqa: BLE001 (the kind of failure is the point)
+            return type(e).__name__
+    assert outcome(P) == outcome(JaxP)
