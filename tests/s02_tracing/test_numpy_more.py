@@ -252,3 +252,32 @@ def test_the_stage_12_front_door_exports_the_new_functions():
         assert getattr(jax12.numpy, name) is getattr(snp, name), name
         assert name in snp.__all__
     np.testing.assert_array_equal(jax12.numpy.linspace(0, 1, 3), np.array([0, 0.5, 1], "f4"))
+
+
+ARRAY_METHOD_CASES = {
+    "sort": lambda a: a.sort(), "sort_axis0": lambda a: a.sort(axis=0),
+    "sort_descending": lambda a: a.sort(descending=True), "argsort": lambda a: a.argsort(),
+    "argsort_flat": lambda a: a.argsort(axis=None),
+    "take": lambda a: a.take(np.array([0, 2]), axis=1),
+    "take_flat": lambda a: a.take(np.array([5, 0])),
+    "mT": lambda a: a.mT, "mT_of_a_vector": lambda a: a[0].mT,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY_METHOD_CASES))
+def test_sort_argsort_take_and_mT_are_array_methods_as_in_jax(name):
+    f, x = ARRAY_METHOD_CASES[name], np.array([[3., 1., 2.], [0., 5., 4.]], np.float32)
+
+    def outcome(module, trace):
+        try:
+            if trace:
+                return str(trace(f)(x))
+            r = f(module.asarray(x))
+            return np.asarray(r).tolist(), str(r.dtype)
+        except Exception as e:  # noqa: BLE001 (the error is compared too)
+            return type(e).__name__, str(e)
+
+    assert outcome(snp, None) == outcome(jnp, None)
+    if name != "mT_of_a_vector":  # JAX's printed jaxpr of the same method
+        with jax.disable_jit():
+            assert outcome(None, s02.make_jaxpr) == outcome(None, jax.make_jaxpr)

@@ -180,6 +180,13 @@ _unary_operators = {
     "neg": ufuncs.negative, "pos": ufuncs.positive, "abs": ufuncs.absolute,
     "invert": ufuncs.invert,
 }
+def _matrix_transpose(x: Any) -> Any:  # x.mT: the last two axes swapped (JAX: same)
+    if np.ndim(x) < 2:
+        raise ValueError("x must be at least two-dimensional for matrix_transpose; got "
+                         f"ndim={np.ndim(x)}")
+    return lax_numpy.swapaxes(x, -1, -2)
+
+
 _methods = {
     "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
     "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
@@ -192,7 +199,8 @@ _methods = {
     "round": math_more.round, "std": math_more.std, "var": math_more.var,
     "trace": lax_numpy_more.trace, "repeat": lax_numpy_more.repeat,
     "diagonal": lax_numpy_more.diagonal, "conj": ufuncs.conj, "conjugate": ufuncs.conjugate,
-    "real": ufuncs.real, "imag": ufuncs.imag,
+    "real": ufuncs.real, "imag": ufuncs.imag, "sort": lax_numpy.sort,
+    "argsort": lax_numpy.argsort, "take": indexing.take, "mT": _matrix_transpose,
 }
 
 
@@ -216,9 +224,10 @@ _TRACER_OPERATORS = (
 ).split()
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
-    "flatten dot clip any all swapaxes round std var trace repeat diagonal conj conjugate"
+    "flatten dot clip any all swapaxes round std var trace repeat diagonal conj conjugate "
+    "sort argsort take"
 ).split()
-_TRACER_PROPERTIES = ("T", "real", "imag")
+_TRACER_PROPERTIES = ("T", "mT", "real", "imag")
 
 
 def _forward_to_aval(name: str) -> Callable:
