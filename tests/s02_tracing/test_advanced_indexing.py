@@ -132,3 +132,24 @@ def test_indexing_errors_match_jax(index):
     def run(ns):
         return ERRORS[index](ns, ns.jnp.asarray(X))
     assert _error(lambda: run(OURS)) == _error(lambda: run(THEIRS))
+
+
+_X = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+_XI = np.arange(1, 7, dtype=np.int32)
+AT_SCALED = {
+    "divide": (lambda a: a.at[0, 1].divide(4.0), _X),
+    "power_column": (lambda a: a.at[:, 1].power(2.0), _X),
+    "divide_int": (lambda a: a.at[2].divide(2), _XI),
+    "power_int": (lambda a: a.at[np.array([1, 3])].power(3), _XI),
+    "divide_twice": (lambda a: a.at[np.array([1, 1])].divide(2.0), _XI.astype(np.float32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_SCALED))
+def test_at_divide_and_power_scatter_into_ones_as_jax(name):
+    f, x = AT_SCALED[name]
+    ours, theirs = f(OURS.jnp.asarray(x)), f(THEIRS.jnp.asarray(x))
+    assert (np.asarray(ours).tolist(), ours.dtype, ours.weak_type) == \
+        (np.asarray(theirs).tolist(), theirs.dtype, theirs.weak_type)
+    with jax.disable_jit():
+        assert str(OURS.make_jaxpr(f)(x)) == str(THEIRS.make_jaxpr(f)(x))

@@ -257,6 +257,18 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
     tracer.at = property(indexing.IndexUpdateHelper)  # x.at[idx].set(v): a scatter
 
 
+def _through_ones(ufunc: Callable) -> Callable:
+    """x.at[idx].divide(v), .power(v): x against ones that took v at idx by a scatter_mul
+    (JAX: _IndexUpdateRef.divide and .power)."""
+    def update(ref: indexing.IndexUpdateRef, values: Any, **kwargs: Any) -> Any:
+        ones = indexing.IndexUpdateRef(lax_numpy.ones_like(ref.array), ref.index)
+        return ufunc(ref.array, ones.mul(values, **kwargs))
+    update.__name__ = ufunc.__name__
+    return update
+
+
+indexing.IndexUpdateRef.divide = _through_ones(ufuncs.divide)
+indexing.IndexUpdateRef.power = _through_ones(ufuncs.power)
 _set_shaped_array_attributes(core.ShapedArray)
 _set_tracer_aval_forwarding(core.Tracer)
 _set_tracer_aval_forwarding(Array)  # an eager Array's operators are a tracer's (JAX: the same)
