@@ -60,8 +60,8 @@ def check_static_args_hashable(args: Sequence[Any] | Mapping[str, Any],
                                static: Iterable[int] | Iterable[str]) -> None:
     """A static argument becomes part of a cache key, so it must hash. `args` are positional
     arguments indexed by `static` numbers, or keyword arguments indexed by names."""
-    # JAX: jit's C++ dispatch hashes static arguments first, with this message; the one in
-    # argnums_partial (ours too) is older wording that jit no longer reaches
+    # JAX: jit's C++ dispatch hashes static arguments with this message, once the others are
+    # keyed; the one in argnums_partial (ours too) is older wording that jit no longer reaches
     for i in static:
         try:
             hash(args[i])

@@ -12,7 +12,7 @@ import dataclasses
 import functools
 import inspect
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from stages.s01_pytrees import (
@@ -24,6 +24,7 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core
 from stages.s02_tracing.api_util import (  # noqa: F401  (fun_name, fun_signature: jit's)
+    check_static_args_hashable,
     fun_name,
     fun_signature,
     infer_argnums_and_argnames,
@@ -149,6 +150,24 @@ def donation_vector(donate_argnums: Sequence[int], donate_argnames: Sequence[str
         if not isinstance(kwargs[name], Static):
             res.extend([name in donate_argnames] * num_leaves(kwargs[name]))
     return tuple(res)
+
+
+def static_entries(args: tuple, kwargs: dict, static_nums: Sequence[int],
+                   static_names: Sequence[str]) -> tuple[tuple[int | str, Static], ...]:
+    """The signature key's statics: (position or name, boxed value), each checked hashable."""
+    check_static_args_hashable(args, static_nums)
+    check_static_args_hashable(kwargs, static_names)
+    return (*((i, Static(args[i])) for i in static_nums),
+            *((k, Static(kwargs[k])) for k in static_names))
+
+
+def box_statics(args: tuple, kwargs: dict, static_nums: Collection[int],
+                static_names: Collection[str]) -> tuple[tuple, dict]:
+    """The arguments with each static one boxed in `Static`, once all are checked hashable."""
+    check_static_args_hashable(args, sorted(static_nums))
+    check_static_args_hashable(kwargs, static_names)
+    return (tuple(Static(a) if i in static_nums else a for i, a in enumerate(args)),
+            {k: Static(v) if k in static_names else v for k, v in kwargs.items()})
 
 
 def abstractify(fun: Callable, x: Any, arg_name: str) -> core.ShapedArray:

@@ -23,14 +23,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from stages.s01_pytrees import PyTreeDef, tree_flatten, tree_structure, tree_unflatten
+from stages.s01_pytrees import PyTreeDef, tree_leaves, tree_structure, tree_unflatten
 from stages.s02_tracing import config, core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import (
     argnums_partial,
     check_callable,
-    check_static_args_hashable,
     debug_info,
     flatten_fun,
     result_paths,
@@ -46,7 +45,7 @@ from .util import MISSING, CacheInfo, Stats, WeakrefCache, attribute_to
 
 _signature_cache = WeakrefCache(
     "signature", "jit options, argument treedef, each leaf's shape, dtype and weak type, "
-    "static arguments, trace context (JAX: the C++ PjitFunctionCache)")
+    "static arguments, trace context (JAX: the C++ PjitFunctionCache)", sizes_failed=True)
 _trace_cache = WeakrefCache(
     "trace", "the function (weakly), trace context, argument treedef with static values, "
     "leaf avals, debug info (JAX: pe.trace_to_jaxpr)", explain=explain.explain_tracing_cache_miss)
@@ -86,9 +85,6 @@ class _FastpathEntry(NamedTuple):
     out_is_leaf: bool  # one array out: returned as it is, no tree to rebuild
 
 
-_WEAK_SCALARS = (int, float, complex, bool)
-
-
 class JitWrapped:
     """`jit(f)`: call it, or stop at a station: `.trace(...)`, `.lower(...)`, `.eval_shape`."""
 
@@ -117,8 +113,9 @@ class JitWrapped:
                     with attribute_to(self._stats):
                         entry = _signature_cache.get_or_compute(
                             self._fun, key, lambda: self._cache_miss(args, kwargs))
-                outs = entry.executable.unsafe_call(*leaves)
-                return outs[0] if entry.out_is_leaf else tree_unflatten(entry.out_tree, outs)
+                if leaves is not None:  # None: an int beyond int32, refused by the slow path
+                    outs = entry.executable.unsafe_call(*leaves)
+                    return outs[0] if entry.out_is_leaf else tree_unflatten(entry.out_tree, outs)
         with attribute_to(self._stats):
             p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
             api_util.check_has_values(args_flat[len(p.consts):], p.arg_names, p.in_avals)
@@ -126,38 +123,40 @@ class JitWrapped:
         return tree_unflatten(p.out_tree, out_flat)
     # --8<-- [end:call]
 
-    def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list[Any]] | None:
-        """The signature cache's key and the dynamic leaves, or None if a leaf is no array."""
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[tuple, list[Any] | None] | None:
+        """The key and the dynamic leaves (None: an int past int32), or None if one is no array."""
         # EXERCISE 7.2 (signature): statics boxed, one (shape, dtype) or scalar type per leaf
-        ji, statics, dyn_args, dyn_kwargs = self._jit_info, [], args, kwargs
+        ji, dyn_args, dyn_kwargs = self._jit_info, args, kwargs
+        static_nums, static_names = [], []
         if ji.static_argnums:
             n = len(args)
             static_nums = sorted({i % n for i in ji.static_argnums if -n <= i < n})
-            check_static_args_hashable(args, static_nums)
-            statics.extend((i, Static(args[i])) for i in static_nums)
             dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         if kwargs and ji.static_argnames:
             dyn_kwargs = {k: v for k, v in kwargs.items() if k not in ji.static_argnames}
             static_names = sorted(set(kwargs) - set(dyn_kwargs))
-            check_static_args_hashable(kwargs, static_names)
-            statics.extend((k, Static(kwargs[k])) for k in static_names)
         leaves, treedef = api_util.flatten_args(dyn_args, dyn_kwargs)
-        sig = []
+        sig, overflow = [], False
         for x in leaves:
             t = type(x)
             if t is np.ndarray:  # a 64-bit array is traced as its 32-bit form: one entry
                 sig.append((x.shape, dtypes.canonicalize_dtype(x.dtype)))
             elif isinstance(x, Array):  # eager, or a later stage's device array
                 sig.append(x.aval)  # its shape, dtype and weak type (and sharding)
-            elif t in _WEAK_SCALARS and (t is not int or -(2**31) <= x < 2**31):
+            elif t in (int, float, complex, bool):
                 sig.append(t)  # the type decides the dtype, and whether it is weak
+                overflow = overflow or (t is int and not -(2**31) <= x < 2**31)
             elif isinstance(x, np.generic):  # a numpy scalar: a 0-d array, as JAX keys it
                 sig.append(((), dtypes.canonicalize_dtype(x.dtype)))
             elif t in core.pytype_aval_mappings:  # a later stage's array: its aval says all
                 sig.append(core.pytype_aval_mappings[t](x))
-            else:  # a tracer, an int beyond int32, no array: the slow path says what is wrong
+            else:  # a tracer, a string, no array: the slow path says what is wrong
                 return None
-        return (ji, treedef, tuple(sig), tuple(statics), config.trace_context()), leaves
+        # every leaf has a signature (an int of any size too): only now are statics hashed
+        statics = (api_util.static_entries(args, kwargs, static_nums, static_names)
+                   if static_nums or static_names else ())
+        key = (ji, treedef, tuple(sig), statics, config.trace_context())
+        return key, None if overflow else leaves  # an int beyond int32 is keyed, never run
         # END EXERCISE
 
     def _cache_miss(self, args: tuple, kwargs: dict) -> _FastpathEntry:
@@ -223,15 +222,16 @@ def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
     """Layer 2: the jit equation's params for these arguments, traced once per key."""
     n = len(args)
     static_nums = {i % n for i in ji.static_argnums if -n <= i < n}
-    check_static_args_hashable(args, sorted(static_nums))
-    check_static_args_hashable(kwargs, [k for k in kwargs if k in ji.static_argnames])
-    args_ft = tuple(Static(a) if i in static_nums else a for i, a in enumerate(args))
-    kwargs_ft = {k: Static(v) if k in ji.static_argnames else v for k, v in kwargs.items()}
-    leaves, tree = tree_flatten((args_ft, kwargs_ft))
-    names_only = {k: None if isinstance(v, Static) else v for k, v in kwargs_ft.items()}
+    static_names = [k for k in kwargs if k in ji.static_argnames]
+    # dynamic leaves are abstracted before statics are hashed, as in JAX (a None: no leaves)
+    names_only = {k: None if k in static_names else v for k, v in kwargs.items()}
+    leaves = tree_leaves(([None if i in static_nums else a for i, a in enumerate(args)],
+                          names_only))
     dbg = debug_info("jit", fun, args, names_only, tuple(sorted(static_nums)))
     names = dbg.arg_names if len(dbg.arg_names) == len(leaves) else ("",) * len(leaves)
     avals = tuple(abstractify(fun, x, name) for x, name in zip(leaves, names, strict=True))
+    args_ft, kwargs_ft = api_util.box_statics(args, kwargs, static_nums, static_names)
+    tree = tree_structure((args_ft, kwargs_ft))
     key = (config.trace_context(), InType(tree, avals), dbg)
     closed, out_tree = _trace_cache.get_or_compute(
         fun, key, lambda: _trace_for_jit(fun, dbg, args_ft, kwargs_ft, avals),

@@ -225,10 +225,13 @@ class WeakrefCache(Cache):
 
     def __init__(self, name: str, key_doc: str,
                  explain: Callable[[Any, Hashable, list[Hashable]], None] | None = None,
-                 layer: bool = True):
+                 layer: bool = True, sizes_failed: bool = False):
         super().__init__(name, key_doc, maxsize=None, layer=layer)
         self._per_referent: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._explain = explain  # called on a miss with the referent, the key, the keys seen
+        # a key whose computation raised counts in size_of, as the slot JAX's C++ cache makes
+        # before the miss runs stays when the miss raises
+        self._sizes_failed = sizes_failed
 
     def table(self, referent: Any) -> _Table | None:
         """`referent`'s entries (made empty the first time), or None if it cannot be a weak key.
@@ -303,7 +306,10 @@ class WeakrefCache(Cache):
         return sum(len(t.entries) for t in list(self._per_referent.values()))
 
     def size_of(self, referent: Any, where: Callable[[Hashable], bool] | None = None) -> int:
-        return sum(where is None or where(k) for k in list(self._table_of(referent).entries))
+        table = self._table_of(referent)
+        with self._lock:
+            keys = {**table.entries, **table.failed} if self._sizes_failed else table.entries
+            return sum(where is None or where(k) for k in list(keys))
 
     def keys_of(self, referent: Any) -> list[Hashable]:
         with self._lock:

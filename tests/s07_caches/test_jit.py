@@ -7,6 +7,8 @@ traces each scenario causes is compared with JAX's, not just asserted.
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -327,3 +329,61 @@ def test_a_cache_hit_returns_the_same_structure_as_jax(make):
         for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs),
                         strict=True):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("second, error", [("s", TypeError), (2**40, ValueError),
+                                           (1.0, ValueError)], ids=["str", "big-int", "float"])
+def test_a_dynamic_argument_is_refused_before_an_unhashable_static_as_in_jax(second, error):
+    """JAX abstracts a leaf its C++ dispatch cannot key (a string) before it hashes the statics;
+    an int of any size is keyed, so there the unhashable static is what fails first."""
+    messages = []
+    for jit in (jax.jit, s07.jit):
+        def f(a, b):
+            return b
+        with pytest.raises(error) as e:
+            jit(f, static_argnums=0)(np.ones(2, np.float32), second)
+        messages.append(re.sub(r" at 0x[0-9a-f]+", "", str(e.value)))
+    assert messages[0] == messages[1]
+
+
+def test_a_call_that_fails_still_holds_its_signature_entry_as_in_jax():
+    """JAX's C++ cache makes a call's entry before the miss runs; a miss that raises leaves it
+    there (counted by `_cache_size`), and the next call with that signature traces again."""
+    def run(jit):
+        fail, traces, seen = [True], [], []
+
+        def f(x):
+            traces.append(None)
+            if fail[0]:
+                raise RuntimeError("no")
+            return x
+
+        g = jit(f)
+        for failing, x in [(True, 1.0), (True, 2.0), (False, 1.0), (False, 1.0), (True, 2**40),
+                           (False, 2**40), (False, 3)]:
+            fail[0] = failing
+            try:
+                g(x)
+                seen.append((len(traces), g._cache_size()))
+            except (RuntimeError, OverflowError) as e:
+                seen.append((len(traces), g._cache_size(), type(e).__name__))
+        g.clear_cache()
+        return seen, g._cache_size()
+
+    assert run(s07.jit) == run(jax.jit) == (
+        [(1, 1, "RuntimeError"), (2, 1, "RuntimeError"), (3, 1), (3, 1),
+         (3, 2, "OverflowError"), (3, 2, "OverflowError"), (4, 2)], 0)
+
+
+def test_an_int_beyond_int32_after_a_small_one_is_refused_as_in_jax():
+    """Both ints are keyed by their type, so the second call finds the first one's entry; it
+    must still be refused, not run with an int the program cannot hold."""
+    seen = []
+    for jit in (jax.jit, s07.jit):
+        g = jit(lambda x: x + 1)
+        assert int(g(1)) == 2
+        with pytest.raises(OverflowError) as e:
+            g(2**40)
+        seen.append((str(e.value), g._cache_size()))
+    assert seen[0] == seen[1]
+    assert "argument path is x. Got <class 'int'> with value 1099511627776" in seen[1][0]
