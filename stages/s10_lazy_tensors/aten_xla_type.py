@@ -25,6 +25,7 @@ from .aten_cpu_fallback import cpu_fallback
 from .device_data import scalar_dtype, scalar_value
 from .hash import mhash
 from .ir import DeviceData, LeafNode, Node, Value
+from .kernel_checks import raise_as_cpu_kernel
 from .lowering import CHECKS, LOWERINGS
 from .nn_lowering import GUARDS
 from .op_schema import op_schema
@@ -119,6 +120,7 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     if data in _views_made:  # a view a decomposition made (below autograd: no `_base`)
         raise NotImplementedError(f"in place on a view {tuple(dst.shape)} inside a "
                                   f"decomposition: it would not reach the base")
+    src = src if isinstance(src, torch.Tensor) else torch.tensor(src)  # copy_(2.5), as eager
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
         data.set_data_handle(device_data.tensor_to_data(host, data.aval))
@@ -208,6 +210,14 @@ def eager_sync(out: Any) -> Any:
 # --8<-- [start:dispatch]
 def dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     """Every op on the lazy device lands here: its own path, its rule, its decomposition, CPU."""
+    try:
+        return _dispatch(func, args, kwargs)
+    except (RuntimeError, IndexError, ValueError, TypeError):
+        raise_as_cpu_kernel(func, args, kwargs)  # eager torch's words, not a meta kernel's
+        raise
+
+
+def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     if func in CHECKS:  # what torch's kernel checks and its meta kernel does not
         CHECKS[func](*args, **kwargs)
     special = SPECIAL.get(func)

@@ -42,6 +42,21 @@ def check_on_cpu(func: Any) -> Callable[..., None]:
     return check
 
 
+def _ones_like(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return torch.ones(x.shape, dtype=x.dtype)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_ones_like(v) for v in x)
+    return torch.device("cpu") if isinstance(x, torch.device) else x
+
+
+def raise_as_cpu_kernel(func: Any, args: tuple, kwargs: dict) -> None:
+    """Where a meta kernel or a decomposition refused an op, its CPU kernel, run on ones of the
+    same shapes and dtypes, raises in eager torch's words (a meta kernel's differ); if it
+    accepts them, nothing is raised here and the caller's error stands."""
+    func(*_ones_like(args), **{k: _ones_like(v) for k, v in kwargs.items()})
+
+
 def chain(*tables: dict[Any, Callable[..., None]]) -> dict[Any, Callable[..., None]]:
     """Check tables as one: an op in several runs each of its checks, in the tables' order."""
     merged: dict[Any, list[Callable[..., None]]] = {}
@@ -64,6 +79,8 @@ ON_CPU = {
     f: check_on_cpu(f)
     for f in (
         aten.mm.default,
+        aten.mv.default,
+        aten.dot.default,
         aten.bmm.default,
         aten.addmm.default,
         aten.relu.default,
