@@ -23,8 +23,8 @@ Beside it:
                      over in its `samplers` table: random.py imports it, not back)
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
-  optim_base.py      GradientTransformation and the states and counters optim.py and
-                     optim_variants.py share (optim.py re-exports them)
+  optim_base.py      GradientTransformation, identity, and the states and counters optim.py
+                     and optim_variants.py share (optim.py re-exports them)
   optim_variants.py  optax's masked (adamw's mask=) and Adam with Nesterov momentum (NAdam)
   schedules.py   learning-rate schedules
   numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules

@@ -24,7 +24,10 @@ from .optim_base import (  # the pair, the shared states and counters: re-export
     GradientTransformation,
     ScaleByAdamState,
     bias_correction,
+    cast_moments,
+    identity,
     init_adam_state,
+    init_empty_state,
     safe_increment,
 )
 from .optim_variants import masked, scale_by_nesterov_adam
@@ -33,21 +36,12 @@ Schedule = Callable[[Any], Any]
 ScalarOrSchedule = float | Schedule
 
 
-def _init_empty(params: Any) -> EmptyState:
-    return EmptyState()
-
-
 def apply_updates(params: Any, updates: Any) -> Any:
     """params + updates, leaf by leaf, keeping each parameter's dtype."""
     return tree_map(lambda p, u: jnp.asarray(p + u).astype(jnp.asarray(p).dtype), params, updates)
 
 
 # ------------------------------------------------------------------ building blocks
-
-def identity() -> GradientTransformation:
-    """Pass the updates through unchanged (optax: base.identity); its state is EmptyState."""
-    return GradientTransformation(_init_empty, lambda updates, state, params=None: (updates, state))
-
 
 # --8<-- [start:chain]
 def chain(*transforms: GradientTransformation) -> GradientTransformation:
@@ -71,7 +65,7 @@ def scale(step_size: float) -> GradientTransformation:
     def update(updates: Any, state: EmptyState, params: Any = None) -> tuple[Any, EmptyState]:
         return tree_map(lambda g: step_size * g, updates), state
 
-    return GradientTransformation(_init_empty, update)
+    return GradientTransformation(init_empty_state, update)
 
 
 class ScaleByScheduleState(NamedTuple):
@@ -91,9 +85,11 @@ def scale_by_schedule(step_size_fn: Schedule) -> GradientTransformation:
     return GradientTransformation(init, update)
 
 
-def scale_by_learning_rate(learning_rate: ScalarOrSchedule, *, flip_sign: bool = True
+def scale_by_learning_rate(learning_rate: ScalarOrSchedule | None, *, flip_sign: bool = True
                            ) -> GradientTransformation:
-    """-learning_rate * updates: the step that turns gradients into descent."""
+    """-learning_rate * updates: the step that turns gradients into descent (None: no step)."""
+    if learning_rate is None:
+        return identity()
     m = -1 if flip_sign else 1
     if callable(learning_rate):
         return scale_by_schedule(lambda count: m * learning_rate(count))
@@ -124,11 +120,11 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
 
 
 # --8<-- [start:adam]
-def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-                  eps_root: float = 0.0, *, nesterov: bool = False) -> GradientTransformation:
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0,
+                  mu_dtype: Any = None, *, nesterov: bool = False) -> GradientTransformation:
     """Adam's direction: bias-corrected first moment over the root of the second."""
     if nesterov:  # NAdam: the first moment one step ahead (optim_variants.py)
-        return scale_by_nesterov_adam(b1, b2, eps, eps_root)
+        return scale_by_nesterov_adam(b1, b2, eps, eps_root, mu_dtype)
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
@@ -138,9 +134,9 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
         nu_hat = bias_correction(nu, b2, count)
         updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         # END EXERCISE
-        return updates, ScaleByAdamState(count=count, mu=mu, nu=nu)
+        return updates, ScaleByAdamState(count, *cast_moments(mu, nu, state, mu_dtype))
 
-    return GradientTransformation(init_adam_state, update)
+    return GradientTransformation(lambda params: init_adam_state(params, mu_dtype), update)
 # --8<-- [end:adam]
 
 
@@ -162,6 +158,8 @@ def add_decayed_weights(weight_decay: ScalarOrSchedule = 0.0,
     def update(updates: Any, state: Any, params: Any = None) -> tuple:
         if params is None:
             raise ValueError("add_decayed_weights needs the params: update(grads, state, params)")
+        if isinstance(weight_decay, int | float) and weight_decay == 0.0:
+            return updates, state  # no decay to add, as optax skips it: inf params stay inf
         decay = weight_decay(state.count) if scheduled else weight_decay
         state = WeightDecaySchedule(safe_increment(state.count)) if scheduled else state
         return tree_map(lambda g, p: g + decay * p, updates, params), state
@@ -185,7 +183,7 @@ def clip_by_global_norm(max_norm: float) -> GradientTransformation:
             return lax.select(trigger, t, (t / g_norm.astype(t.dtype)) * max_norm)
         return tree_map(clip, updates), state
 
-    return GradientTransformation(_init_empty, update)
+    return GradientTransformation(init_empty_state, update)
 
 
 # ------------------------------------------------------------------ the aliases
@@ -205,17 +203,18 @@ def momentum(learning_rate: ScalarOrSchedule, beta: float = 0.9,
 
 
 def adam(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-         eps: float = 1e-8, eps_root: float = 0.0, *, nesterov: bool = False
-         ) -> GradientTransformation:
-    """Adam: scale_by_adam, then the learning rate."""
-    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+         eps: float = 1e-8, eps_root: float = 0.0, mu_dtype: Any = None, *,
+         nesterov: bool = False) -> GradientTransformation:
+    """Adam: scale_by_adam, then the learning rate; mu_dtype is the first moment's dtype."""
+    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
                  scale_by_learning_rate(learning_rate))
 
 
 def adamw(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.999,
-          eps: float = 1e-8, eps_root: float = 0.0, weight_decay: ScalarOrSchedule = 1e-4,
-          mask: Any = None, *, nesterov: bool = False) -> GradientTransformation:
+          eps: float = 1e-8, eps_root: float = 0.0, mu_dtype: Any = None,
+          weight_decay: ScalarOrSchedule = 1e-4, mask: Any = None, *, nesterov: bool = False
+          ) -> GradientTransformation:
     """Adam with decoupled weight decay: the decay is added after Adam's scaling."""
-    return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov=nesterov),
+    return chain(scale_by_adam(b1, b2, eps, eps_root, mu_dtype, nesterov=nesterov),
                  add_decayed_weights(weight_decay, mask),
                  scale_by_learning_rate(learning_rate))

@@ -2,8 +2,8 @@
 transformations share, and the step counter's arithmetic. optim.py and optim_variants.py both
 import this module; optim.py re-exports every name here, so users need only `optim`.
 
-optax: optax/_src/base.py (GradientTransformation, EmptyState), numerics.py (safe_increment),
-transform.py (ScaleByAdamState, bias_correction).
+optax: optax/_src/base.py (GradientTransformation, EmptyState, identity), numerics.py
+(safe_increment), transform.py (ScaleByAdamState, bias_correction; scale_by_adam's casts).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from stages.s01_pytrees import tree_map
 from stages.s02_tracing import numpy as jnp
 
 __all__ = ["EmptyState", "GradientTransformation", "ScaleByAdamState", "bias_correction",
-           "init_adam_state", "safe_increment"]
+           "cast_moments", "identity", "init_adam_state", "init_empty_state", "safe_increment"]
 
 
 class GradientTransformation(NamedTuple):
@@ -31,6 +31,17 @@ class EmptyState(NamedTuple):
     """The state of a transformation that keeps none."""
 
 
+def init_empty_state(params: Any) -> EmptyState:
+    """The init of a transformation that keeps no state."""
+    return EmptyState()
+
+
+def identity() -> GradientTransformation:
+    """Pass the updates through unchanged (optax: base.identity); its state is EmptyState."""
+    return GradientTransformation(init_empty_state,
+                                  lambda updates, state, params=None: (updates, state))
+
+
 class ScaleByAdamState(NamedTuple):
     """Adam's state, and NAdam's: the step count and the two moments."""
 
@@ -39,10 +50,19 @@ class ScaleByAdamState(NamedTuple):
     nu: Any
 
 
-def init_adam_state(params: Any) -> ScaleByAdamState:
-    """Adam's state before the first step: no steps, both moments zeros shaped as the params."""
-    zeros = tree_map(jnp.zeros_like, params)
-    return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=zeros, nu=zeros)
+def init_adam_state(params: Any, mu_dtype: Any = None) -> ScaleByAdamState:
+    """Adam's state before the first step: no steps, both moments zeros shaped as the params
+    (the first in mu_dtype, when one is given)."""
+    mu = tree_map(lambda p: jnp.zeros_like(p, dtype=mu_dtype), params)
+    nu = tree_map(jnp.zeros_like, params)
+    return ScaleByAdamState(count=jnp.zeros((), np.int32), mu=mu, nu=nu)
+
+
+def cast_moments(mu: Any, nu: Any, state: ScaleByAdamState, mu_dtype: Any = None) -> tuple:
+    """The moments as optax stores them: mu in mu_dtype (if given), nu in the dtype the state
+    held it in, so float32 gradients do not turn a float16 state into float32 (optax)."""
+    mu = mu if mu_dtype is None else tree_map(lambda m: m.astype(mu_dtype), mu)
+    return mu, tree_map(lambda n, old: n.astype(old.dtype), nu, state.nu)
 
 
 def safe_increment(count: Any) -> Any:

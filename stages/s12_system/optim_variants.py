@@ -17,6 +17,7 @@ from .optim_base import (
     GradientTransformation,
     ScaleByAdamState,
     bias_correction,
+    cast_moments,
     init_adam_state,
     safe_increment,
 )
@@ -64,7 +65,7 @@ def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
 
 
 def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-                           eps_root: float = 0.0) -> GradientTransformation:
+                           eps_root: float = 0.0, mu_dtype: Any = None) -> GradientTransformation:
     """Adam with Nesterov's look-ahead (Dozat's NAdam), optax's scale_by_adam(nesterov=True):
     the first moment is taken one step ahead, b1 * mu (unbiased as at the next step) plus
     (1 - b1) * g (unbiased as at this one). The state is Adam's, ScaleByAdamState."""
@@ -77,6 +78,6 @@ def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
                          bias_correction(updates, b1, count))
         nu_hat = bias_correction(nu, b2, count)
         out = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), ahead, nu_hat)
-        return out, ScaleByAdamState(count=count, mu=mu, nu=nu)
+        return out, ScaleByAdamState(count, *cast_moments(mu, nu, state, mu_dtype))
 
-    return GradientTransformation(init_adam_state, update)
+    return GradientTransformation(lambda params: init_adam_state(params, mu_dtype), update)

@@ -45,6 +45,8 @@ def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
     minval, maxval = (x if np.issubdtype(x.dtype, np.integer) else
                       lax.convert_element_type(x, np.int32)
                       for x in (jnp.asarray(minval), jnp.asarray(maxval)))
+    # bounds of their own shape (one per column, say) broadcast to the draw's, as in JAX
+    minval, maxval = jnp.broadcast_to(minval, shape), jnp.broadcast_to(maxval, shape)
     # a maxval past dtype's top (256 for uint8) is clipped to the top, so the span grows by 1
     beyond = jnp.greater(maxval, _clip_into(jnp.asarray(np.iinfo(dtype).max, dtype),
                                             maxval.dtype))

@@ -289,6 +289,8 @@ RANDINT = {  # shape, minval, maxval, dtype
     "big_span": ((7,), 3, 2**20 + 7, None), "float_bounds": ((5,), 0.5, 7.9, None),
     "float_past_int32": ((5,), 0, 1e12, None), "scalar": ((), 0, 3, np.int16),
     "no_draws": ((0,), 0, 3, None),
+    "bounds_per_column": ((2, 3), np.int32([0, 10, -20]), np.int32([5, 15, 100]), None),
+    "bounds_per_row_uint8": ((2, 3), np.int32([[0], [200]]), 300, np.uint8),
 }
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
-from stages.s02_tracing.numpy.util import promote_args_inexact
+from stages.s02_tracing.numpy.util import check_arraylike, promote_args_inexact
 from stages.s04_autodiff import custom_jvp
 from stages.s04_autodiff.ad_util import stop_gradient
 
@@ -37,23 +37,34 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return 0.5 * x * erfc(-x * np.sqrt(0.5).astype(x.dtype))
 
 
-def _max_or_minus_inf(x: Any, axis: int | tuple[int, ...]) -> Any:
-    # JAX: jnp.max(x, axis, initial=-inf, keepdims=True), so an empty axis reduces to -inf
-    axes = tuple(sorted(a % np.ndim(x) for a in ((axis,) if np.ndim(axis) == 0 else axis)))
-    return lax.expand_dims(lax.reduce_max(x, axes), axes)
+def _shifted(x: Any, axis: Any, where: Any) -> Any:
+    # x less its max along axis (a constant to autodiff); an empty axis, or one where= leaves
+    # empty, has max -inf, as JAX's jnp.max(..., initial=-inf) gives
+    x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
+    x_safe = x if where is None else jnp.where(where, x, -np.inf)
+    return x_safe - stop_gradient(x_max)
 
 
-def log_softmax(x: Any, axis: int | tuple[int, ...] = -1) -> Any:
-    shifted = x - stop_gradient(_max_or_minus_inf(x, axis))
-    return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=axis, keepdims=True))
+def log_softmax(x: Any, axis: int | tuple[int, ...] | None = -1, where: Any = None) -> Any:
+    """x - logsumexp(x) along axis (None: all axes); where= leaves out entries, -inf there."""
+    check_arraylike("log_softmax", x)
+    shifted = _shifted(x, axis, where)
+    result = shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
+    return result if where is None else jnp.where(where, result, -np.inf)
 
 
-def softmax(x: Any, axis: int | tuple[int, ...] = -1) -> Any:
-    return jnp.exp(log_softmax(x, axis))
+def softmax(x: Any, axis: int | tuple[int, ...] | None = -1, where: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along axis, shifted by the max first, as JAX divides (not
+    exp(log_softmax(x)), which rounds differently); where= leaves out entries, 0 there."""
+    unnormalized = jnp.exp(_shifted(x, axis, where))
+    result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
+    return result if where is None else jnp.where(where, result, 0)
 
 
-def one_hot(x: Any, num_classes: int, dtype: Any = np.float32, axis: int = -1) -> Any:
-    """1 where a new axis `axis` (the last by default) reaches x's class, 0 elsewhere."""
+def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
+    """1 where a new axis `axis` (the last by default) reaches x's class, 0 elsewhere; float32
+    unless dtype says otherwise (dtype and axis by keyword only, as in JAX)."""
+    dtype = np.float32 if dtype is None else dtype
     x = jnp.expand_dims(x, axis)
     axis = axis % np.ndim(x)
     shape = tuple(num_classes if a == axis else 1 for a in range(np.ndim(x)))
