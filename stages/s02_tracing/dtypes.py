@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
+
+# bfloat16 (8 exponent bits, 7 mantissa bits) is not a numpy dtype: ml_dtypes defines it and
+# registers numpy casts and ufuncs for it. Its numpy kind is "V", so ask `issubdtype` below, not
+# `dtype.kind`, whether a dtype is a float (JAX: dtypes.bfloat16).
+bfloat16: np.dtype = np.dtype(ml_dtypes.bfloat16)
 
 # Python scalar types are "weak": they take the dtype of whatever they meet (JAX: _weak_types).
 _weak_types: tuple[type, ...] = (int, float, complex)
@@ -77,14 +83,36 @@ def short_dtype_name(dtype: Any) -> str:
     return name
 
 
-# Every dtype a JAX array may have here (no bfloat16/float8/int4: they need ml_dtypes).
+# Every dtype a JAX array may have here (float8 and int4, also from ml_dtypes, are left out).
 jax_dtypes = frozenset(
     np.dtype(name)
     for name in (
         "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64",
-        "float16", "float32", "float64", "complex64", "complex128",
+        "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     )
 )
+
+# numpy's abstract types that bfloat16 belongs to, though numpy does not know it
+_bfloat16_supertypes = (np.floating, np.inexact, np.number, np.generic)
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    """np.issubdtype, with bfloat16 a floating type (JAX: dtypes.issubdtype)."""
+    if any(b is t for t in _bfloat16_supertypes) and _is_bfloat16(a):
+        return True
+    return bool(np.issubdtype(a, b))
+
+
+def _is_bfloat16(a: Any) -> bool:
+    try:
+        return np.dtype(a) == bfloat16
+    except TypeError:  # an abstract type such as np.floating
+        return False
+
+
+def dtype_kind(dt: np.dtype) -> str:
+    """numpy's one-letter kind, with "f" for bfloat16 (whose numpy kind is "V")."""
+    return "f" if dt == bfloat16 else dt.kind
 
 
 def check_valid_dtype(dtype: np.dtype) -> None:
@@ -127,8 +155,9 @@ def _type_promotion_lattice() -> dict[Any, list[Any]]:
     """
     b1, u8, u16, u32, u64 = (np.dtype(n) for n in ("bool", "uint8", "uint16", "uint32", "uint64"))
     i8, i16, i32, i64 = (np.dtype(n) for n in ("int8", "int16", "int32", "int64"))
-    f16, f32, f64, c64, c128 = (
-        np.dtype(n) for n in ("float16", "float32", "float64", "complex64", "complex128")
+    f16, bf16, f32, f64, c64, c128 = (
+        np.dtype(n)
+        for n in ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
     )
     i_, f_, c_ = _weak_types
     return {
@@ -142,8 +171,9 @@ def _type_promotion_lattice() -> dict[Any, list[Any]]:
         i16: [i32],
         i32: [i64],
         i64: [f_],
-        f_: [f16, c_],
+        f_: [f16, bf16, c_],  # neither f16 nor bf16 holds the other: together they give f32
         f16: [f32],
+        bf16: [f32],
         f32: [f64, c64],
         f64: [c128],
         c_: [c64],
@@ -178,7 +208,7 @@ def _jax_type(dt: np.dtype, weak_type: bool) -> Any:
     """The lattice node of a (dtype, weak_type) pair: weak values sit at int/float/complex."""
     if not weak_type or dt == np.dtype(bool):
         return dt
-    return {"i": int, "u": int, "f": float, "c": complex}[dt.kind]
+    return {"i": int, "u": int, "f": float, "c": complex}[dtype_kind(dt)]
 
 
 # --8<-- [start:lub]
@@ -262,7 +292,7 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
     )
     if out_weak:
         # a weak result takes the default width of its kind (int32, float32, ...)
-        out_dtype = _default_types[out_dtype.kind]
+        out_dtype = _default_types[dtype_kind(out_dtype)]
     return (out_dtype, out_weak) if return_weak_type_flag else out_dtype
 # --8<-- [end:result_type]
 

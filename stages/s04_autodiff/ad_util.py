@@ -25,7 +25,7 @@ float0 = dtypes.float0
 def primal_dtype_to_tangent_dtype(dtype: Any) -> np.dtype:
     """Floats (and complex) are their own tangent dtype; ints and bools have float0."""
     dtype = np.dtype(dtype)
-    if np.issubdtype(dtype, np.inexact):
+    if dtypes.issubdtype(dtype, np.inexact):
         return dtype
     return float0
 

@@ -21,7 +21,7 @@ from stages.s01_pytrees import (
     tree_map,
     tree_unflatten,
 )
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import (
     argnums_partial2,
@@ -294,16 +294,16 @@ def check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x:
     complex when `holomorphic`."""
     check_arg(x)
     dtype = core.get_aval(x).dtype
-    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+    if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
         raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, "
                         f"but got {dtype.name}.")
-    if np.issubdtype(dtype, np.integer) or dtype == np.bool_:
+    if dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_:
         if not allow_int:
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use Boolean- "
                 "or integer-valued inputs, use vjp or set allow_int to True.")
-    elif not np.issubdtype(dtype, np.inexact):
+    elif not dtypes.issubdtype(dtype, np.inexact):
         raise TypeError(f"{name} requires numerical-valued inputs (input dtype that is a "
                         f"sub-dtype of np.bool_ or np.number), but got {dtype.name}.")
 
@@ -326,16 +326,16 @@ def check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
     1 is seeded in its dtype."""
     dtype = core.get_aval(x).dtype
     if holomorphic:
-        if not np.issubdtype(dtype, np.complexfloating):
+        if not dtypes.issubdtype(dtype, np.complexfloating):
             raise TypeError(f"{name} with holomorphic=True requires outputs with complex "
                             f"dtype, but got {dtype.name}.")
-    elif np.issubdtype(dtype, np.complexfloating):
+    elif dtypes.issubdtype(dtype, np.complexfloating):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use jax.vjp directly.")
-    elif not np.issubdtype(dtype, np.floating):
+    elif not dtypes.issubdtype(dtype, np.floating):
         raise TypeError(
             f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dtype.name}. For differentiation of functions with "

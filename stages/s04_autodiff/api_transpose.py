@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import Partial, tree_flatten, tree_unflatten
-from stages.s02_tracing import core
+from stages.s02_tracing import core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info, flatten_fun_nokwargs
 from stages.s02_tracing.dtypes import canonicalize_dtype
@@ -54,8 +54,8 @@ def linear_transpose(fun: Callable, *primals: Any) -> Callable:
     out_avals = tuple(pval.get_aval() for pval in out_pvals)
     in_dtypes, out_dtypes = [a.dtype for a in in_avals], [a.dtype for a in out_avals]
     dtypes_all = in_dtypes + out_dtypes
-    if not (all(np.issubdtype(d, np.inexact) for d in dtypes_all)
-            or all(np.issubdtype(d, np.integer) for d in dtypes_all)):
+    if not (all(dtypes.issubdtype(d, np.inexact) for d in dtypes_all)
+            or all(dtypes.issubdtype(d, np.integer) for d in dtypes_all)):
         raise TypeError("linear_transpose only supports [float or complex] -> [float or "
                         "complex], and integer -> integer functions, but got "
                         f"{in_dtypes} -> {out_dtypes}.")

@@ -24,7 +24,7 @@ from .transpose_rules import unbroadcast
 
 
 def _is_complex(x: Any) -> bool:
-    return np.issubdtype(dtypes.dtype(x), np.complexfloating)
+    return dtypes.issubdtype(dtypes.dtype(x), np.complexfloating)
 
 
 # --8<-- [start:abs_jvp]
@@ -57,7 +57,7 @@ def _complex_transpose(ct, x, y):
 
 def _conj_transpose(ct, x, *, input_dtype):
     # conj of a complex value transposes to conj; of a float (made complex), to real
-    if np.issubdtype(input_dtype, np.complexfloating):
+    if dtypes.issubdtype(input_dtype, np.complexfloating):
         return [lax.conj(ct)]
     return [lax.real(ct)]
 

@@ -26,7 +26,7 @@ from stages.s01_pytrees import (
     tree_unflatten,
     treedef_children,
 )
-from stages.s02_tracing import core
+from stages.s02_tracing import core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.api_util import debug_info
 from stages.s02_tracing.core import ShapedArray
@@ -236,7 +236,7 @@ def _flatten_bwd(f: Callable, in_tree: PyTreeDef, in_avals: tuple[ShapedArray, .
             continue
         got = core.get_aval(ct)
         # JAX lets a float argument's cotangent have another dtype (a temporary exception)
-        same_dtype = got.dtype == expected.dtype or np.issubdtype(expected.dtype, np.inexact)
+        same_dtype = got.dtype == expected.dtype or dtypes.issubdtype(expected.dtype, np.inexact)
         if got.shape != expected.shape or not same_dtype:
             raise ValueError(
                 "Custom VJP bwd rule must produce an output with the same type as the args "

@@ -224,7 +224,7 @@ def _pow_jvp_lhs(g, ans, x, y):
     y_dtype, result_dtype = dtypes.dtype(y), dtypes.result_type(x, y)
     result_dtype = np.dtype(np.int32) if result_dtype == np.bool_ else result_dtype
     x, y = lax.convert_element_type(x, result_dtype), lax.convert_element_type(y, result_dtype)
-    if not np.issubdtype(y_dtype, np.integer):
+    if not dtypes.issubdtype(y_dtype, np.integer):
         return mul(g, mul(y, lax.pow(x, sub(y, lax.full_like(y, 1)))))
     shape = _broadcast_shape(x, y)
     x, y = _maybe_broadcast(shape, x), _maybe_broadcast(shape, y)
@@ -303,7 +303,7 @@ def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, shardi
 
     out = operand if not changes(operand) else lax.convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=weak_type, sharding=sharding)
-    if not np.issubdtype(new_dtype, np.inexact):
+    if not dtypes.issubdtype(new_dtype, np.inexact):
         return out, Zero.from_primal_value(out)  # an int or bool result has no tangent
     if isinstance(g, core.Tracer) and not changes(g):
         return out, g  # (an eager tangent is converted all the same: an Array, as in JAX)

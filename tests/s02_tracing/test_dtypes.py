@@ -12,8 +12,8 @@ from jax._src import dtypes as jax_dtypes
 
 from stages.s02_tracing import dtypes
 
-_NAMES = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16", "float32",
-          "complex64"]
+_NAMES = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "float16", "bfloat16",
+          "float32", "complex64"]
 # Every dtype a stage-2 array has, plus the Python types standing for weak int/float/complex.
 GRID = [np.dtype(n) for n in _NAMES] + [int, float, complex]
 
@@ -60,11 +60,12 @@ def test_result_type_of_one_argument_equals_jax():
 
 def test_result_type_of_values_canonicalizes_and_treats_python_scalars_as_weak():
     values = [np.ones(2, np.float64), np.ones(2, np.int64), np.float16(1), np.int8(3), 2, 2.0,
-              1j, True, np.ones((), np.uint8)]
+              1j, True, np.ones((), np.uint8), np.ones(2, jnp.bfloat16), jnp.bfloat16(1)]
     for a, b in itertools.product(values, repeat=2):
         ours = dtypes.result_type(a, b, return_weak_type_flag=True)
         assert ours == jax_dtypes.result_type(a, b, return_weak_type_flag=True), (a, b)
-    for a, b, c in [(2, 2.0, np.int8(1)), (np.float16(1), 2, 3.0), (True, 1, 1j)]:
+    for a, b, c in [(2, 2.0, np.int8(1)), (np.float16(1), 2, 3.0), (True, 1, 1j),
+                    (jnp.bfloat16(1), np.float16(1), 2.0), (jnp.bfloat16(1), np.int32(1), 2)]:
         assert dtypes.result_type(a, b, c) == jax_dtypes.result_type(a, b, c)
 
 
@@ -113,3 +114,25 @@ def test_dtype_of_a_value_is_canonical_and_strings_are_rejected():
 def test_promotion_error_type_is_a_value_error_like_jax():
     assert issubclass(dtypes.TypePromotionError, ValueError)
     assert jax.dtypes.TypePromotionError.__name__ == dtypes.TypePromotionError.__name__
+
+
+def test_bfloat16_sits_beside_float16_above_the_weak_float_as_in_jax():
+    bf16 = np.dtype(jnp.bfloat16)
+    assert dtypes.bfloat16 == bf16 and bf16 in dtypes.jax_dtypes
+    assert dtypes.promote_types(bf16, np.float16) == jnp.promote_types(bf16, np.float16)
+    assert dtypes.promote_types(bf16, np.float16) == np.float32
+    for other in ("bool", "uint8", "int8", "int32", "uint32", float, int):
+        assert dtypes.promote_types(bf16, other) == bf16 == jnp.promote_types(bf16, other), other
+    assert dtypes.result_type(np.ones(2, bf16), 2.0) == bf16  # a weak float keeps bfloat16
+    assert dtypes.dtype(jnp.bfloat16) == dtypes.dtype("bfloat16") == bf16
+    assert dtypes.short_dtype_name(bf16) == "bf16" == jax_dtypes.short_dtype_name(bf16)
+
+
+def test_issubdtype_counts_bfloat16_as_a_float_as_jax_does():
+    bf16 = np.dtype(jnp.bfloat16)
+    for family in (np.floating, np.inexact, np.number, np.generic, np.integer,
+                   np.complexfloating, np.signedinteger):
+        assert dtypes.issubdtype(bf16, family) == jnp.issubdtype(bf16, family), family
+    assert not np.issubdtype(bf16, np.floating)  # numpy alone does not know
+    assert dtypes.issubdtype(np.float32, np.floating) and not dtypes.issubdtype(np.int8, np.inexact)
+    assert dtypes.dtype_kind(bf16) == "f" and dtypes.dtype_kind(np.dtype("int8")) == "i"

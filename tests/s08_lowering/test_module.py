@@ -197,6 +197,27 @@ def test_bfloat16_and_float64_map_to_their_types_and_run(dtype):
     np.testing.assert_array_equal(out, x * dtype(3) + x)
 
 
+_BF16_CONSTS = np.array([0.1, 1e-3, 3.14159, 1e-40, 3.4e38, np.inf, -np.inf, np.nan],
+                        F32).astype(ml_dtypes.bfloat16)
+
+
+@pytest.mark.parametrize("name", ["constants", "sum_in_f32", "matmul", "to_and_from_f32"])
+def test_bfloat16_programs_traced_by_stage_2_lower_as_jax_and_run_equal(name):
+    programs = {
+        "constants": lambda np_: lambda x: np_.maximum(x * np_.bfloat16(0.1), -np.inf)
+        + np_.asarray(_BF16_CONSTS),
+        "sum_in_f32": lambda np_: lambda x: np_.sum(x * 2) + np_.mean(x),
+        "matmul": lambda np_: lambda x: np_.matmul(x.reshape(2, 4), x.reshape(4, 2)),
+        "to_and_from_f32": lambda np_: lambda x: (x.astype(np_.float32) * 1.7).astype(
+            np_.bfloat16) + x.astype(np_.float16).astype(np_.bfloat16),
+    }
+    x = np.array([1.1, 2.5, -3.3, 0.0, 7.0, 1e-3, -0.5, 100.0], F32).astype(ml_dtypes.bfloat16)
+    text = _ours(_named("f", programs[name](jnp)), x)
+    assert text == _theirs(_named("f", programs[name](jjnp)), x)
+    (out,) = run_text(text, [x])
+    assert out.tobytes() == np.asarray(jax.jit(programs[name](jjnp))(x)).tobytes()
+
+
 # ------------------------------------------------------------------ a call primitive
 
 

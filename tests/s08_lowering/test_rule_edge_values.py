@@ -104,8 +104,8 @@ def test_complex_of_two_parts_prints_only_its_result_type(name):
 @pytest.mark.parametrize(("ours", "theirs"), [(s02.lax.reduce_max, jax.lax.reduce_max),
                                               (s02.lax.reduce_min, jax.lax.reduce_min)])
 def test_max_and_min_of_bfloat16_start_from_an_infinity_as_in_jax(ours, theirs):
-    """bfloat16's numpy kind is "V": its identity is still -inf (max) or inf (min). Stage 2
-    refuses bfloat16 arrays, so the jaxpr is traced on an aval."""
+    """bfloat16's numpy kind is "V": its identity is still -inf (max) or inf (min). The jaxpr
+    is traced on an aval here, as it would be from a bfloat16 array."""
     aval = s02.core.ShapedArray((3,), np.dtype(ml_dtypes.bfloat16))
     closed = pe.trace_to_closed_jaxpr(lu.wrap_init(lambda a: [ours(a, (0,))]), [aval])
     x = np.array([1.5, -3.0, 2.0], ml_dtypes.bfloat16)

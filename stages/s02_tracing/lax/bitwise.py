@@ -184,7 +184,7 @@ def _bitcast_shape_rule(x: core.ShapedArray, *, new_dtype: np.dtype) -> tuple:
 def _bitcast_dtype_rule(x: core.ShapedArray, *, new_dtype: np.dtype) -> np.dtype:
     # a bool's or a complex number's bits have no meaning of their own in another dtype
     bool_or_complex = (np.bool_, np.complexfloating)
-    if x.dtype != new_dtype and any(np.issubdtype(d, t) for d in (x.dtype, new_dtype)
+    if x.dtype != new_dtype and any(dtypes.issubdtype(d, t) for d in (x.dtype, new_dtype)
                                     for t in bool_or_complex):
         raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless "
                         f"the operand and destination types match. Got operand dtype={x.dtype}, "

@@ -74,7 +74,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 def _complex_basetype(dtype: np.dtype) -> np.dtype:
     # abs of a complex number is real: c64 -> f32
-    return np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else dtype
+    return np.finfo(dtype).dtype if dtypes.issubdtype(dtype, np.complexfloating) else dtype
 
 
 neg_p = unop(same_dtype, NUM, "neg", np.negative)
@@ -214,7 +214,7 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
 
 def _integer_pow_dtype_rule(x: core.ShapedArray, *, y: int) -> np.dtype:
     dtype = unop_dtype_rule(same_dtype, NUM, "integer_pow", x)
-    if y < 0 and np.issubdtype(dtype, np.integer):
+    if y < 0 and dtypes.issubdtype(dtype, np.integer):
         raise TypeError(
             f"Integers cannot be raised to negative powers, got integer_pow({x}, {y})"
         )
@@ -242,7 +242,7 @@ def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if not np.issubdtype(x.dtype, np.integer):
+    if not dtypes.issubdtype(x.dtype, np.integer):
         return np.divide(x, y)
     # XLA's integer division truncates toward zero (C), where numpy's // floors; x / 0 is -1
     # (all bits set: the maximum for unsigned), and MIN / -1 wraps around to MIN
@@ -255,7 +255,7 @@ def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rem_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if not np.issubdtype(x.dtype, np.integer):
+    if not dtypes.issubdtype(x.dtype, np.integer):
         return np.fmod(x, y)
     # C's %: the sign of x. XLA defines x % 0 as x (and MIN % -1 as 0); numpy leaves them out
     safe_y, by_zero, _ = _safe_divisor(y)
@@ -271,7 +271,7 @@ def _atan2_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _pow_dtype_rule(x: core.ShapedArray, y: core.ShapedArray, **params: Any) -> np.dtype:
-    if np.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype:
+    if dtypes.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype:
         return x.dtype
     raise TypeError(
         "the first argument to pow must have an inexact dtype (float or complex), and the "

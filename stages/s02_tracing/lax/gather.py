@@ -85,7 +85,7 @@ def _sorted_dims_in_range(dims: Sequence[int], rank: int, op: str, name: str) ->
 def index_dtype_rule(op: str):
     def rule(operand: core.ShapedArray, indices: core.ShapedArray, *rest: Any,
              **params: Any) -> np.dtype:
-        if not np.issubdtype(indices.dtype, np.integer):
+        if not dtypes.issubdtype(indices.dtype, np.integer):
             raise ValueError("indices must have an integer type")
         return operand.dtype
     return rule
@@ -173,11 +173,11 @@ gather_p = standard_primitive(_gather_shape_rule, index_dtype_rule("gather"), "g
 
 def default_fill_value(dtype: np.dtype) -> Any:
     """What FILL_OR_DROP puts in an out-of-bounds window: NaN, or the dtype's extreme value."""
-    if np.issubdtype(dtype, np.inexact):
+    if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
-    if np.issubdtype(dtype, np.signedinteger):
+    if dtypes.issubdtype(dtype, np.signedinteger):
         return int(np.iinfo(dtype).min)
-    if np.issubdtype(dtype, np.unsignedinteger):
+    if dtypes.issubdtype(dtype, np.unsignedinteger):
         return int(np.iinfo(dtype).max)
     if dtype == np.bool_:
         return True

@@ -56,7 +56,7 @@ def _select_n_dtype_rule(which: core.ShapedArray, *cases: core.ShapedArray) -> n
             "(Tip: jnp.where is a similar function that does automatic type promotion "
             "on inputs)."
         )
-    if which.dtype != np.bool_ and not np.issubdtype(which.dtype, np.integer):
+    if which.dtype != np.bool_ and not dtypes.issubdtype(which.dtype, np.integer):
         raise TypeError(f"select `which` must be boolean or integer type, got {which.dtype}.")
     if which.dtype == np.bool_ and len(cases) > 2:
         raise TypeError("select with boolean `which` cannot have > 2 cases.")
@@ -97,10 +97,12 @@ def _float_to_int(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
 
 
 def _convert_element_type_impl(x: np.ndarray, *, new_dtype, weak_type, sharding) -> np.ndarray:
-    if np.iscomplexobj(x) and not np.issubdtype(new_dtype, np.complexfloating):
+    if np.iscomplexobj(x) and not dtypes.issubdtype(new_dtype, np.complexfloating):
         x = x.real  # JAX warns that the imaginary part is dropped; we drop it quietly
-    if np.issubdtype(x.dtype, np.floating) and np.issubdtype(new_dtype, np.integer):
+    if dtypes.issubdtype(x.dtype, np.floating) and dtypes.issubdtype(new_dtype, np.integer):
         return _float_to_int(x, new_dtype)
+    if new_dtype == dtypes.bfloat16 and dtypes.issubdtype(x.dtype, np.integer):
+        x = x.astype(np.float32)  # as XLA's CPU backend: an int reaches bfloat16 through float32
     return x.astype(new_dtype)
 
 
@@ -157,7 +159,7 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
         # Python ints are unbounded: 2**100 converts to float32 directly, not through int32
         operand = np.asarray(operand).astype(new_dtype)[()]
     elif isinstance(operand, (complex, np.complexfloating)) and not weak_type and \
-            not np.issubdtype(new_dtype, np.complexfloating):
+            not dtypes.issubdtype(new_dtype, np.complexfloating):
         # numpy converts a scalar, as in JAX: 1j is True, 1j as a float32 is refused
         operand = np.asarray(operand, new_dtype)[()]  # (an array's 1j is dropped, as by XLA)
     return convert_element_type_p.bind(
@@ -266,14 +268,14 @@ def _dot_general_shape_rule(
 
 def _dot_type_rank(dtype: np.dtype) -> tuple:
     # XLA's "higher precision type" order for mixed dots: complex, exponent, mantissa, bits
-    real = np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else dtype
-    inexact = np.issubdtype(real, np.floating)
+    real = np.finfo(dtype).dtype if dtypes.issubdtype(dtype, np.complexfloating) else dtype
+    inexact = dtypes.issubdtype(real, np.floating)
     return (
-        np.issubdtype(dtype, np.complexfloating),
+        dtypes.issubdtype(dtype, np.complexfloating),
         np.finfo(real).maxexp if inexact else -1,
         np.finfo(real).nmant if inexact else -1,
         real.itemsize * 8 if real != np.bool_ else 1,
-        not np.issubdtype(real, np.unsignedinteger),
+        not dtypes.issubdtype(real, np.unsignedinteger),
     )
 
 

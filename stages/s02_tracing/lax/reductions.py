@@ -34,7 +34,7 @@ def reduce_op_shape_rule(operand: core.ShapedArray, *, axes, **params) -> tuple:
 
 def number_dtype_rule(name: str):
     def rule(operand: core.ShapedArray, **params) -> np.dtype:
-        if not np.issubdtype(operand.dtype, np.number):
+        if not dtypes.issubdtype(operand.dtype, np.number):
             raise TypeError(
                 f"{name} does not accept dtype {operand.dtype.name}. "
                 "Accepted dtypes are subtypes of number."
@@ -67,7 +67,7 @@ reduce_min_p = standard_primitive(
 def _identity_fill(x: np.ndarray, axes: tuple, which: str) -> np.ndarray:
     # reducing an empty axis gives the reduction's identity (-inf for max), as XLA does
     shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    if np.issubdtype(x.dtype, np.floating):
+    if dtypes.issubdtype(x.dtype, np.floating):
         fill = -np.inf if which == "max" else np.inf
     elif x.dtype == np.bool_:
         fill = which == "min"
@@ -93,7 +93,7 @@ def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
 
 
 def _reduce_logical_shape_rule(operand: core.ShapedArray, *, axes) -> tuple:
-    if operand.dtype != np.bool_ and not np.issubdtype(operand.dtype, np.integer):
+    if operand.dtype != np.bool_ and not dtypes.issubdtype(operand.dtype, np.integer):
         raise TypeError(f"logical reduction requires operand dtype bool or int, got "
                         f"{operand.dtype}.")
     return reduce_op_shape_rule(operand, axes=axes)
@@ -141,7 +141,7 @@ def _argminmax_shape_rule(operand: core.ShapedArray, *, axes, index_dtype) -> tu
 
 
 def _argminmax_dtype_rule(operand: core.ShapedArray, *, axes, index_dtype) -> np.dtype:
-    if not np.issubdtype(index_dtype, np.integer):
+    if not dtypes.issubdtype(index_dtype, np.integer):
         raise TypeError(f"index_dtype must be an integer type, but got {index_dtype.name}")
     return index_dtype
 
@@ -149,7 +149,7 @@ def _argminmax_dtype_rule(operand: core.ShapedArray, *, axes, index_dtype) -> np
 def _argminmax_impl(np_fn: Any, comparator: str):
     # np.argmax, like XLA's reducer, returns the first maximum and treats NaN as the maximum
     def impl(x: np.ndarray, *, axes, index_dtype) -> np.ndarray:
-        if np.issubdtype(x.dtype, np.complexfloating):
+        if dtypes.issubdtype(x.dtype, np.complexfloating):
             # JAX traces it, then its reducer's comparison refuses complex numbers
             raise TypeError(f"{comparator} does not accept dtype {x.dtype} at position 0. "
                             "Accepted dtypes at position 0 are subtypes of integer, floating, "

@@ -121,7 +121,7 @@ def _check_start_indices(name: str, start_indices: Sequence[core.ShapedArray]) -
         shown = [str(i.shape) for i in start_indices]
         raise TypeError(f"start_indices arguments to {name} must be scalars, got {shown}")
     if any(
-        i.dtype != start_indices[0].dtype or not np.issubdtype(i.dtype, np.integer)
+        i.dtype != start_indices[0].dtype or not dtypes.issubdtype(i.dtype, np.integer)
         for i in start_indices
     ):
         got = ", ".join(str(i.dtype) for i in start_indices)
@@ -227,7 +227,7 @@ def _dynamic_slice_indices(operand: Any, start_indices: Sequence[Any],
     per_axis = zip(start_indices, np.shape(operand), allow_negative_indices, strict=True)
     for i, d, allow_negative in per_axis:
         dtype = dtypes.dtype(i)
-        if np.issubdtype(dtype, np.unsignedinteger):
+        if dtypes.issubdtype(dtype, np.unsignedinteger):
             result.append(i)
         elif isinstance(i, (int, np.integer)):
             # a static index: normalize now, then convert (a literal in a staged jaxpr; under

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import core
+from .. import core, dtypes
 from .utils import canonicalize_axis
 
 __all__ = ["sort", "sort_p"]
@@ -28,7 +28,7 @@ def _sort_abstract_eval(*avals: core.ShapedArray, dimension: int, is_stable: boo
 
 def _sort_key(x: np.ndarray) -> np.ndarray:
     # -0.0 sorts with 0.0 (np.lexsort already puts NaNs last)
-    return np.where(x == 0, np.zeros_like(x), x) if x.dtype.kind in "fc" else x
+    return np.where(x == 0, np.zeros_like(x), x) if dtypes.dtype_kind(x.dtype) in "fc" else x
 
 
 def _sort_impl(*operands: np.ndarray, dimension: int, is_stable: bool,

@@ -356,7 +356,7 @@ def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, in
 
 
 def _iota_abstract_eval(*, dtype, shape, dimension, sharding) -> core.ShapedArray:
-    if not np.issubdtype(dtype, np.number):
+    if not dtypes.issubdtype(dtype, np.number):
         raise TypeError(
             f"iota does not accept dtype {np.dtype(dtype).name}. "
             "Accepted dtypes are subtypes of integer, floating, complexfloating."

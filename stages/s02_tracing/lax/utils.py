@@ -18,7 +18,7 @@ from .. import core, dtypes
 
 __all__ = ["Precision", "canonicalize_precision", "check_same_dtypes", "standard_primitive"]
 
-# Dtype families a rule accepts; `np.issubdtype(dtype, family)` decides membership.
+# Dtype families a rule accepts; `dtypes.issubdtype(dtype, family)` decides membership.
 BOOL = (np.bool_,)
 INT = (np.integer,)
 FLOAT = (np.floating,)
@@ -44,7 +44,7 @@ def _family_names(families: Sequence[type]) -> str:
 
 
 def _accepts(dtype: np.dtype, families: Sequence[type]) -> bool:
-    return any(np.issubdtype(dtype, t) for t in families)
+    return any(dtypes.issubdtype(dtype, t) for t in families)
 
 
 def check_same_dtypes(name: str, *avals: core.ShapedArray) -> None:
@@ -143,11 +143,26 @@ def standard_abstract_eval(
     )
 
 
-def _standard_impl(abstract_eval: Callable, numpy_impl: Callable, *args: Any, **params: Any):
+# bfloat16 is computed as XLA's CPU backend computes it: operands widened to float32, one rounding
+# of the result. Elementwise ops agree either way; reductions, dots and cumulative ops differ, as
+# numpy's bfloat16 loops round every partial sum (and numpy's einsum refuses bfloat16).
+# These are never widened: they act on the bits, or (integer_pow's products) XLA rounds each step.
+_BFLOAT16_AS_IS = frozenset({"bitcast_convert_type", "convert_element_type", "integer_pow",
+                             "reduce_precision"})
+
+
+def _widen_bfloat16(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32) if x.dtype == dtypes.bfloat16 else x
+
+
+def _standard_impl(abstract_eval: Callable, numpy_impl: Callable, widen: bool, *args: Any,
+                   **params: Any):
     # Eager calls check shapes/dtypes like traced ones, then run numpy on canonical inputs.
     avals = [core.get_aval(x) for x in args]
     out_aval = abstract_eval(*avals, **params)
     arrays = [np.asarray(x, dtype=a.dtype) for x, a in zip(args, avals, strict=True)]
+    if widen:
+        arrays = [_widen_bfloat16(a) for a in arrays]
     with np.errstate(all="ignore"):  # XLA returns nan/inf silently; numpy would warn
         out = numpy_impl(*arrays, **params)
     # numpy sometimes computes wider (erf in float64, einsum of mixed dtypes): cast back
@@ -169,7 +184,8 @@ def standard_primitive(
         standard_abstract_eval, shape_rule, dtype_rule, weak_type_rule or _standard_weak_type_rule
     )
     prim.def_abstract_eval(abstract_eval)
-    prim.def_impl(partial(_standard_impl, abstract_eval, numpy_impl))
+    widen = name not in _BFLOAT16_AS_IS
+    prim.def_impl(partial(_standard_impl, abstract_eval, numpy_impl, widen))
     prim.shape_rule = shape_rule  # read by rules that need the result's shape (stage 11)
     return prim
 # --8<-- [end:standard_primitive]
@@ -235,7 +251,7 @@ def const(example: Any, value: Any) -> Any:
     strongly typed literal). JAX: lax._const."""
     dtype = dtypes.dtype(example)
     if dtypes.is_weakly_typed(example) and np.ndim(example) == 0:
-        val = _SCALAR_TYPES[dtype.kind](value)
+        val = _SCALAR_TYPES[dtypes.dtype_kind(dtype)](value)
         return val if dtypes.dtype(val) == dtype else np.array(val, dtype)[()]
     return np.array(value, dtype)[()]
 

@@ -101,7 +101,7 @@ def _is_bool(x: Any) -> bool:
 def _normalize(i: Any, size: int) -> Any:
     """A negative index counts from the end (JAX's lt/add/select_n): for an array of indices,
     known only when the program runs."""
-    if not np.issubdtype(i.dtype, np.signedinteger):
+    if not dtypes.issubdtype(i.dtype, np.signedinteger):
         return i
     # `i < 0`, not lax.lt: for numpy indices, numpy answers now, as in JAX's program
     return lax.select_n(i < 0, i, lax.add(i, const(i, size)))
@@ -143,7 +143,7 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
                                      np.int32 if isinstance(x, int) else None))
         else:
             i = x if isinstance(x, _ARRAYS) else np.asarray(x)
-            if not np.issubdtype(i.dtype, np.integer):
+            if not dtypes.issubdtype(i.dtype, np.integer):
                 raise TypeError("Indexer must have integer or boolean type, got indexer with "
                                 f"type {i.dtype}")
             arrays.append(_normalize(i, size) if normalize else i)
@@ -237,7 +237,7 @@ def scatter_update(arr: Any, idx: Any, values: Any, op: str, mode: Any = None,
     plan = index_plan(np.shape(arr), idx)
     operand = lax_numpy.asarray(arr)
     dtype, weak_type = operand.dtype, dtypes.is_weakly_typed(operand)
-    fits = isinstance(values, int) and np.issubdtype(dtype, np.integer) and \
+    fits = isinstance(values, int) and dtypes.issubdtype(dtype, np.integer) and \
         np.iinfo(dtype).min <= values <= np.iinfo(dtype).max
     values = lax_numpy.asarray(values, dtype=dtype if fits else None)
     if dtypes.result_type(values, operand) != dtypes.result_type(operand):

@@ -20,11 +20,11 @@ from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
-    "arange", "argsort", "array", "asarray", "astype", "bool_", "complex64", "concatenate", "dot",
-    "expand_dims", "float16", "float32", "full", "full_like", "int16", "int32", "int8", "matmul",
-    "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape", "result_type", "shape",
-    "size", "sort", "squeeze", "stack", "swapaxes", "transpose", "uint16", "uint32", "uint8",
-    "zeros", "zeros_like",
+    "arange", "argsort", "array", "asarray", "astype", "bfloat16", "bool_", "complex64",
+    "concatenate", "dot", "expand_dims", "float16", "float32", "full", "full_like", "int16",
+    "int32", "int8", "matmul", "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape",
+    "result_type", "shape", "size", "sort", "squeeze", "stack", "swapaxes", "transpose",
+    "uint16", "uint32", "uint8", "zeros", "zeros_like",
 ]
 
 
@@ -56,6 +56,7 @@ def _make_scalar_type(np_type: type) -> _ScalarMeta:
 bool_, int8, int16, int32, uint8, uint16, uint32, float16, float32, complex64 = map(
     _make_scalar_type, (np.bool_, np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
                         np.float16, np.float32, np.complex64))
+bfloat16 = _make_scalar_type(dtypes.bfloat16.type)  # ml_dtypes' type: numpy has none
 promote_types = dtypes.promote_types
 result_type = dtypes.result_type
 ndim, shape, size = np.ndim, np.shape, np.size

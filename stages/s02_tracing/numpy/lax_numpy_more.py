@@ -48,10 +48,10 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     start, stop = asarray(start), asarray(stop)
     if dtype is None:
         dtype = dtypes.result_type(start, stop)
-        if not np.issubdtype(dtype, np.inexact):
+        if not dtypes.issubdtype(dtype, np.inexact):
             dtype = np.dtype("float32")
     dtype = dtypes.canonicalize_dtype(dtype)
-    compute = dtype if np.issubdtype(dtype, np.inexact) else np.dtype("float32")
+    compute = dtype if dtypes.issubdtype(dtype, np.inexact) else np.dtype("float32")
     start = lax.convert_element_type(start, compute)
     stop = lax.convert_element_type(stop, compute)
     bounds = list(np.broadcast_shapes(np.shape(start), np.shape(stop)))
@@ -93,7 +93,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones where column == row + k, zeros elsewhere: two iotas compared."""
     dtype = dtypes.canonicalize_dtype(np.float32 if dtype is None else dtype)
-    if np.ndim(k) != 0 or not np.issubdtype(dtypes.dtype(k), np.integer):
+    if np.ndim(k) != 0 or not dtypes.issubdtype(dtypes.dtype(k), np.integer):
         raise ValueError(f"k must be a scalar integer; got {k}")
     n = _index(N, "argument of 'N' jnp.eye()")
     m = n if M is None else _index(M, "argument 'M' of jnp.eye()")

@@ -25,7 +25,7 @@ __all__ = [
 
 
 def _is_complex(dtype: np.dtype) -> bool:
-    return np.issubdtype(dtype, np.complexfloating)
+    return dtypes.issubdtype(dtype, np.complexfloating)
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
@@ -49,7 +49,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
     dtype = dtypes.dtype(a)
-    if np.issubdtype(dtype, np.integer):
+    if dtypes.issubdtype(dtype, np.integer):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
         return a  # an integer is already round
@@ -60,13 +60,14 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     def round_real(x: Any) -> Any:
         if decimals == 0:
             return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
-        # float16 would overflow or lose the scaled digits: scale in float32 (as JAX)
-        x16 = dtypes.dtype(x) == np.float16
-        if x16:
+        # float16 would overflow or lose the scaled digits: scale in float32 (as JAX; bfloat16,
+        # with float32's range, is scaled as it is)
+        x16 = np.dtype(np.float16) if dtypes.dtype(x) == np.float16 else None
+        if x16 is not None:
             x = lax.convert_element_type(x, np.float32)
         scale = const(x, 10**decimals)
         y = lax.div(lax.round(lax.mul(x, scale), lax.RoundingMethod.TO_NEAREST_EVEN), scale)
-        return lax.convert_element_type(y, np.float16) if x16 else y
+        return y if x16 is None else lax.convert_element_type(y, x16)
 
     if _is_complex(dtype):
         return lax.complex(round_real(lax.real(a)), round_real(lax.imag(a)))
@@ -106,12 +107,12 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
                 "https://github.com/jax-ml/jax/issues/2283 if this behavior is important to you."
             )
         compute = dtype
-    elif not np.issubdtype(in_dtype, np.inexact):
+    elif not dtypes.issubdtype(in_dtype, np.inexact):
         dtype = compute = np.dtype("float32")
     else:
         dtype, compute = _real_dtype(in_dtype), in_dtype
-    if compute == np.float16:
-        compute = np.dtype("float32")  # accumulate float16 in float32
+    if compute in (np.float16, dtypes.bfloat16):
+        compute = np.dtype("float32")  # accumulate float16 and bfloat16 in float32
     a = lax.convert_element_type(a, compute)
     centered = lax.sub(a, reductions.mean(a, axis, dtype=compute, keepdims=True))
     if _is_complex(compute):
@@ -137,7 +138,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     check_arraylike("std", a)
     if dtype is not None:
         dtype = dtypes.canonicalize_dtype(dtype)
-        if not np.issubdtype(dtype, np.inexact):
+        if not dtypes.issubdtype(dtype, np.inexact):
             raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.std is not supported.")

@@ -1,7 +1,7 @@
 """Reductions: sum, mean, max, min, any, all, argmax, argmin, cumsum over numpy-style axes.
 
 JAX: jax/_src/numpy/reductions.py. Negative axes are normalized here (lax takes only
-non-negative ones); narrow ints and float16 are widened for the accumulation as jnp does.
+non-negative ones); narrow ints, float16 and bfloat16 are widened for the accumulation as jnp does.
 """
 
 from __future__ import annotations
@@ -39,15 +39,16 @@ def _promote_integer_dtype(dtype: np.dtype) -> np.dtype:
     # sums of narrow ints (and bools) accumulate in the default int32/uint32
     if dtype == np.bool_:
         return np.dtype("int32")
-    if np.issubdtype(dtype, np.unsignedinteger) and dtype.itemsize < 4:
+    if dtypes.issubdtype(dtype, np.unsignedinteger) and dtype.itemsize < 4:
         return np.dtype("uint32")
-    if np.issubdtype(dtype, np.signedinteger) and dtype.itemsize < 4:
+    if dtypes.issubdtype(dtype, np.signedinteger) and dtype.itemsize < 4:
         return np.dtype("int32")
     return dtype
 
 
 def _upcast_f16(dtype: np.dtype) -> np.dtype:
-    return np.dtype("float32") if dtype == np.float16 else dtype
+    # float16 and bfloat16 sums accumulate in float32, rounded once at the end
+    return np.dtype("float32") if dtype in (np.float16, dtypes.bfloat16) else dtype
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -65,7 +66,7 @@ def _identity(dtype: np.dtype, name: str) -> Any:
         return np.ones((), dtype)
     if dtype == np.bool_:
         return np.array(name == "min")
-    if np.issubdtype(dtype, np.inexact):
+    if dtypes.issubdtype(dtype, np.inexact):
         return np.array(-np.inf if name == "max" else np.inf, dtype)
     info = np.iinfo(dtype)
     return np.array(info.min if name == "max" else info.max, dtype)
@@ -204,7 +205,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     _check_where("mean", where)
     if dtype is None:
         result_dtype = dtypes.dtype(a)
-        if not np.issubdtype(result_dtype, np.inexact):
+        if not dtypes.issubdtype(result_dtype, np.inexact):
             result_dtype = np.dtype("float32")
     else:
         result_dtype = dtypes.canonicalize_dtype(dtype)

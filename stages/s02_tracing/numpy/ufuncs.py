@@ -108,7 +108,7 @@ def left_shift(x1: Any, x2: Any, /) -> Any:
 def right_shift(x1: Any, x2: Any, /) -> Any:
     """x1 >> x2: arithmetic for signed integers, logical for unsigned ones."""
     x1, x2 = promote_args_numeric("right_shift", x1, x2)
-    if np.issubdtype(dtypes.dtype(x1), np.unsignedinteger):
+    if dtypes.issubdtype(dtypes.dtype(x1), np.unsignedinteger):
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
 
@@ -140,19 +140,19 @@ def isnan(x: Any, /) -> Any:
 
 def isinf(x: Any, /) -> Any:
     (x,) = promote_args("isinf", x)
-    if np.issubdtype(dtypes.dtype(x), np.complexfloating):
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
         re, im = lax.real(x), lax.imag(x)
         return lax.bitwise_or(isinf(re), isinf(im))
-    if np.issubdtype(dtypes.dtype(x), np.floating):  # a strong inf: the result is never weak
+    if dtypes.issubdtype(dtypes.dtype(x), np.floating):  # a strong inf: the result is never weak
         return lax.eq(lax.abs(x), np.array(np.inf, dtypes.dtype(x)))
     return lax.full_like(x, False, dtype=np.bool_)
 
 
 def isfinite(x: Any, /) -> Any:
     (x,) = promote_args("isfinite", x)
-    if np.issubdtype(dtypes.dtype(x), np.complexfloating):
+    if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
-    if np.issubdtype(dtypes.dtype(x), np.floating):
+    if dtypes.issubdtype(dtypes.dtype(x), np.floating):
         return lax.is_finite(x)
     return lax.full_like(x, True, dtype=np.bool_)
 
@@ -171,7 +171,7 @@ def absolute(x: Any, /) -> Any:
     """|x|; unsigned and bool values are returned as they are."""
     (x,) = promote_args("absolute", x)
     dt = dtypes.dtype(x)
-    if np.issubdtype(dt, np.unsignedinteger) or dt == np.bool_:
+    if dtypes.issubdtype(dt, np.unsignedinteger) or dt == np.bool_:
         return _as_array(x)
     return lax.abs(x)
 
@@ -181,12 +181,12 @@ abs = absolute
 
 def floor(x: Any, /) -> Any:
     (x,) = promote_args("floor", x)
-    return _as_array(x) if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.floor(x)
+    return _as_array(x) if not dtypes.issubdtype(dtypes.dtype(x), np.inexact) else lax.floor(x)
 
 
 def ceil(x: Any, /) -> Any:
     (x,) = promote_args("ceil", x)
-    return _as_array(x) if not np.issubdtype(dtypes.dtype(x), np.inexact) else lax.ceil(x)
+    return _as_array(x) if not dtypes.issubdtype(dtypes.dtype(x), np.inexact) else lax.ceil(x)
 
 
 def true_divide(x1: Any, x2: Any, /) -> Any:
@@ -212,16 +212,16 @@ def floor_divide(x1: Any, x2: Any, /) -> Any:
     """x1 // x2, rounding toward minus infinity (lax.div truncates toward zero)."""
     x1, x2 = promote_args_numeric("floor_divide", x1, x2)
     dt = dtypes.dtype(x1)
-    if np.issubdtype(dt, np.unsignedinteger):
+    if dtypes.issubdtype(dt, np.unsignedinteger):
         return lax.div(x1, x2)
-    if np.issubdtype(dt, np.integer):
+    if dtypes.issubdtype(dt, np.integer):
         quotient = lax.div(x1, x2)
         # jnp-level `and`, as JAX's logical_and: weak bools (weak ints compared) become strong
         rounded_wrong = bitwise_and(
             lax.ne(lax.sign(x1), lax.sign(x2)), lax.ne(lax.rem(x1, x2), const(x1, 0))
         )
         return where(rounded_wrong, subtract(quotient, 1), quotient)
-    if np.issubdtype(dt, np.complexfloating):
+    if dtypes.issubdtype(dt, np.complexfloating):
         raise TypeError("floor_divide does not support complex-valued inputs")
     # the modulus _float_divmod also fixes goes unused: JAX's jaxpr has its select (as `_`)
     return _float_divmod(x1, x2)[0]
@@ -242,7 +242,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
     """(x1 // x2, x1 % x2); for floats both from one computation, as in JAX (`divmod(x, y)`
     on arrays calls this)."""
     x1, x2 = promote_args_numeric("divmod", x1, x2)
-    if np.issubdtype(dtypes.dtype(x1), np.integer):
+    if dtypes.issubdtype(dtypes.dtype(x1), np.integer):
         return floor_divide(x1, x2), remainder(x1, x2)
     return _float_divmod(x1, x2)
 
@@ -251,7 +251,7 @@ def remainder(x1: Any, x2: Any, /) -> Any:
     """x1 mod x2 with the sign of x2 (Python's %); lax.rem keeps the sign of x1."""
     x1, x2 = promote_args_numeric("remainder", x1, x2)
     zero = const(x1, 0)
-    if np.issubdtype(dtypes.dtype(x2), np.integer):
+    if dtypes.issubdtype(dtypes.dtype(x2), np.integer):
         x2 = where(equal(x2, 0), lax.full_like(x2, 1), x2)  # no division by zero
     trunc_mod = lax.rem(x1, x2)
     trunc_mod_not_zero = lax.ne(trunc_mod, zero)
@@ -277,10 +277,10 @@ def power(x1: Any, x2: Any, /) -> Any:
         return lax.integer_pow(x1, y)
     x1, x2 = promote_shapes("power", x1, x2)
     x1_, x2_ = promote_args_numeric("power", x1, x2)  # JAX promotes first, used or not
-    if not np.issubdtype(dtypes.dtype(x1_), np.inexact):
+    if not dtypes.issubdtype(dtypes.dtype(x1_), np.inexact):
         return _pow_int_int(x1_, x2_)
-    if np.issubdtype(dtypes.dtype(x1), np.inexact) and \
-            np.issubdtype(dtypes.dtype(x2), np.integer):
+    if dtypes.issubdtype(dtypes.dtype(x1), np.inexact) and \
+            dtypes.issubdtype(dtypes.dtype(x2), np.integer):
         return lax.pow(x1, x2)  # an integer exponent is not promoted (as in JAX)
     return lax.pow(x1_, x2_)
 
@@ -299,7 +299,7 @@ def _pow_int_int(base: Any, exponent: Any) -> Any:
 
 
 def _is_complex(x: Any) -> bool:
-    return np.issubdtype(dtypes.dtype(x), np.complexfloating)
+    return dtypes.issubdtype(dtypes.dtype(x), np.complexfloating)
 
 
 def real(x: Any, /) -> Any:

@@ -45,7 +45,7 @@ def promote_dtypes(*args: Any) -> list[Any]:
 
 def _to_inexact(dtype: np.dtype) -> np.dtype:
     # ints and bools compute in the default float (float32); float16 and complex stay
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype("float32")
+    return dtype if dtypes.issubdtype(dtype, np.inexact) else np.dtype("float32")
 
 
 def promote_dtypes_inexact(*args: Any) -> list[Any]:
