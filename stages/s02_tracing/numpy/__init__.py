@@ -13,6 +13,7 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   einsum.py         einsum as a chain of dot_generals
   lax_numpy_more.py linspace, eye, tril/triu, outer, roll, flip, tile, repeat, split, diag
   math_more.py      round, var, std, count_nonzero, isclose, allclose, log2, log10
+  searching.py      nonzero, flatnonzero, argwhere, where(condition) alone; bincount
 """
 
 from . import (  # noqa: F401
@@ -23,6 +24,7 @@ from . import (  # noqa: F401
     lax_numpy_more,
     math_more,
     reductions,
+    searching,
     ufuncs,
     util,
 )
@@ -32,8 +34,10 @@ from .lax_numpy import *  # noqa: F403
 from .lax_numpy_more import *  # noqa: F403
 from .math_more import *  # noqa: F403
 from .reductions import *  # noqa: F403
+from .searching import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 from .util import *  # noqa: F403
 
 __all__ = [*lax_numpy.__all__, *lax_numpy_more.__all__, *math_more.__all__,
-           *reductions.__all__, *ufuncs.__all__, *util.__all__, "einsum", "take", "take_along_axis"]
+           *reductions.__all__, *searching.__all__, *ufuncs.__all__, *util.__all__, "einsum",
+           "take", "take_along_axis"]

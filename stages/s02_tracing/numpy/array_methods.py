@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import core, lax
 from ..array import Array
-from . import indexing, lax_numpy, lax_numpy_more, math_more, reductions, ufuncs
+from . import indexing, lax_numpy, lax_numpy_more, math_more, reductions, searching, ufuncs
 
 # ------------------------------------------------------------------ indexing
 
@@ -201,6 +201,7 @@ _methods = {
     "diagonal": lax_numpy_more.diagonal, "conj": ufuncs.conj, "conjugate": ufuncs.conjugate,
     "real": ufuncs.real, "imag": ufuncs.imag, "sort": lax_numpy.sort,
     "argsort": lax_numpy.argsort, "take": indexing.take, "mT": _matrix_transpose,
+    "nonzero": searching.nonzero,
 }
 
 
@@ -225,7 +226,7 @@ _TRACER_OPERATORS = (
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
     "flatten dot clip any all swapaxes round std var trace repeat diagonal conj conjugate "
-    "sort argsort take"
+    "sort argsort take nonzero"
 ).split()
 _TRACER_PROPERTIES = ("T", "mT", "real", "imag")
 

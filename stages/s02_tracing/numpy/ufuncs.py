@@ -31,8 +31,8 @@ __all__ = [
     "isnan", "left_shift", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
     "logical_or", "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal",
     "positive", "power", "real", "reciprocal", "remainder", "right_shift", "sign", "sin", "sqrt",
-    "square", "subtract", "tan", "tanh", "true_divide", "where"
-]
+    "square", "subtract", "tan", "tanh", "true_divide",
+]  # where: exported by searching.py, whose `where` also takes the condition alone
 
 
 def _unop(lax_fn, name: str, inexact: bool = False):
