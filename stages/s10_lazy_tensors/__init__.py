@@ -23,10 +23,11 @@ Beside it:
   aten_cpu_fallback.py    an op without a rule or a decomposition, on the CPU
   tensor_impl.py          an in-place view op (squeeze_, t_): new sizes, the same values
   device_data.py          host tensors to buffers and back; numbers as cached device data
+  tensor_util.py          host tensors as numpy arrays and back, bfloat16 by its bits
   type_cast.py            a fill, clamp or pad number must fit the tensor's dtype, or raise
   lowering.py             a rule per aten op, written with stage 2's lax
   nn_lowering.py          softmax, layer norm, gathers and scatters by one-hot, convolution
-  activation_lowering.py  GELU and softshrink: float16 computed in float32, rounded once
+  activation_lowering.py  GELU and softshrink: float16, bfloat16 in float32, rounded once
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
   pointwise_ops.py        addcmul, addcdiv, pow by a bool, `//`: numbers as their kernels use them
   kernel_checks.py        what a CPU kernel refuses that its meta kernel lets through
@@ -58,6 +59,7 @@ from . import (
     shape_inference,
     tensor,
     tensor_impl,
+    tensor_util,
     torch_xla,
     type_cast,
 )
@@ -107,6 +109,7 @@ __all__ = [
     "sync",
     "tensor",
     "tensor_impl",
+    "tensor_util",
     "torch_xla",
     "type_cast",
     "wait_device_ops",

@@ -26,6 +26,7 @@ from . import metrics
 from .ir import DeviceData, Scalar, Value
 from .lowering import opmath
 from .tensor import to_numpy_dtype
+from .tensor_util import numpy_to_tensor, tensor_to_numpy
 
 
 def client() -> Any:
@@ -86,9 +87,8 @@ def compile_instance(text: str, eager: bool, wrap: bool) -> CompileInstance:
 def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     """Upload a host tensor (C++: TensorToXlaData, through TransferToDevice)."""
     # a copy, in C order: the CPU client may alias a host array (as JAX's device_put does),
-    # and torch's .to(device) never shares memory with the host tensor; force=True: a zero
-    # gradient may be autograd's ZeroTensor, which has no data for a plain numpy()
-    array = np.array(host.detach().cpu().numpy(force=True), dtype=aval.dtype, order="C")
+    # and torch's .to(device) never shares memory with the host tensor
+    array = np.array(tensor_to_numpy(host.detach().cpu()), dtype=aval.dtype, order="C")
     return transfer_to_device(array)
 
 
@@ -124,7 +124,8 @@ def wrap_integer(value: Any, dtype: np.dtype) -> Any:
 
 
 def from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
-    return torch.from_numpy(np.array(array)).to(dtype)
+    """A fetched array as a host tensor of the dtype torch sees (int32 back to int64)."""
+    return numpy_to_tensor(array).to(dtype)
 
 
 # ------------------------------------------------------------------ numbers in a graph

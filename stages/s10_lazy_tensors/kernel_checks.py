@@ -126,14 +126,15 @@ def _check_sub(self: Any, other: Any, *_: Any, **__: Any) -> None:
 
 
 def _check_pow(self: Any, exponent: Any) -> None:
-    """torch's pow refuses an integer tensor to a negative integer number; its float16 kernel
-    converts an exponent other than 0 and 1 (which copy or fill) to float16, checked: 1e6
-    raises (an integer kernel's conversion the stand-ins show)."""
+    """torch's pow refuses an integer tensor to a negative integer number; its float16 and
+    bfloat16 kernels convert an exponent other than 0 and 1 (which copy or fill) to the dtype,
+    checked: 1e6 raises for float16, 1e39 for bfloat16 (an integer kernel's conversion the
+    stand-ins show)."""
     if isinstance(exponent, int) and exponent < 0 and not self.dtype.is_floating_point \
             and not self.dtype.is_complex:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if self.dtype == torch.float16 and exponent not in (0, 1):
-        check_fits(exponent, torch.float16)
+    if self.dtype in (torch.float16, torch.bfloat16) and exponent not in (0, 1):
+        check_fits(exponent, self.dtype)
 
 
 def _check_alpha(self: Any, other: Any, alpha: Any = 1, sign: int = 1) -> None:

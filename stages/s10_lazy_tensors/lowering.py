@@ -20,8 +20,10 @@ import torch
 
 from stages.s02_tracing import lax
 from stages.s02_tracing.core import ShapedArray, get_aval
+from stages.s02_tracing.dtypes import bfloat16, dtype_kind
 
 from .kernel_checks import IN_KERNELS, ON_CPU, chain
+from .tensor_util import numpy_to_tensor, tensor_to_numpy
 from .type_cast import FITS
 
 aten = torch.ops.aten
@@ -47,9 +49,9 @@ def cast(x: Any, dtype: Any) -> Any:
     254 in torch, where a direct conversion saturates to 0. A bool to a float goes through
     uint8: XLA rewrites convert(bool) * y as a select, so False * inf would be 0, not NaN."""
     source, dtype = get_aval(x).dtype, np.dtype(dtype)
-    if source.kind == "f" and dtype.kind in "iu" and dtype.itemsize < 4:
+    if dtype_kind(source) == "f" and dtype.kind in "iu" and dtype.itemsize < 4:
         x = lax.convert_element_type(x, np.int32)
-    if source == np.bool_ and dtype.kind == "f":
+    if source == np.bool_ and dtype_kind(dtype) == "f":
         x = lax.convert_element_type(x, np.uint8)
     return x if get_aval(x).dtype == dtype else lax.convert_element_type(x, dtype)
 
@@ -95,24 +97,25 @@ def result_type(*avals: tuple[np.dtype, bool | None]) -> np.dtype:
     (bool, integer, float) is higher than the others' (uint8 < int8's 0-d stays uint8), a number
     only when its category is higher than every tensor's (a 0-d uint8 < -3 compares in uint8),
     which np.promote_types does not know (C++: at::result_type)."""
-    dummies = [torch.from_numpy(np.zeros(() if zero_d else (1,), dtype)) if zero_d is not None
-               else {"b": True, "f": 1.0}.get(np.dtype(dtype).kind, 1) for dtype, zero_d in avals]
-    return torch.empty(0, dtype=torch.result_type(*dummies)).numpy().dtype
+    dummies = [numpy_to_tensor(np.zeros(() if zero_d else (1,), dtype)) if zero_d is not None
+               else {"b": True, "f": 1.0}.get(dtype_kind(np.dtype(dtype)), 1)
+               for dtype, zero_d in avals]
+    return tensor_to_numpy(torch.empty(0, dtype=torch.result_type(*dummies))).dtype
 
 
 def opmath(dtype: Any) -> np.dtype:
-    """The dtype a kernel computes a dtype's values in: float32 for float16, rounded once at
-    the end (C++: at::opmath_type); the dtype itself otherwise."""
-    return np.dtype(np.float32 if np.dtype(dtype) == np.float16 else dtype)
+    """The dtype a kernel computes a dtype's values in: float32 for float16 and bfloat16,
+    rounded once at the end (C++: at::opmath_type); the dtype itself otherwise."""
+    return np.dtype(np.float32 if np.dtype(dtype) in (np.float16, bfloat16) else dtype)
 
 
 def _binary(fn: Callable[[Any, Any], Any], compare: bool = False, number: bool = False,
             on_bool: Callable[[Any, Any], Any] | None = None,
             wide_other: bool = False) -> Callable[..., Any]:
-    """A rule computing in the result's math type (float16's is float32: rounded once) from
-    operands (and alpha) in the result's dtype; a comparison in the operands' result type, its
-    `other` a number where `number`; with `wide_other` (mul, div), `other` as it comes, as
-    torch's kernel reads a number or a 0-d tensor there: a float16 0 times 1e6 is 0 (a number
+    """A rule computing in the result's math type (float16's and bfloat16's is float32: rounded
+    once) from operands (and alpha) in the result's dtype; a comparison in the operands' result
+    type, its `other` a number where `number`; with `wide_other` (mul, div), `other` as it comes,
+    as torch's kernel reads a number or a 0-d tensor there: a float16 0 times 1e6 is 0 (a number
     comes in float32: device_data.scalar_dtype), where add's 1e5 is float16's inf."""
     def rule(self, other, alpha=None, *, out, **_):
         o = out[0]  # a comparison's output is bool: it compares in the operands' result type
@@ -181,8 +184,8 @@ for _name, _fn in [("eq", lax.eq), ("ne", lax.ne), ("lt", lax.lt), ("le", lax.le
 
 
 def _unary(fn: Callable[[Any], Any], wide: bool = True) -> Callable[..., Any]:
-    """float16 math in float32, rounded once, as torch's kernels do (sigmoid in float16
-    would be an ulp off, and sigmoid's backward, 1 - y, magnifies it)."""
+    """float16 and bfloat16 math in float32, rounded once, as torch's kernels do (sigmoid in
+    float16 would be an ulp off, and sigmoid's backward, 1 - y, magnifies it)."""
     def rule(self, *, out, **_):
         x = cast(self, out[0].dtype)
         return [cast(fn(cast(x, opmath(out[0].dtype) if wide else out[0].dtype)), out[0].dtype)]
@@ -260,10 +263,11 @@ def lower_scalar(*, out, value, **_):
 
 @register(aten.sum.dim_IntList, aten.sum.default, aten.mean.dim, aten.mean.default)
 def _sum(self, dim=None, keepdim=False, *, out, _op="sum", **_):
-    """float16 accumulates in float32, then rounds once, as torch's CPU kernel does (a mean
-    divides in float32 too: a float16 sum of 100 times 1000.0 would be inf)."""
+    """float16 and bfloat16 accumulate in float32, then round once, as torch's CPU kernel
+    does (a mean divides in float32 too: a float16 sum of 100 times 1000.0 would be inf, a
+    bfloat16 sum of 1000 ones 256)."""
     o = out[0]
-    x = cast(self, np.float32 if o.dtype == np.float16 else o.dtype)
+    x = cast(self, opmath(o.dtype))
     reduced = axes(dim, len(get_aval(x).shape))
     total = lax.reduce_sum(x, reduced)
     if _op == "mean":
@@ -286,17 +290,20 @@ def _amax(self, dim=(), keepdim=False, *, out, **_):
 
 
 def _dot(x, y, contract, batch=((), ())):
-    return lax.dot_general(x, y, (contract, batch))
+    """Products summed in the math type (float16's and bfloat16's: float32), as torch's CPU
+    gemm accumulates them; the caller rounds once."""
+    wide = opmath(get_aval(x).dtype)
+    return lax.dot_general(x, y, (contract, batch), preferred_element_type=wide)
 
 
 @register(aten.mm.default)
 def _mm(self, mat2, *, out, **_):
-    return [_dot(self, mat2, ((1,), (0,)))]
+    return [cast(_dot(self, mat2, ((1,), (0,))), out[0].dtype)]
 
 
 @register(aten.bmm.default)
 def _bmm(self, mat2, *, out, **_):
-    return [_dot(self, mat2, ((2,), (1,)), ((0,), (0,)))]
+    return [cast(_dot(self, mat2, ((2,), (1,)), ((0,), (0,))), out[0].dtype)]
 
 
 def addmm_supported(beta=None, alpha=None, **_: Any) -> bool:
@@ -308,8 +315,10 @@ def addmm_supported(beta=None, alpha=None, **_: Any) -> bool:
 
 @register(aten.addmm.default)
 def _addmm(self, mat1, mat2, *, out, **_):
-    return [lax.add(bcast(cast(self, out[0].dtype), out[0].shape),
-                    _dot(mat1, mat2, ((1,), (0,))))]
+    """self added to the float32 products before the one rounding, as torch's gemm adds C."""
+    product = _dot(mat1, mat2, ((1,), (0,)))
+    total = lax.add(bcast(cast(self, get_aval(product).dtype), out[0].shape), product)
+    return [cast(total, out[0].dtype)]
 
 
 # ------------------------------------------------------------------ shapes

@@ -110,9 +110,9 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, *, ou
     shape = get_aval(input).shape
     reduced = list(range(len(shape) - len(normalized_shape), len(shape)))
     count = float(np.prod([shape[a] for a in reduced]))
-    # float16 is computed in float32, as torch's CPU kernel does; mean and rstd come out in
-    # the dtypes the meta kernel gives them (float32), y in the input's
-    dtype = np.float32 if out[0].dtype == np.float16 else out[0].dtype
+    # float16 and bfloat16 are computed in float32, as torch's CPU kernel does; mean and rstd
+    # come out in the dtypes the meta kernel gives them (float32), y in the input's
+    dtype = opmath(out[0].dtype)
     input = cast(input, dtype)
     mean = lax.div(lax.reduce_sum(input, reduced), lax.full((), count, dtype))
     mean = lax.reshape(mean, out[1].shape)

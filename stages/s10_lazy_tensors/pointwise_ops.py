@@ -43,9 +43,13 @@ for _op in (aten.addcmul.default, aten.addcdiv.default):
 
 
 def _pow_tensor_scalar(self: Any, exponent: Any) -> Any:
-    """`self ** exponent`: a copy or ones for a bool exponent, else the op's node."""
+    """`self ** exponent`: a copy or ones for a bool exponent; for bfloat16, 3 and -2 as its
+    kernel's steps, each rounded to bfloat16 (x * x * x, 1 / (x * x)); else the op's node."""
     if isinstance(exponent, bool):
         return aten.clone.default(self) if exponent else aten.ones_like.default(self)
+    if self.dtype == torch.bfloat16 and exponent in (3, -2):
+        square = aten.mul.Tensor(self, self)
+        return aten.mul.Tensor(square, self) if exponent == 3 else aten.reciprocal(square)
     out = lower_op(aten.pow.Tensor_Scalar, (self, exponent), {})
     return eager_sync(out)
 

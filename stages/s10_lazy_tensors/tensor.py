@@ -28,12 +28,12 @@ DEVICE = torch.device(DEVICE_TYPE, 0)
 LazyTensor = torch.Tensor  # a tensor whose device is DEVICE_TYPE (C++: an XLATensorImpl)
 _ids = itertools.count(1)
 _TO_NUMPY = {getattr(torch, name): np.dtype(name) for name in (  # the dtypes the device holds
-    "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")}
+    "bool uint8 int8 int16 int32 int64 float16 bfloat16 float32 float64".split())}
 
 
 def to_numpy_dtype(dtype: torch.dtype) -> np.dtype:
     """The dtype a torch dtype has on the device: 64-bit types are 32-bit, as in JAX, x64 off."""
-    if dtype not in _TO_NUMPY:  # bfloat16, complex, float8, uint16: no numpy dtype, or no ops
+    if dtype not in _TO_NUMPY:  # complex, float8, uint16 (bfloat16: ml_dtypes')
         raise TypeError(f"{dtype} is not supported on the lazy device, only {[*_TO_NUMPY]}")
     return canonicalize_dtype(_TO_NUMPY[dtype])  # stage 2's; torch still sees its own dtype
 

@@ -1,19 +1,20 @@
 """Random torch programs on lazy tensors against the same programs in eager CPU torch.
 
 Hypothesis draws 3 to 8 steps over inputs of every dtype the course meets (bool, uint8, int32,
-int64, float16, float32, float64; 2-d, 1-d, 0-d): elementwise ops with broadcasting and Python
-numbers, comparisons and `where`, casts, reductions, matmul, views, clamp, cat and stack,
-in-place ops, reads that cut the graph and `sync()`s. A step names its operands by index among
-the live values; whatever does not fit (shapes, dtypes) is kept, so eager torch raises, and then
-ours must raise the same type with eager torch's first line in its message.
+int64, float16, bfloat16, float32, float64; 2-d, 1-d, 0-d): elementwise ops with broadcasting
+and Python numbers, comparisons and `where`, casts, reductions, matmul, views, clamp, cat and
+stack, in-place ops, reads that cut the graph and `sync()`s. A step names its operands by index
+among the live values; whatever does not fit (shapes, dtypes) is kept, so eager torch raises,
+and then ours must raise the same type with eager torch's first line in its message.
 
 Values are compared with a bound on the error each one may carry, computed step by step from
 the eager values: 0 while every step is exact (small dyadic inputs; a sum whose terms, and so
 every partial sum, fit the dtype's mantissa), or a few units of roundoff per rounding, scaled by
-the sizes involved (float32 summation order, float16 rounding, 64-bit types being 32-bit on the
-device). A discontinuous step (a comparison, argmax, a cast to an integer) of an inexact value,
-or an int64 outside int32's range, leaves a value whose dtype and shape are still compared but
-whose numbers are not: a correct implementation may differ there.
+the sizes involved (float32 summation order, float16 and bfloat16 rounding with their 11 and 8
+bits of mantissa, 64-bit types being 32-bit on the device). A discontinuous step (a comparison,
+argmax, a cast to an integer) of an inexact value, or an int64 outside int32's range, leaves a
+value whose dtype and shape are still compared but whose numbers are not: a correct
+implementation may differ there.
 
 Kept out of the programs, as the stage's page documents them: in-place writes through a view
 and reads of a view after its base was written in place (refused; see
@@ -34,11 +35,11 @@ from hypothesis import strategies as st
 
 from stages.s10_lazy_tensors import torch_xla
 
-F16, F32, F64 = torch.float16, torch.float32, torch.float64
-DTYPES = (torch.bool, torch.uint8, torch.int32, torch.int64, F16, F32, F64)
+F16, BF16, F32, F64 = torch.float16, torch.bfloat16, torch.float32, torch.float64
+DTYPES = (torch.bool, torch.uint8, torch.int32, torch.int64, F16, BF16, F32, F64)
 # mantissa bits (and unit roundoff) on the device: float64 is float32 there
-_MANTISSA = {F16: 11, F32: 24, F64: 24}
-_FINITE_MAX = {F16: 65504.0, F32: 3.4e38, F64: 3.4e38}
+_MANTISSA = {F16: 11, BF16: 8, F32: 24, F64: 24}
+_FINITE_MAX = {F16: 65504.0, BF16: 3.38e38, F32: 3.4e38, F64: 3.4e38}
 _SAFETY = 4  # the bound covers ours' rounding; eager torch rounds too, at most as much
 SCALARS = (2, -1, 0, 3, True, False, 0.5, -1.5, 2.0)
 UNARY = {"neg": torch.neg, "abs": torch.abs, "sin": torch.sin, "tanh": torch.tanh,
@@ -71,7 +72,8 @@ def _inputs(seed: int) -> list[torch.Tensor]:
     return [(ints((3, 4), -6, 7) / 2).float(), (ints((4,), -6, 7) / 2).half(),
             ints((3, 1), -3, 4), ints((3, 4), 0, 2).bool(), ints((4,), 0, 6).to(torch.uint8),
             (ints((1, 4), -4, 5) / 2).double(), ints((3, 4), -3, 4).int(),
-            torch.tensor(1.5), torch.tensor(-2)]
+            torch.tensor(1.5), torch.tensor(-2), (ints((3, 4), -6, 7) / 4).bfloat16(),
+            torch.tensor(0.75, dtype=BF16)]
 
 
 class Value:
