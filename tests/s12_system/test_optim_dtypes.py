@@ -60,19 +60,25 @@ ADAMS = {
 }
 
 
+HALF = {"float16": (np.float16, 1e-3), "bfloat16": (jjnp.bfloat16, 1e-2)}  # (dtype, its rtol)
+
+
+@pytest.mark.parametrize("half", HALF)
 @pytest.mark.parametrize("name", ADAMS)
-def test_float32_gradients_leave_a_float16_second_moment_float16_as_optax(name):
+def test_float32_gradients_leave_a_half_second_moment_half_as_optax(name, half):
     """nu is cast back to the dtype it was kept in, so the state's dtypes never change (a
-    training loop's carry stays the same type); float16 params, float32 gradients."""
+    training loop's carry stays the same type); float16 or bfloat16 params, float32 gradients."""
     ours, theirs = ADAMS[name]
-    _run_both(ours(), theirs(), _params(np.float16), rtol=1e-3)
+    dtype, rtol = HALF[half]
+    _run_both(ours(), theirs(), _params(dtype), rtol=rtol)
 
 
+@pytest.mark.parametrize("half", HALF)
 @pytest.mark.parametrize("name", ADAMS)
-def test_mu_dtype_keeps_the_first_moment_in_that_dtype_as_optax(name):
+def test_mu_dtype_keeps_the_first_moment_in_that_dtype_as_optax(name, half):
     ours, theirs = ADAMS[name]
-    _run_both(ours(mu_dtype=np.float16), theirs(mu_dtype=jjnp.float16), _params(np.float32),
-              rtol=1e-3)
+    dtype, rtol = HALF[half]
+    _run_both(ours(mu_dtype=dtype), theirs(mu_dtype=dtype), _params(np.float32), rtol=rtol)
 
 
 def test_the_aliases_take_optaxs_positional_arguments():
