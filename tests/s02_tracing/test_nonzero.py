@@ -43,6 +43,12 @@ def test_the_indices_of_the_nonzero_entries_are_jaxs(name, option, array):
     _same(getattr(jnp, name)(x, **kwargs), getattr(jjnp, name)(x, **kwargs))
 
 
+@pytest.mark.parametrize("value", [3.0, 0.0])
+def test_argwhere_of_a_0d_array_has_rows_of_no_indices(value):
+    x = np.float32(value)
+    _same(jnp.argwhere(x), jjnp.argwhere(x))
+
+
 def test_a_fill_value_per_axis_pads_each_index_array():
     x = np.array([[0, 2], [3, 0]])
     _same(jnp.nonzero(x, size=4, fill_value=(7, 9)), jjnp.nonzero(x, size=4, fill_value=(7, 9)))
