@@ -19,12 +19,16 @@ test to run, a couple of seconds, where the map's tests take several. A catch th
 fails (the test changed, or the mistake did) only costs that one run before the map's tests.
 
 Runs stop at the first failure (-x), use a fixed hypothesis seed, and go two at a time. Each is
-a fresh process forked from one that has already imported pytest, hypothesis and jax (seconds a
-run otherwise), so it imports the stage code of its own copy.
+a fresh process forked from one that has already imported pytest, hypothesis, jax and torch
+(seconds a run otherwise), compiled the course's files and frozen what it holds out of the
+garbage collector's sight, so it imports the stage code of its own copy. A wrong answer's run
+is not traced: which test fails first is all it reports.
 """
 
 from __future__ import annotations
 
+import compileall
+import gc
 import json
 import multiprocessing
 import os
@@ -65,12 +69,14 @@ class Run:
 
 
 def run_tests(stage: Path, workspace: Path, select: list[str] | None = None,
-              stop_first: bool = True) -> Run:
-    """The stage's tests against `workspace` (or only the `select`ed ones), traced."""
+              stop_first: bool = True, trace: bool = True) -> Run:
+    """The stage's tests against `workspace` (or only the `select`ed ones), traced unless
+    `trace` is False: then only stubs named by exceptions are seen, and the runs are faster."""
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "reached.json"
         env = {"WORKSPACE": "1", "UNDER_API_WORKSPACE_DIR": str(workspace),
-               "UNDER_API_EXERCISE_MAP": str(record)}
+               "UNDER_API_EXERCISE_MAP": str(record),
+               "UNDER_API_EXERCISE_TRACE": "1" if trace else "0"}
         if select is not None:
             chosen = Path(tmp) / "select.txt"
             chosen.write_text("\n".join(select))
@@ -95,6 +101,7 @@ def _forked_pytest(args: list[str], env: dict[str, str], output: Path) -> tuple[
     pid = os.fork()
     if pid == 0:  # the child: never returns
         try:
+            sys.dont_write_bytecode = False  # pytest keeps the test files it rewrote, for the next
             os.environ.update(env)
             os.chdir(ROOT)
             fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
@@ -149,7 +156,7 @@ def prepare(stage: Path, tmp: Path, remap: bool = False) -> StageCheck:
             check.problems.append(f"{ex.number} ({ex.name}): {docs_page(stage)} has no "
                                   f"#{ex.anchor}")
     stubbed = tmp / stage.name / "stubbed"
-    write_workspace(stage, stubbed)
+    write_workspace(stage, stubbed, bytecode=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stubbed), str(ROOT)]))
     probe = f"import stages.{stage.name} as m; print(m.__file__)"
     done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp, capture_output=True,
@@ -169,7 +176,7 @@ def _trace_reached(check: StageCheck, tmp: Path) -> None:
     """Step 2 with --remap: the reference copy's tests, traced, say who reaches what."""
     stage = check.stage
     reference = tmp / stage.name / "reference"
-    write_workspace(stage, reference, only=set())
+    write_workspace(stage, reference, only=set(), bytecode=True)
     run = run_tests(stage, reference, stop_first=False)
     if run.returncode != 0:
         check.problems.append(f"the reference copy fails its tests:\n{_tail(run)}")
@@ -243,7 +250,7 @@ def stub_alone(check: StageCheck, ex: Exercise, tmp: Path) -> tuple[str | None, 
     """Step 3: the exercise stubbed alone fails a test that reaches it, at its stub. The problem
     or None, and the test that caught it."""
     ws = tmp / check.name / f"stub-{ex.anchor}"
-    write_workspace(check.stage, ws, only={ex.number})
+    write_workspace(check.stage, ws, only={ex.number}, bytecode=True)
     for select in _candidates(check, ex, STUBBED):
         run = run_tests(check.stage, ws, select)
         if select is not None and run.returncode in (0, NO_TESTS):
@@ -264,7 +271,7 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant,
     """Step 4: one wrong answer fails a test (None), or the problem; and the test."""
     label = f"{ex.number} ({ex.name}) wrong answer {m.mistake!r}"
     ws = tmp / check.name / f"mutant-{ex.anchor}-{index}"
-    write_workspace(check.stage, ws, only=set())
+    write_workspace(check.stage, ws, only=set(), bytecode=True)
     region = copy_regions(ws / "stages" / check.name).get(ex.number)
     if region is None or not region.closed:
         return f"{label}: exercise {ex.number} has no closed region in the stage's code", None
@@ -281,7 +288,7 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant,
         return f"{label}: the mutated code does not compile ({err}); fix the mutant", None
     region.path.write_text(text)
     for select in _candidates(check, ex, m.mistake):
-        run = run_tests(check.stage, ws, select)
+        run = run_tests(check.stage, ws, select, trace=False)  # any failing test will do
         if select is not None and run.returncode in (0, NO_TESTS):
             continue
         if run.returncode == 1:
@@ -310,6 +317,13 @@ def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
     import hypothesis.strategies  # noqa: F401  (imported once here, not in every run)
     import jax.numpy  # noqa: F401
     import pytest  # noqa: F401
+    import torch._dynamo  # noqa: F401  (stage 10 on: seconds of every run, imported lazily)
+
+    for folder in ("stages", "shared"):  # compiled once here, not in every run (and every copy)
+        compileall.compile_dir(ROOT / folder, quiet=1)
+    # what is imported now, the runs never free: pytest's closing gc.collect() calls, a third
+    # of a second each with jax and torch loaded, then skip it
+    gc.freeze()
 
     with tempfile.TemporaryDirectory() as name, \
             multiprocessing.get_context("fork").Pool(WORKERS) as pool:

@@ -128,8 +128,9 @@ class ExerciseReport:
         self.passed: set[str] = set()
         self.durations: dict[str, float] = {}
         self.stages_run: set[str] = set()
-        sys.settrace(self._call)
-        threading.settrace(self._call)
+        if os.environ.get("UNDER_API_EXERCISE_TRACE") != "0":  # check-exercises' wrong answers
+            sys.settrace(self._call)  # read only which test failed first: they go untraced
+            threading.settrace(self._call)
 
     # -- the trace: which exercise regions does a test run ---------------------------------
 

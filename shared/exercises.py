@@ -141,13 +141,16 @@ def strip_text(text: str, exercises: list[Exercise], page: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_workspace(stage: Path, dest: Path, only: set[str] | None = None) -> list[Exercise]:
-    """Copy `stage` to dest/stages/<stage>, stripping all exercises (or just those in `only`)."""
+def write_workspace(stage: Path, dest: Path, only: set[str] | None = None,
+                    bytecode: bool = False) -> list[Exercise]:
+    """Copy `stage` to dest/stages/<stage>, stripping all exercises (or just those in `only`);
+    with `bytecode`, its compiled files too (still valid for the files left as they are)."""
     exercises = [e for e in parse_stage(stage) if only is None or e.number in only]
     target = dest / "stages" / stage.name
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(stage, target, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(stage, target,
+                    ignore=None if bytecode else shutil.ignore_patterns("__pycache__"))
     page = docs_page(stage)
     by_file: dict[Path, list[Exercise]] = {}
     for ex in exercises:

@@ -227,7 +227,7 @@ def test_a_computation_asking_for_its_own_key_computes_it_again_as_jaxs_util_cac
     worker = threading.Thread(target=lambda: results.append(ours.get_or_compute("k", compute)),
                               daemon=True)
     worker.start()
-    worker.join(20)
+    worker.join(10)  # a right answer takes milliseconds; a wrong one waits forever
     assert not worker.is_alive(), "the inner ask waits for its own thread's computation"
     assert results == [theirs("k")] == [11]
     info = theirs.cache_info()
@@ -260,9 +260,11 @@ def test_a_thread_waiting_for_another_threads_computation_counts_a_hit():
         time.sleep(0.001)
     second = threading.Thread(target=ask, args=("second",))
     second.start()
-    deadline = time.monotonic() + 30
+    # until the second thread has looked the key up; should it not have in 5 s, it finds the
+    # value stored, again a hit: the deadline cannot fail a right answer, only slow a wrong one
+    deadline = time.monotonic() + 5
     while sum(cache.info()[:2]) < 2 and second.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.001)  # until the second thread has looked the key up
+        time.sleep(0.001)
     release.set()
     first.join()
     second.join()
