@@ -46,6 +46,7 @@ from shared.exercises import (
     Exercise,
     copy_regions,
     docs_page,
+    forget_bytecode,
     parse_stage,
     stage_dir,
     write_workspace,
@@ -287,6 +288,7 @@ def mutant(check: StageCheck, ex: Exercise, index: int, m: Mutant,
     except SyntaxError as err:
         return f"{label}: the mutated code does not compile ({err}); fix the mutant", None
     region.path.write_text(text)
+    forget_bytecode(region.path)
     for select in _candidates(check, ex, m.mistake):
         run = run_tests(check.stage, ws, select, trace=False)  # any failing test will do
         if select is not None and run.returncode in (0, NO_TESTS):

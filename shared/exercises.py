@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import re
 import shutil
 import sys
@@ -158,8 +159,15 @@ def write_workspace(stage: Path, dest: Path, only: set[str] | None = None,
     for rel, exs in by_file.items():
         copy = dest / rel
         copy.write_text(strip_text(copy.read_text(), exs, page))
+        forget_bytecode(copy)
     record_stripped(target, {e.number for e in exercises})
     return exercises
+
+
+def forget_bytecode(source: Path) -> None:
+    """Remove the compiled file of a source just rewritten: Python would trust it if the new
+    text had the old one's size and modification second."""
+    Path(importlib.util.cache_from_source(str(source))).unlink(missing_ok=True)
 
 
 STRIPPED = ".stripped"  # in a learner's copy: the exercises `strip` took out, one a line

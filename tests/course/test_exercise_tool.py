@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -75,6 +76,25 @@ def test_strip_only_one_exercise_leaves_the_others_working(tmp_path):
     copy = (tmp_path / "ws" / "stages" / "s09_toy" / "toy.py").read_text()
     assert "y = x + x" in copy and "return 3 * x" not in copy
     assert stripped_numbers(tmp_path / "ws" / "stages" / "s09_toy") == {"9.2"}
+
+
+def test_a_checks_copy_keeps_the_compiled_files_of_only_the_files_left_as_they_are(tmp_path):
+    import compileall
+    import importlib.util
+
+    stage = _stage(tmp_path, GOOD)
+    (stage / "other.py").write_text("ONE = 1\n")
+    assert compileall.compile_dir(stage, quiet=1)
+
+    def compiled(name: str, ws: str) -> bool:
+        source = tmp_path / ws / "stages" / "s09_toy" / name
+        return Path(importlib.util.cache_from_source(str(source))).exists()
+
+    write_workspace(stage, tmp_path / "ws", only={"9.2"}, bytecode=True)  # check-exercises'
+    assert compiled("other.py", "ws") and compiled("__init__.py", "ws")
+    assert not compiled("toy.py", "ws")  # rewritten: its old bytecode would run the reference
+    write_workspace(stage, tmp_path / "learner")  # a learner's copy: source only
+    assert not (tmp_path / "learner" / "stages" / "s09_toy" / "__pycache__").exists()
 
 
 def test_regions_are_found_in_a_learners_copy_with_its_own_line_numbers(tmp_path):
