@@ -323,8 +323,8 @@ def check(stages: list[int], mutants: bool = True, remap: bool = False) -> int:
 
     for folder in ("stages", "shared"):  # compiled once here, not in every run (and every copy)
         compileall.compile_dir(ROOT / folder, quiet=1)
-    # what is imported now, the runs never free: pytest's closing gc.collect() calls, a third
-    # of a second each with jax and torch loaded, then skip it
+    # pytest ends each run with gc.collect() calls, a third of a second each while they scan
+    # jax's and torch's objects; frozen here, those are skipped (no run frees them anyway)
     gc.freeze()
 
     with tempfile.TemporaryDirectory() as name, \
