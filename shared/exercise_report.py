@@ -21,7 +21,9 @@ shrink (a stub fails every example) and saves none (the reference run must not r
 failure).
 
 `make check-exercises` reuses the trace: with UNDER_API_EXERCISE_MAP=file the run writes, per
-test, the exercises it reached; with UNDER_API_SELECT=file only the tests listed there run.
+test, the exercises it reached; with UNDER_API_SELECT=file only the tests listed there run;
+UNDER_API_EXERCISE_TRACE=0 turns the trace off (a wrong answer's run needs only which test
+failed, and stubs are still found by the messages of their exceptions).
 """
 
 from __future__ import annotations
