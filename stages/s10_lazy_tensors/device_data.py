@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import math
 import os
 from typing import Any
 
@@ -132,9 +131,12 @@ def from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 
 
 def is_special_scalar(value: Any) -> bool:
-    """0 and 1 are baked in as constants; any other number is a graph input (C++:
-    IsSpecialScalar), so that a new learning rate does not make a new graph."""
-    return (value == 0 and math.copysign(1.0, float(value)) > 0) or value == 1
+    """0, 1 and -1 are baked in as constants; any other number, and a bool, is a graph input
+    (C++: IsSpecialScalar, on in torch_xla unless XLA_NO_SPECIAL_SCALARS=1), so that a new
+    learning rate does not make a new graph."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return value == 0 or abs(value) == 1
 
 
 def scalar_value(value: Any, dtype: np.dtype) -> Value:

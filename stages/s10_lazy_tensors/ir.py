@@ -127,7 +127,7 @@ class DeviceData(LeafNode):
 
 class Scalar(LeafNode):
     """A constant baked into the program (C++: ops/scalar.cpp, prim::Constant), hashed by its
-    value: only for the special scalars 0 and 1 (others become device data, graph_executor)."""
+    value: only for the special scalars 0, 1 and -1 (others become device data, graph_executor)."""
 
     def __init__(self, value: float | int | bool, aval: ShapedArray):
         super().__init__("prim::Constant", aval, mhash(value), (("value", value),))

@@ -169,11 +169,18 @@ def test_post_order_emits_a_node_met_twice_once_after_its_operands_as_torch_does
 
 def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     x = torch.randn(4).to(torch_xla.device())
-    half, quarter, one = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 1.0))
+    half, quarter, two, one, minus_one, zero, minus_zero = (
+        torch_xla.get_graph_hash([(x * v).sum()]) for v in (0.5, 0.25, 2, 1.0, -1, 0.0, -0.0))
     assert half == quarter  # 0.5 and 0.25 are device data: hashed by shape
-    assert one != half  # 1 is a special scalar: a constant in the program
+    # 0, 1 and -1 are special scalars (C++: IsSpecialScalar): constants, hashed by value
+    assert len({half, one, minus_one, zero, minus_zero}) == 5
+    assert two == half  # an int times a float32 tensor: float32 device data as well
     node = get_xla_tensor(x * 0.5).get_ir_value().node
     assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
+    node = get_xla_tensor(x * -1).get_ir_value().node
+    assert [v.node.op for v in node.operands] == ["xla::device_data", "prim::Constant"]
+    assert torch.equal(torch.signbit((x.abs() * -0.0).cpu()), torch.ones(4, dtype=torch.bool))
+    assert torch.equal((x * -1).cpu(), -x.cpu())
 
 
 def test_graphs_that_wire_same_shaped_buffers_differently_hash_differently():
