@@ -1,8 +1,9 @@
 """The jit primitive's rules in every table of stages 2-5: a jit stays a jit under every transform.
 
-JAX: the `_pjit_*` rules of jax/_src/pjit.py. Each rule transforms the inner jaxpr and binds
-`jit_p` again on the result, so the transformed program is still one jitted call (with the same
-name) and is compiled and cached like any other:
+JAX: the `_pjit_*` rules of jax/_src/pjit.py (but its DCE rule is `dce_jaxpr_pjit_rule`, and its
+custom partial eval a `partial` of `pe.closed_call_partial_eval_custom_rule`). Each rule
+transforms the inner jaxpr and binds `jit_p` again on the result, so the transformed program is
+still one jitted call (with the same name) and is compiled and cached like any other:
 
 - jvp: a jit of the jvp jaxpr; partial eval: the known/unknown split into two jit calls, the
   known one run now, the unknown one recorded, residuals passed from one to the other (as JAX,

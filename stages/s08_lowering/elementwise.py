@@ -1,6 +1,6 @@
 """Lowering rules of the elementwise primitives: arithmetic, comparisons, select_n, convert.
 
-JAX: the `mlir.register_lowering` calls of jax/_src/lax/lax.py (`nary_lower_hlo`,
+JAX: the `mlir.register_lowering` calls of jax/_src/lax/lax.py (`_nary_lower_hlo`,
 `_compare_lower_hlo`, `_select_hlo_lowering`, `_convert_element_type_lower`,
 `_integer_pow_lowering`, `_pow_lower`, `_sign_lower_hlo`, `_round_lower`, logistic's
 `lower_fun`) and of lax/special.py (erf). Most primitives are one StableHLO op; a rank-0

@@ -5,8 +5,9 @@ care), but an integer's a plain multiply, as JAX's `_square_lower_hlo` has it.
 JAX: lax.py's `_sin_lowering` and `_cos_lowering` (`lower_fun` of `_sin_complex` and
 `_cos_complex`, which compute through real parts with expm1 to stay accurate near zero) and
 mlir.py's `_minmax_hlo` (complex numbers compare lexicographically, real part first). For real
-dtypes each is one op, as in elementwise.py. The complex cases are emitted op by op, in the
-order JAX's traced programs emit them.
+dtypes each is one op, as in elementwise.py. The complex cases are emitted op by op, in JAX's
+order: for sin and cos, the order its traced programs emit them; max and min, as `_minmax_hlo`
+emits them directly.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ JAX: jax/_src/lax/control_flow/loops.py. `_while_lowering` puts every operand (t
 the body's constants, then the carry) in the loop state; a predicate vmap batched is reduced
 with `or` to run while any lane runs, and a finished lane keeps its carry through a select.
 scan's rule is `mlir.lower_fun(_scan_impl)`: JAX re-expresses the scan as a while_loop over a
-counter, whose body reads slice i of each xs, calls the body, and writes slice i of each ys,
-with those three steps jitted functions that lower to private functions `@dynamic_index_in_dim`,
-`@closed_call` and `@dynamic_update_index_in_dim`. Ours emits the same ops directly.
+counter, whose body reads slice i of each xs, calls the body, and writes slice i of each ys:
+the slicing steps are jitted functions that lower to private functions `@dynamic_index_in_dim`
+and `@dynamic_update_index_in_dim`, and the body is bound as `eval_jaxpr_p`, staged as a
+`closed_call` that lowers to `@closed_call`. Ours emits the same ops directly.
 """
 
 from __future__ import annotations
