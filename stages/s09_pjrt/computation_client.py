@@ -133,9 +133,10 @@ class ComputationClient(abc.ABC):
 
     @abc.abstractmethod
     def transfer_from_device(self, handles: Sequence[Data]) -> list[np.ndarray]:
-        """Device buffers to host arrays. The one call that truly blocks: it waits for the
-        computations producing the buffers (C++: TransferFromDevice, whose comment warns of a
-        deadlock if it is called with the Python GIL held)."""
+        """Device buffers to host arrays. The one call of a step that truly blocks (as does
+        wait_device_ops, when asked): it waits for the computations producing the buffers
+        (C++: TransferFromDevice, whose comment warns of a deadlock if it is called with the
+        Python GIL held)."""
 
     @abc.abstractmethod
     def copy_to_device(self, data: Data, dst: str) -> Data:

@@ -1,8 +1,10 @@
 """The process's one client, made on first use from PJRT_DEVICE, and what it says about devices.
 
 torch_xla: torch_xla/csrc/runtime/runtime.cpp (`GetComputationClient`, which initializes once)
-and torch_xla/runtime.py (`device_type`, which picks CPU when PJRT_DEVICE is unset and says so
-in a warning). The registry (pjrt_registry.py) turns the device type into a client.
+and torch_xla/runtime.py (`device_type`, which reads PJRT_DEVICE, and
+`_maybe_select_default_device`, which importing torch_xla runs: when PJRT_DEVICE is unset it sets
+TPU if libtpu and a chip are found, else NEURON, else CPU, with a warning). Ours, simpler, picks
+CPU and says so once. The registry (pjrt_registry.py) turns the device type into a client.
 """
 
 from __future__ import annotations

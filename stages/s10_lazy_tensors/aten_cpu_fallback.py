@@ -1,7 +1,7 @@
 """Ops without a lowering rule or a decomposition run on the CPU, counted `aten::<op>`.
 
-torch_xla: torch_xla/csrc/aten_cpu_fallback.cpp (`xla_cpu_fallback`, which counts each op with
-XLA_FN_COUNTER("aten::") and calls PyTorch's `at::native::cpu_fallback`). The lazy arguments
+torch_xla: torch_xla/csrc/aten_fallback.cpp (`xla_fallback`, which counts each op under its name,
+`aten::<op>`, and calls PyTorch's `at::native::cpu_fallback`). The lazy arguments
 are fetched in one graph cut, the op runs on the host, its results are uploaded as device data.
 """
 
@@ -27,7 +27,7 @@ def _on_cpu(x: Any) -> Any:
 
 def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
-    (C++: xla_cpu_fallback, counted as `aten::<op>`)."""
+    (C++: xla_fallback, counted as `aten::<op>`)."""
     if is_inplace(func) and is_lazy(args[0]):
         refuse_write_through_view(args[0])  # else the result would land in the view alone
     metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)

@@ -1,10 +1,10 @@
 """Where every aten op on a lazy tensor lands: an IR node, a decomposition, or the CPU.
 
 torch_xla: torch_xla/csrc/aten_xla_type.cpp (one function per aten op, each calling
-tensor_methods.cpp to build IR), aten_cpu_fallback.cpp (`xla_cpu_fallback`) and
+tensor_methods.cpp to build IR), aten_fallback.cpp (`xla_fallback`) and
 aten_xla_bridge.cpp. An op with a lowering rule (lowering.py) becomes one node: its tensor
 arguments are its operands, its numbers become scalar operands (device data, except the special
-scalars 0 and 1), everything else (dims, sizes, flags) becomes the node's parameters, hashed.
+scalars 0, 1 and -1), everything else (dims, sizes, flags) becomes the node's parameters, hashed.
 An op without a rule is decomposed with PyTorch's own decompositions (torch._decomp) into ops
 that have one; an op with neither runs on the CPU and is counted `aten::<op>`.
 """

@@ -1,7 +1,7 @@
 """The lazy tensor core's counters and metrics, by torch_xla's names, in stage 9's report.
 
 torch_xla: the TORCH_LAZY_COUNTER / TORCH_LAZY_VALUE_METRIC calls of xla_graph_executor.cpp,
-tensor.cpp and aten_cpu_fallback.cpp, and torch_xla/debug/metrics.py. They live in stage 9's
+tensor.cpp and aten_fallback.cpp, and torch_xla/debug/metrics.py. They live in stage 9's
 arena, so `metrics_report()` prints them with the client's timers. torch_xla's report has two
 sections (the lazy core's, then the client's); ours is one list, sorted by name.
 """

@@ -59,8 +59,9 @@ def _fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
 def _foreach(op: Any, args: tuple, kwargs: dict) -> Any:
     """An optimizer's `_foreach_add_(params, grads)` as one op per tensor: PyTorch's slow path
     for a device without foreach kernels (torch_xla's optimizers loop instead: `xla` is not
-    on the list of devices they run foreach on, and PrivateUse1 is). An op with no in-place
-    form in aten (`_foreach_maximum_`: there is no `maximum_`) runs out of place, then copies."""
+    on the list of devices they run foreach on, and PrivateUse1 is). An in-place foreach op whose
+    per-tensor op has no in-place form (`_foreach_maximum_`: aten has `maximum`, no `maximum_`)
+    runs out of place, then copies."""
     name = op._schema.name.removeprefix("aten::_foreach_")
     copy = name.endswith("_") and not hasattr(torch.ops.aten, name)
     each = getattr(torch.ops.aten, name.removesuffix("_") if copy else name)

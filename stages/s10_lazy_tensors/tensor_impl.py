@@ -1,7 +1,8 @@
 """An in-place view op (`squeeze_`, `unsqueeze_`, `t_`) on a lazy tensor: new sizes, same values;
 and the one in-place write refused: into a view, which would not reach its base.
 
-torch_xla: tensor_methods.cpp (`squeeze_` and its kin set the tensor's IR value to the view's)
+torch_xla: functionalization, which replays `squeeze_` on the tensor's base as `squeeze_copy`
+(aten_xla_type.cpp; tensor_methods.cpp keeps only `unsqueeze_`, setting the IR value in place),
 and tensor_impl.cpp (`XLATensorImpl::SetupSizeProperties`: the sizes PyTorch sees follow the
 new shape). PyTorch's matmul of a vector and a matrix (`vec @ mat`, `F.linear` of a 1-d input)
 squeezes its fresh product in place, so these ops are on the path of ordinary code. The tensor's

@@ -69,7 +69,7 @@ def _check_scalar_tensor(s: Any, dtype: Any = None, **_: Any) -> None:
 
 
 def _math_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The type a kernel computes in: float32 for float16 and bfloat16 (c10's opmath_type)."""
+    """The type a kernel computes in: float32 for float16 and bfloat16 (at::opmath_type)."""
     return torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
 
 
