@@ -1,7 +1,8 @@
 """Collectives inside shard_map: stage 5's named-axis primitives, lowered over a mesh.
 
-JAX: the `_psum_lowering`, `_all_gather_lowering`, `_reduce_scatter_lowering`,
-`_ppermute_lowering` and `_axis_index_lowering` rules of jax/_src/lax/parallel.py. Under vmap a
+JAX: the `_allreduce_lowering` (psum, pmax, pmin), `_all_gather_lowering`,
+`_reduce_scatter_lowering`, `_ppermute_lowering`, `_all_to_all_lowering` and
+`_axis_index_lowering` rules of jax/_src/lax/parallel.py. Under vmap a
 named axis is a batch dimension (stage 5); inside shard_map it is a mesh axis, and a collective
 becomes a StableHLO op over *replica groups*: the logical devices that differ only along the
 named axes (for 'y' on a 2x2 mesh, [[0, 1], [2, 3]]); `axis_index_groups` cuts each of those

@@ -5,8 +5,9 @@ torch_xla: torch_xla/csrc/xla_sharding_util.cpp (`ShardTensor`, `CreateShardedDa
 `PjRtShardedData` of runtime/pjrt_computation_client.h, ir.cpp (`UpdateShardingHash`) and
 ops/custom_sharding.cpp. With SPMD on, a lazy tensor's buffer is one shard per device behind a
 single handle on "SPMD:0"; the graph is lowered once, as for one big device, with each
-parameter's sharding written on it (GSPMD `mhlo.sharding` strings, as torch_xla emits), compiled
-once with `num_partitions` = the device count, and run by stage 9's `execute_replicated`.
+parameter's sharding written on it (here GSPMD `mhlo.sharding` strings in StableHLO; torch_xla
+sets the same OpSharding on its HLO instructions, SetHloSharding), compiled once with
+`num_partitions` = the device count, and run by stage 9's `execute_replicated`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ transformations share, and the step counter's arithmetic. optim.py and optim_var
 import this module; optim.py re-exports every name here, so users need only `optim`.
 
 optax: optax/_src/base.py (GradientTransformation, EmptyState, identity), numerics.py
-(safe_increment), transform.py (ScaleByAdamState, bias_correction; scale_by_adam's casts).
+(safe_increment), transform.py (ScaleByAdamState; scale_by_adam's casts),
+optax/tree_utils/_tree_math.py (tree_bias_correction, public as optax.tree.bias_correction).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ def safe_increment(count: Any) -> Any:
 
 
 def bias_correction(moment: Any, decay: float, count: Any) -> Any:
-    """A moment started at zero is too small by 1 - decay**count: divided by it (optax)."""
+    """A moment started at zero is too small by 1 - decay**count: divided by it (optax:
+    tree_bias_correction)."""
     correction = 1 - decay ** count
     return tree_map(lambda t: t / correction.astype(t.dtype), moment)

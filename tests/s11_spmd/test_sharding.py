@@ -1,5 +1,5 @@
-"""Meshes, specs and shardings without running anything: the tile assignment (torch_xla's
-documented examples, and JAX's HloSharding text for every spec on several meshes), block
+"""Meshes, specs and shardings without running anything: the tile assignment (the examples
+of torch_xla's docs and tests, and JAX's HloSharding text for every spec on several meshes), block
 shapes, and the errors JAX raises for a bad spec, word for word."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def jax_mesh(shape, names):
     return AbstractMesh(shape, names, axis_types=(AxisType.Auto,) * len(names))
 
 
-def test_torch_xla_documented_tile_assignments():
+def test_torch_xla_tile_assignments_from_its_docs_and_tests():
     m = mesh((2, 2), ("data", "model"))
     assert s11.NamedSharding(m, P("data", "model"))._to_xla_hlo_sharding(2).to_string_v1() \
         == "{devices=[2,2]0,1,2,3}"

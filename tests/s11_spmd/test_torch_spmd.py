@@ -1,7 +1,7 @@
 """The torch side on 4 CPU devices: `use_spmd()` puts every lazy tensor on "SPMD:0",
-`mark_sharding` gives torch_xla's documented tile assignments, the sharding joins the node hash
-(a new layout is a new graph, the same layout a cached one), and a sharded matmul and a
-data-parallel MLP step give eager torch's numbers."""
+`mark_sharding` gives the tile assignments torch_xla's docs and tests show, the sharding joins
+the node hash (a new layout is a new graph, the same layout a cached one), and a sharded matmul
+and a data-parallel MLP step give eager torch's numbers."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _compiles() -> tuple[int, int]:
 # ------------------------------------------------------------------ annotations
 
 
-def test_mark_sharding_gives_torch_xlas_documented_tile_assignments(spmd):
+def test_mark_sharding_gives_torch_xlas_tile_assignments(spmd):
     a, b = lazy(torch.ones(8, 4)), lazy(torch.ones(8, 4))
     xs.mark_sharding(a, spmd, ("data", "model"))
     xs.mark_sharding(b, spmd, (None, "model"))
