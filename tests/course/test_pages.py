@@ -1,7 +1,8 @@
 """The walkthrough pages: explainers named, pictures present and valid, solutions never in view.
 
 The page sources are read directly; the rest builds the site once (`mkdocs build --strict`,
-every example on every page runs) and reads the HTML a learner gets.
+every example on every page runs) and reads the HTML a learner gets. With UNDER_API_SITE set
+to a site just built from this tree (`.ci/run` runs `make docs` first), it reads that one.
 """
 
 from __future__ import annotations
@@ -155,6 +156,10 @@ def test_code_blocks_wrap_to_the_column():
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
+    built = os.environ.get("UNDER_API_SITE")
+    if built:  # `make docs` has just built it from this tree, as strictly as below
+        assert (Path(built) / "index.html").is_file(), f"UNDER_API_SITE={built}: no site there"
+        return Path(built)
     out = tmp_path_factory.mktemp("site")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
