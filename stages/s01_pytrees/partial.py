@@ -1,7 +1,8 @@
 """Partial: a functools.partial that is a pytree, what a transformation can return.
 
-JAX: tree_util.Partial (what linear_transpose returns). Its arguments are the children and its
-function is the aux data, so two Partials of one function with different arrays share a treedef.
+JAX: tree_util.Partial (what linearize and linear_transpose return). Its arguments are the
+children and its function is the aux data, so two Partials of one function with different arrays
+share a treedef.
 """
 
 from __future__ import annotations

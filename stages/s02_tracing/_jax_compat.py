@@ -11,8 +11,8 @@ from typing import Any
 
 
 def jit_tracer_repr(tracer: Any) -> str:
-    """A jaxpr-building tracer prints as `JitTracer(f32[3])`: JAX's make_jaxpr traces through
-    jit, whose tracers have that name (ours is DynamicJaxprTracer, JAX's class name too)."""
+    """A jaxpr-building tracer prints as `JitTracer(f32[3])`, as JAX's DynamicJaxprTracer
+    (ours has that class name too) does whatever traced it: see its `_short_repr`."""
     return f"JitTracer({tracer.aval})"
 
 

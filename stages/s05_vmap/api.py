@@ -140,8 +140,10 @@ def _axis_size(name: str, x: Any, axis: int) -> int:
 
 def _check_axis_size(fun: Callable, size: Any, args_flat: list, in_axes_flat: list,
                      in_tree: Any, out_axes: Any) -> None:
-    """A size that is not an integer fails with JAX's TypeError from where JAX first makes a
-    shape of it: an op on a mapped argument, else the broadcast of an unmapped output."""
+    """A size that is not an integer (a bool included) fails here, at entry, with one of the
+    TypeErrors JAX raises where it makes a shape of it: that of an op on a mapped argument if
+    there is one, else that of the broadcast of an unmapped output. JAX raises only when such a
+    shape is made, and takes `True` as the size 1 (see the page's list of differences)."""
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
         return
     for x, d in zip(args_flat, in_axes_flat, strict=True):

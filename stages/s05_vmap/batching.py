@@ -25,7 +25,7 @@ from stages.s04_autodiff.ad_util import float0
 
 from . import _jax_compat
 
-not_mapped = None  # JAX: `not_mapped = None`; a batch_dim is an int or not_mapped
+not_mapped = None  # JAX writes `None` (typed `NotMapped`); a batch_dim is an int or not_mapped
 BatchDim = int | None
 
 

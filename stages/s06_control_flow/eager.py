@@ -1,8 +1,9 @@
 """Control flow as plain Python, under `disable_jit`: what cond, switch, scan and while_loop run
 instead of tracing their functions into a primitive.
 
-JAX: the early exits at the top of `lax.cond`, `lax.switch` (`_switch_internal`), `lax.scan`,
-`lax.while_loop` and `lax.fori_loop` in jax/_src/lax/control_flow/. Nothing is traced, so
+JAX: the early exits at the top of `lax.cond`, `lax.switch` (`_switch_internal`), `lax.scan` and
+`lax.while_loop` in jax/_src/lax/control_flow/, and `lax.fori_loop`'s return of `init_val` for
+an empty range of known bounds (otherwise it hands off to scan or while_loop). Nothing is traced, so
 nothing is checked: only the branch taken runs, a branch may return anything, and a carry may
 change its type from one step to the next. A value that is only known when a program runs (a
 tracer of vmap, or of a staging trace) cannot steer Python, so those keep the primitive.

@@ -197,7 +197,7 @@ def logistic(x: Any, *, accuracy: Any = None) -> Any:
 
 # --8<-- [start:integer_pow]
 def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
-    """x ** y for a static integer y, by repeated squaring (as XLA expands it)."""
+    """x ** y for a static integer y, by repeated squaring (as JAX's lowering expands it)."""
     # EXERCISE 2.1 (impl-rule): compute x ** y with multiplications only; y < 0 is 1 / x ** -y
     result = np.ones_like(x)
     power = x
