@@ -45,9 +45,8 @@ def _set_up_aliases(avals_in: Sequence[core.ShapedArray], avals_out: Sequence[co
                     donated: Sequence[bool]) -> tuple[list[int | None], list[bool], list[bool]]:
     """Match donated inputs to outputs: (output each input aliases, buffer donors, unused).
 
-    A donated input aliases the first unclaimed output of its exact shape and dtype; one left
-    over is still given to XLA (`jax.buffer_donor`) if a free output has as many elements
-    (any shape and dtype).
+    A donated input aliases the first unclaimed output of its shape and dtype; one left over
+    goes to XLA (`jax.buffer_donor`) if a free output has as many elements, whatever its dtype.
     """
     # EXERCISE 8.4 (donation): pair each donated input with an output of its shape and dtype
     def strip(a: core.ShapedArray) -> tuple:

@@ -98,8 +98,7 @@ def _deserialize(client: Any, data: bytes, devices: Any) -> Any:
 
 def result_handler(buffer: Any) -> Any:
     """jaxlib's wrapper of outputs shaped like `buffer` (JAX: _array_global_result_handler)."""
-    # gone from extension version 489 on (jaxlib 0.11.2): the test JAX's array.py makes
-    skip = {"_skip_checks": True} if jaxlib_extension_version < 489 else {}
+    skip = {"_skip_checks": True} if jaxlib_extension_version < 489 else {}  # as JAX's array.py
     return xc.array_result_handler(_jax_aval(buffer), buffer.sharding, committed=True, **skip)
 
 
