@@ -62,6 +62,14 @@ def test_a_one_device_mesh_lowers_to_jaxs_text_partition_count_and_all(shardy):
     assert ours == theirs
 
 
+def test_a_four_device_mesh_sets_the_partition_count_to_four(four):
+    # what XLA partitions the program for; the 4- and 8-device texts above are JAX's in full
+    s = OURS.NamedSharding(OURS.make_mesh((4,), ("x",)), OURS.P("x"))
+    x = np.arange(8, dtype=np.float32)
+    text = OURS.jit(lambda a: a * 2.0, in_shardings=s, out_shardings=s).lower(x).as_text()
+    assert "mhlo.num_partitions = 4 : i32" in text
+
+
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
 def test_the_values_are_jaxs_with_the_same_shardings(run, name):
     _, ours, theirs = run
