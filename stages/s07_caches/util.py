@@ -146,7 +146,7 @@ class Cache(Counter):
     def _lookup(self, table: _Table, key: Hashable) -> tuple[str, Any]:
         """With the lock held: ("hit", value), ("wait", another thread's flight) or
         ("fill", a new flight this thread must complete)."""
-        # EXERCISE 7.1 (cache-lookup): a hit counts and refreshes; a miss starts or joins a flight
+        # EXERCISE 7.1 (cache-lookup): hit refreshes; another's flight is a hit too; miss starts one
         value = table.entries.get(key, MISSING)
         if value is not MISSING:
             self._count(hit=True)
