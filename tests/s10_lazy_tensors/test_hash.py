@@ -179,6 +179,8 @@ def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
     node = get_xla_tensor(x * -1).get_ir_value().node
     assert [v.node.op for v in node.operands] == ["xla::device_data", "prim::Constant"]
+    node = get_xla_tensor(x * True).get_ir_value().node  # a bool is no special scalar in C++
+    assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
     assert torch.equal(torch.signbit((x.abs() * -0.0).cpu()), torch.ones(4, dtype=torch.bool))
     assert torch.equal((x * -1).cpu(), -x.cpu())
 
