@@ -20,6 +20,7 @@ import torch
 from stages.s02_tracing.core import ShapedArray
 from stages.s09_pjrt import runtime
 from stages.s09_pjrt.computation_client import CompileInstance, Computation
+from stages.s09_pjrt.pjrt_registry import env_bool
 
 from . import metrics
 from .ir import DeviceData, Scalar, Value
@@ -132,9 +133,12 @@ def from_device(array: np.ndarray, dtype: torch.dtype) -> torch.Tensor:
 
 def is_special_scalar(value: Any) -> bool:
     """0, 1 and -1 are baked in as constants; any other number, and a bool, is a graph input
-    (C++: IsSpecialScalar, on in torch_xla unless XLA_NO_SPECIAL_SCALARS=1), so that a new
-    learning rate does not make a new graph."""
+    (C++: IsSpecialScalar), so that a new learning rate does not make a new graph.
+    XLA_NO_SPECIAL_SCALARS=1 makes every number a graph input (torch_xla reads it once, at
+    start-up; ours at each number, so a test can flip it)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if env_bool("XLA_NO_SPECIAL_SCALARS", False):
         return False
     return value == 0 or abs(value) == 1
 

@@ -185,6 +185,20 @@ def test_a_number_is_a_graph_input_so_a_new_value_is_the_same_graph():
     assert torch.equal((x * -1).cpu(), -x.cpu())
 
 
+def test_xla_no_special_scalars_makes_every_number_device_data(monkeypatch):
+    x = torch.randn(4).to(torch_xla.device())
+    monkeypatch.setenv("XLA_NO_SPECIAL_SCALARS", "1")
+    ones = [get_xla_tensor(x * v).get_ir_value().node for v in (1.0, -1, 0)]
+    for node in ones:
+        assert [v.node.op for v in node.operands] == ["xla::device_data", "xla::device_data"]
+    one, half = (torch_xla.get_graph_hash([(x * v).sum()]) for v in (1.0, 0.5))
+    assert one == half  # 1.0 no longer gets a graph of its own
+    torch.testing.assert_close((x * -1).cpu(), -x.cpu())
+    monkeypatch.setenv("XLA_NO_SPECIAL_SCALARS", "0")
+    node = get_xla_tensor(x * 1.0).get_ir_value().node
+    assert [v.node.op for v in node.operands] == ["xla::device_data", "prim::Constant"]
+
+
 def test_graphs_that_wire_same_shaped_buffers_differently_hash_differently():
     # device data hashes its shape alone, so (x - y) and (y - x) have one node hash: the
     # parameter each operand reads must enter the graph hash, or the second graph would run
