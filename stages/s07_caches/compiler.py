@@ -75,6 +75,8 @@ def compile_or_get_cached(backend: Any, program: Any, options: CompileOptions) -
     """The executable of `program`: from the disk if a cache directory holds it, else compiled."""
     module_name = program.module_name
     if not compilation_cache.is_cache_used(backend):
+        if compilation_cache.is_cache_enabled(backend):  # JAX asks even with no directory
+            monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
         return backend_compile(backend, program, options)
     try:
         key = cache_key_lib.get(program, backend.devices(), options, backend)

@@ -33,6 +33,14 @@ class Device:
     def __repr__(self) -> str:  # as jaxlib prints its devices: CpuDevice(id=0), CudaDevice(id=0)
         return f"{self.platform.capitalize()}Device(id={self.id})"
 
+    def __str__(self) -> str:  # print(x.device), f"{device}": jaxlib's `cpu:0`, `cuda:0`
+        return f"{self.platform}:{self.id}"
+
+    @property
+    def process_index(self) -> int:
+        """The process the device belongs to: always this one (JAX: Device.process_index)."""
+        return 0
+
 
 class Program(Protocol):
     """What `lower` returns (JAX: an MLIR module)."""

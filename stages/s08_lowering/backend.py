@@ -71,6 +71,9 @@ class StableHloProgram:
 
     def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
         """The module; it has no locations, so `debug_info=True` prints the same text."""
+        if dialect == "hlo":  # JAX converts the module with XLA; ours stays in StableHLO
+            raise ValueError("as_text('hlo') is not built here: the module is StableHLO only; "
+                             "XLA's HLO of the compiled program is `.compile().as_text()`")
         if dialect not in (None, "stablehlo"):
             raise ValueError(f"unknown dialect: {dialect}")
         return self.text

@@ -16,12 +16,13 @@ instead of a numpy array, fetches `_value` from the device once, and adds what a
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from stages.s01_pytrees import tree_map
-from stages.s02_tracing import core
+from stages.s02_tracing import core, dtypes
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
 from stages.s07_caches.sharding_impls import SingleDeviceSharding
@@ -176,4 +177,20 @@ def from_dlpack(x: Any, device: Any = None) -> ArrayImpl:
     The values go through host memory (`np.from_dlpack`, then a transfer): JAX's from_dlpack
     instead wraps the producer's buffer without a copy when it is on the same device.
     """
-    return device_put(np.from_dlpack(x), device)
+    if isinstance(x, ArrayImpl):  # ours already: its host values (bfloat16 included)
+        return _transfer(x._value, ShapedArray(x.shape, x.dtype), device)
+    try:
+        host = np.from_dlpack(x)
+    except RuntimeError:  # numpy reads no bfloat16 (DLPack's kDLBfloat): read the bits, view
+        if str(getattr(x, "dtype", "")).rpartition(".")[2] != "bfloat16":
+            raise
+        host = np.from_dlpack(_as_int16(x)).view(dtypes.bfloat16)
+    return device_put(host, device)
+
+
+def _as_int16(x: Any) -> Any:
+    """A bfloat16 tensor's bits as int16, viewed by the producer's own library."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return x.view(torch.int16)
+    return x.view(np.int16)  # a JAX array or another numpy-like producer

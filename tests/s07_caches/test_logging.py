@@ -135,3 +135,37 @@ def test_persistent_cache_events_and_log_lines_match_jaxs(records, cache_dir, tm
         "PERSISTENT COMPILATION CACHE MISS for 'jit_f' with key 'jit_f-KEY'",
         "Writing jit_f to persistent compilation cache with key 'jit_f-KEY'",
         "Persistent compilation cache hit for 'jit_f' with key 'jit_f-KEY'"]
+
+
+def test_without_a_cache_directory_the_events_are_jaxs():
+    # the cache is on by default even with no directory: JAX counts the task as using it and
+    # asks it at every compile (hashing the program for a key nothing holds); ours asks too
+    from stages.s07_caches import compilation_cache
+
+    def events(lib, reset, call):
+        seen = []
+
+        def listener(event, **_):
+            if event.startswith("/jax/compilation_cache/"):
+                seen.append(event)
+        reset()
+        lib.register_event_listener(listener)
+        try:
+            call()
+        finally:
+            lib.unregister_event_listener(listener)
+            reset()
+        return seen
+
+    def f(x):
+        return x * 5.0 - 1.0
+
+    assert config.compilation_cache_dir.value is None
+    ours = events(monitoring, compilation_cache.reset_cache, lambda: s07.jit(f)(X))
+    theirs = events(jax._src.monitoring, jax_compilation_cache.reset_cache,
+                    lambda: jax.jit(f)(X))
+    assert ours == theirs == ["/jax/compilation_cache/tasks_using_cache",
+                              "/jax/compilation_cache/compile_requests_use_cache"]
+    with config.enable_compilation_cache(False):
+        assert events(monitoring, compilation_cache.reset_cache, lambda: s07.jit(f)(X[:2])) \
+            == ["/jax/compilation_cache/task_disabled_cache"]

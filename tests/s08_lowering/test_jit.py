@@ -195,3 +195,15 @@ def test_a_second_compile_reads_the_disk(stablehlo, tmp_path):
     np.testing.assert_array_equal(first, again)
     np.testing.assert_allclose(again, np.cos(X) * 5.0, rtol=1e-6)
     assert entry.stat().st_size > 0
+
+
+def test_the_module_is_stablehlo_only_and_says_where_the_hlo_is(stablehlo):
+    lowered = s07.jit(lambda x: x * 2.0).lower(X)
+    assert lowered.as_text("stablehlo") == lowered.as_text()
+    assert "stablehlo.multiply" in lowered.as_text()
+    with pytest.raises(ValueError) as info:
+        lowered.as_text("hlo")
+    assert str(info.value) == ("as_text('hlo') is not built here: the module is StableHLO only; "
+                               "XLA's HLO of the compiled program is `.compile().as_text()`")
+    with pytest.raises(ValueError, match="^unknown dialect: mhlo$"):
+        lowered.as_text("mhlo")

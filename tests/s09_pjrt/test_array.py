@@ -165,6 +165,25 @@ def test_dlpack_to_and_from_torch_and_numpy():
     assert isinstance(again, ArrayImpl) and again.shape == (3,)
 
 
+@pytest.mark.parametrize("make", [
+    lambda v: torch.tensor(v, dtype=torch.bfloat16),
+    lambda v: jax.device_put(np.array(v, jjnp.bfloat16)),
+    lambda v: device_put(np.array(v, jjnp.bfloat16)),
+], ids=["torch", "jax", "ours"])
+def test_from_dlpack_takes_bfloat16_as_jax_does(make):
+    # numpy's DLPack reader has no bfloat16: the bits come over as int16 and are viewed back
+    src = make([1.5, -2.25])
+    assert repr(s09.from_dlpack(src)) == repr(jax.dlpack.from_dlpack(src)) == \
+        "Array([1.5, -2.25], dtype=bfloat16)"
+
+
+def test_a_device_prints_and_formats_as_jaxs():
+    ours, theirs = device_put(np.ones(2)).device, jax.device_put(np.ones(2)).device
+    assert str(ours) == f"{ours}" == str(theirs) == "cpu:0"
+    assert repr(ours) == repr(theirs) == "CpuDevice(id=0)"
+    assert ours.process_index == theirs.process_index == 0
+
+
 def test_operators_go_through_the_primitives_to_the_device():
     x = device_put(np.array([1.0, -2.0, 3.0], np.float32))
     jx = jjnp.asarray(np.asarray(x))
