@@ -269,6 +269,35 @@ def shard_map_replicated_grads(api: Any, n: int) -> dict[str, Any]:
     return {"values": values}
 
 
+def invariant_operands(api: Any, n: int) -> dict[str, Any]:
+    """Collectives of a replicated operand under check_vma: the operand is first typed as
+    varying (JAX's insert_collective_pvary), whose transpose sums the cotangent over the
+    devices. Then grad and vmap of a jitted shard_map called outside any jit, and jits with
+    no arguments that lay out what they make."""
+    mesh = api.make_mesh((n,), ("x",))
+    P, c, NS = api.P, api.collectives, api.NamedSharding
+    x = np.linspace(-2, 2, n * 8, dtype=np.float32).reshape(n, 8)
+    w = np.arange(1, n + 1, dtype=np.float32)[:, None]
+    bodies = [(lambda b: c.psum_scatter(b, "x", tiled=True), P("x")),
+              (lambda b: c.all_to_all(b, "x", 0, 1, tiled=True), P("x")),
+              (lambda b: c.ppermute(b, "x", [(i, (i + 1) % n) for i in range(n)]), P("x")),
+              (lambda b: c.all_gather(b, "x", tiled=True), P("x"))]
+    values = []
+    for body, out_spec in bodies:
+        f = api.shard_map(body, mesh=mesh, in_specs=P(), out_specs=out_spec)
+        grad = api.jit(api.grad(lambda a, f=f: api.np.sum(f(a)[:n] * w)))(x)
+        values.append(np.asarray(grad).tolist())
+    g = api.jit(api.shard_map(lambda a: api.np.sin(a) * 2.0, mesh=mesh, in_specs=P("x"),
+                              out_specs=P("x")))
+    values.append(np.asarray(api.grad(lambda a: api.np.sum(g(a) * w))(x)).tolist())
+    values.append(np.asarray(api.vmap(g)(np.stack([x, -x]))).tolist())
+    made = [api.jit(lambda: api.np.zeros((n, 4)), out_shardings=NS(mesh, P("x")))(),
+            api.jit(lambda: api.with_sharding_constraint(api.np.ones((n, n)),
+                                                         NS(mesh, P(None, "x"))))()]
+    values += [np.asarray(a).tolist() for a in made]
+    return {"values": values, "specs": [repr(a.sharding.spec) for a in made]}
+
+
 def grouped_collectives(api: Any, n: int) -> dict[str, Any]:
     """Collectives over groups of one axis's indices (`axis_index_groups`): each group of the
     axis becomes its own replica group; a grouped psum is refused with check_vma=True."""
@@ -500,6 +529,7 @@ PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "shard_map_psum": shard_map_psum,
     "shard_map_replicated_grads": shard_map_replicated_grads,
     "grouped_collectives": grouped_collectives,
+    "invariant_operands": invariant_operands,
     "typed_varying_axes": typed_varying_axes,
 }
 

@@ -115,10 +115,20 @@ def bind_psum_invariant(leaf: Any, axes: tuple, groups: Any) -> Any:
     NotImplementedError too)."""
     if groups is not None:
         raise NotImplementedError
-    missing = tuple(a for a in axes if a not in core.get_aval(leaf).vma)
-    if missing:
-        leaf = vma.pvary(leaf, missing)
-    return psum_invariant_p.bind(leaf, axes=axes)
+    return psum_invariant_p.bind(insert_collective_pvary(axes, leaf), axes=axes)
+
+
+def insert_collective_pvary(axes: tuple, leaf: Any) -> Any:
+    """Where values carry their varying axes (shard_map, check_vma=True), the operand of a
+    collective is first made to vary along every named axis it goes over (JAX's
+    `insert_collective_pvary`): the same value on each device, now typed as differing. It costs
+    nothing when run, but its transpose is a psum, so a gradient reaching only some devices'
+    copies is summed back into the one invariant input."""
+    named = tuple(a for a in axes if not isinstance(a, int))
+    if not named or not _typed(named):
+        return leaf
+    missing = tuple(a for a in named if a not in core.get_aval(leaf).vma)
+    return vma.pvary(leaf, missing) if missing else leaf
 
 
 def pmean(x: Any, axis_name: AxisName | Sequence[AxisName], *,
@@ -134,7 +144,8 @@ def _reducer(prim: core.Primitive):
                axis_index_groups: Any = None) -> Any:
         axes = as_tuple(axis_name)
         groups = _index_groups(axes, axis_index_groups)
-        return tree_map(lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=groups), x)
+        return tree_map(lambda leaf: prim.bind(insert_collective_pvary(axes, leaf), axes=axes,
+                                               axis_index_groups=groups), x)
     return reduce
 
 
@@ -170,6 +181,7 @@ def all_gather(x: Any, axis_name: AxisName | Sequence[AxisName], *,
 
     def bind(leaf: Any) -> Any:
         dim = canonicalize_axis(axis, np.ndim(leaf) if tiled else np.ndim(leaf) + 1)
+        leaf = insert_collective_pvary(axis_name, leaf)
         return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=axis_name,
                                  axis_index_groups=groups, axis_size=size, tiled=tiled)
     return tree_map(bind, x)
@@ -185,8 +197,9 @@ def psum_scatter(x: Any, axis_name: AxisName | Sequence[AxisName], *,
     size = _axis_size(axis_name, axis_index_groups)
     groups = None if axis_index_groups is None else tuple(map(tuple, axis_index_groups))
     return tree_map(lambda leaf: reduce_scatter_p.bind(
-        leaf, axis_name=axis_name, scatter_dimension=scatter_dimension,
-        axis_index_groups=groups, axis_size=size, tiled=tiled), x)
+        insert_collective_pvary(axis_name, leaf), axis_name=axis_name,
+        scatter_dimension=scatter_dimension, axis_index_groups=groups, axis_size=size,
+        tiled=tiled), x)
 
 
 def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *,
@@ -213,6 +226,7 @@ def all_to_all(x: Any, axis_name: AxisName, split_axis: int, concat_axis: int, *
             elif concat_axis < split_axis:
                 x = lax.expand_dims(x, (concat_axis,))
                 split_axis += 1
+        x = insert_collective_pvary(as_tuple(axis_name), x)
         out = all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
                                 axis_name=axis_name, axis_index_groups=groups, tiled=tiled)
         if not tiled and split_axis != concat_axis:
@@ -227,7 +241,8 @@ def ppermute(x: Any, axis_name: AxisName | Sequence[AxisName],
     gets zeros."""
     axis_name = as_tuple(axis_name)
     perm = tuple(tuple(p) for p in perm)
-    return tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=axis_name, perm=perm), x)
+    return tree_map(lambda leaf: ppermute_p.bind(insert_collective_pvary(axis_name, leaf),
+                                                 axis_name=axis_name, perm=perm), x)
 
 
 # --------------------------------------------------------------------- the primitives

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s02_tracing import core
+from stages.s02_tracing import config, core
 from stages.s02_tracing.api_util import fun_signature
 from stages.s07_caches import dispatch
 from stages.s07_caches import pjit as s07_pjit
 from stages.s07_caches.api_util import resolve_argnums
 from stages.s07_caches.sharding_impls import UNSPECIFIED
+from stages.s07_caches.util import WeakrefCache
 from stages.s08_lowering.backend import safe_result_paths
 from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
 from stages.s09_pjrt import runtime
@@ -59,6 +60,7 @@ class ShardedProgram:
         self.closed, self.in_avals, self.out_avals = closed, closed.in_avals, closed.out_avals
         self.kept, self.in_shardings = list(kept), list(in_shardings)
         self.asked_in: list[Sharding | None] = []  # set by lower_sharded: None where unasked
+        self.mesh: Any = None  # set by lower_sharded: the mesh of the shardings it was given
         self.out_shardings, self.shardy = list(out_shardings), shardy
 
     def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str:
@@ -109,6 +111,7 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
     program = ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
                              kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
     program.asked_in = list(in_shardings)
+    program.mesh = _any_mesh(given)  # an output or a constraint may name it where no input does
     return program
 # --8<-- [end:lower]
 
@@ -126,7 +129,7 @@ class ShardedExecutable:
         self.local = addressable(client, program.devices)
         self.local_names = [names[d] for d in self.local]
         # --8<-- [start:read_back]
-        mesh = _any_mesh([s for s in program.in_shardings if s is not None])
+        mesh = program.mesh  # from every sharding given: a call may have no arguments
 
         def read(chosen: Any, aval: core.ShapedArray) -> NamedSharding:
             if chosen is None:
@@ -283,3 +286,27 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = UNSPECIFIED,
 
 
 dispatch.typed_jit.append(jit)  # eager ops on arrays typed by a sharding
+
+
+# --------------------------------------------------- a jit equation run eagerly, on a mesh
+
+_mesh_equations = WeakrefCache("mesh equation", "the jit equation's closed jaxpr (by "
+                               "identity), donated inputs, keep_unused", layer=False)
+_one_device_impl = s07_pjit.jit_p.impl
+
+
+def _pjit_call_impl(*args: Any, jaxpr: core.ClosedJaxpr, **params: Any) -> list[Any]:
+    """A jit equation run eagerly (grad, jvp or vmap of our jit bind one) whose jaxpr names a
+    mesh, a shard_map's or a constraint's: compiled for that mesh's devices, as JAX's pjit
+    impl takes its device assignment from the shardings inside; any other runs on one."""
+    if dispatch.in_compiled_program() or config.disable_jit.value or \
+            not jaxpr_meshes(jaxpr.jaxpr):
+        return _one_device_impl(*args, jaxpr=jaxpr, **params)
+    donated, keep_unused = params["donated_invars"], params["keep_unused"]
+    executable = _mesh_equations.get_or_compute(jaxpr, (donated, keep_unused), lambda: (
+        lower_sharded(jaxpr, params["name"], [None] * len(jaxpr.in_avals),
+                      [None] * len(jaxpr.out_avals), donated, keep_unused).compile()))
+    return executable.call(*args)
+
+
+s07_pjit.jit_p.def_impl(_pjit_call_impl)  # the rule table's entry, extended for meshes

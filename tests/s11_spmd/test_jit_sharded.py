@@ -77,6 +77,13 @@ def test_the_values_are_jaxs_with_the_same_shardings(run, name):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5)
 
 
+def test_a_jit_with_no_arguments_lays_out_its_outputs_as_jax_does(run):
+    # no argument names the mesh: the out_shardings or the constraint inside must
+    _, ours, theirs = run
+    assert ours["invariant_operands"]["specs"] == theirs["invariant_operands"]["specs"] == \
+        ["P('x',)", "P(None, 'x')"]
+
+
 def test_scalars_and_int_and_bool_outputs_have_jaxs_dtypes_shapes_and_shard_shapes(run):
     _, ours, theirs = run
     assert ours["scalars_and_dtypes"]["meta"] == theirs["scalars_and_dtypes"]["meta"]
