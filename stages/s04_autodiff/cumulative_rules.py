@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from stages.s02_tracing import lax
+from stages.s02_tracing.lax.utils import const
 
 from .ad import instantiate_zeros, primitive_jvps
 from .custom_derivatives import custom_jvp
@@ -32,7 +33,8 @@ def logaddexp(a: Any, b: Any) -> Any:
 
 
 def _replace_inf(x: Any) -> Any:
-    return lax.select(lax.eq(x, lax.full_like(x, np.inf)), lax.full_like(x, 0), x)
+    # JAX compares with a scalar literal (lax._const), not a broadcast array of inf
+    return lax.select(lax.eq(x, const(x, np.inf)), lax.full_like(x, 0), x)
 
 
 @logaddexp.defjvp
@@ -62,31 +64,35 @@ for _p, _combine in ((lax.cumprod_p, lax.mul), (lax.cummax_p, lax.max), (lax.cum
 
 
 def _prod_tree(x: Any) -> Any:
-    """The product over axis 0, as a tree of pairwise multiplications."""
+    """The product over axis 0, as a tree of multiplications: the first half times the second
+    (padded with a 1 when odd), as JAX's `_reduce_tree` in `_reduce_jvp` (lax.py)."""
     while np.shape(x)[0] > 1:
         n = np.shape(x)[0]
-        if n % 2:  # an odd row out: pair it with ones
-            ones = lax.full((1, *np.shape(x)[1:]), 1, x.dtype)
-            x = lax.concatenate([x, ones], 0)
-        x = lax.mul(lax.slice_in_dim(x, 0, None, stride=2, axis=0),
-                    lax.slice_in_dim(x, 1, None, stride=2, axis=0))
-    return lax.reshape(x, np.shape(x)[1:])
+        n1 = (n + 1) // 2
+        x1 = lax.slice_in_dim(x, 0, n1, axis=0)
+        x2 = lax.slice_in_dim(x, n1, None, axis=0)
+        if n - n1 != n1:
+            x2 = lax.pad(x2, const(x, 1), [(0, 1, 0)] + [(0, 0, 0)] * (np.ndim(x) - 1))
+        x = lax.mul(x1, x2)
+    return lax.squeeze(x, (0,))
 
 
 def _reduce_prod_jvp(primals: Any, tangents: Any, *, axes: tuple[int, ...]):
-    (operand,) = primals
+    (operand,), (tangent,) = primals, tangents
     shape = np.shape(operand)
     kept = [d for d in range(len(shape)) if d not in axes]
+    n = int(np.prod([shape[a] for a in axes]))
+    # the reduced axes first, flattened into one, primal and tangent alike, before the jvp
+    # (JAX: one reshape with `dimensions`, outside the jvp of the tree)
+    new_shape = (n, *[shape[d] for d in kept])
+    flat = [lax.reshape(v, new_shape, (*axes, *kept))
+            for v in (operand, instantiate_zeros(tangent))]
 
     def prod(x: Any) -> Any:
-        # the reduced axes first, flattened into one: a product over axis 0
-        x = lax.transpose(x, (*axes, *kept))
-        n = int(np.prod([shape[a] for a in axes]))
-        x = lax.reshape(x, (n, *[shape[d] for d in kept]))
         if n == 0:
             return lax.full([shape[d] for d in kept], 1, x.dtype)
         return _prod_tree(x)
-    return _jvp_of(prod, primals, tangents)
+    return _jvp_of(prod, flat[:1], flat[1:])
 
 
 primitive_jvps[lax.reduce_prod_p] = _reduce_prod_jvp

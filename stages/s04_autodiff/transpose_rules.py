@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import core, lax
+from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing.core import ShapedArray
+from stages.s02_tracing.lax.utils import const
 
 from . import ad_util
 from .ad import is_undefined_primal, primitive_transposes
@@ -97,8 +98,14 @@ def _select_n_transpose(ct, which, *cases):
     if is_undefined_primal(which):
         raise _nonlinear("select_n")
     zeros = lax.full_like(ct, 0)
+    if dtypes.dtype(which) == np.bool_:  # two cases: which picks ct or zeros directly
+        return [None] + [
+            lax.select_n(which, *[ct if i == j else zeros for j in range(len(cases))])
+            if is_undefined_primal(case) else None
+            for i, case in enumerate(cases)]
+    # an integer index: compare it with each case's number first, as JAX's rule does
     return [None] + [
-        lax.select_n(which, *[ct if i == j else zeros for j in range(len(cases))])
+        lax.select_n(lax.eq(which, const(which, i)), zeros, ct)
         if is_undefined_primal(case) else None
         for i, case in enumerate(cases)]
 

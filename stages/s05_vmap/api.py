@@ -30,6 +30,7 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core, dtypes, eval_shape, lax
 from stages.s02_tracing import linear_util as lu
+from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.api_util import (
     argnums_partial2,
     check_arg,
@@ -290,32 +291,38 @@ def _std_basis(pytree: Any) -> Any:
     each leaf gets a leading axis of that size. Row i is the i-th unit input."""
     leaves = tree_leaves(pytree)
     size = sum(int(np.size(x)) for x in leaves)
-    eye = np.eye(size, dtype=dtypes.result_type(*leaves))
-    return _unravel_array_into_pytree(pytree, 1, None, eye)
+    eye = jnp.eye(size, dtype=dtypes.result_type(*leaves))  # staged: iota, eq, convert
+    return _unravel_array_into_pytree(pytree, 1, None, eye, always_convert=True)
 
 
-def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any) -> Any:
-    """Split `arr` along `axis` into pieces of pytree's leaf sizes, each reshaped to the leaf's
-    shape there, cast to the leaf's dtype (or example's)."""
+def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any,
+                               always_convert: bool = False) -> Any:
+    """Split `arr` along `axis` into pieces of pytree's leaf sizes (one `split`, as JAX's
+    `_split`, even for one leaf), each reshaped to the leaf's shape there, cast to the leaf's
+    dtype (or example's)."""
     leaves, treedef = tree_flatten(pytree)
     shape = np.shape(arr)
-    parts, start = [], 0
-    for leaf in leaves:
-        stop = start + int(np.size(leaf))
-        # one leaf takes the whole axis: no slice equation for it
-        part = arr if len(leaves) == 1 or arr.dtype == float0 else \
-            lax.slice_in_dim(arr, start, stop, axis=axis)
+    is_float0 = getattr(arr, "dtype", None) == float0
+    sizes = np.diff([0, *np.cumsum([np.size(leaf) for leaf in leaves])])  # np.int64s, as JAX's
+    pieces = [arr] * len(leaves) if is_float0 else lax.split(arr, sizes, axis)
+    parts = []
+    for leaf, part in zip(leaves, pieces, strict=True):
         new_shape = (*shape[:axis], *np.shape(leaf), *shape[axis + 1:])
         like = leaf if example is None else example
         if np.iscomplexobj(part) and not np.issubdtype(dtypes.dtype(like), np.complexfloating):
             part = lax.real(part)  # JAX: _possible_downcast
-        if getattr(arr, "dtype", None) == float0:  # an int output's tangent: zeros, as in JAX
+        if is_float0:  # an int output's tangent: zeros, as in JAX
             part = lax.full(new_shape, 0, dtypes.dtype(like))
         elif np.shape(part) != new_shape:
             part = lax.reshape(part, new_shape)
-        part = lax.convert_element_type(part, dtypes.dtype(like), dtypes.is_weakly_typed(like))
+        dtype, weak = dtypes.dtype(like), dtypes.is_weakly_typed(like)
+        if always_convert and isinstance(part, core.Tracer):
+            # JAX's basis is converted even to its own type (the sharding _std_basis passes)
+            part = lax.convert_element_type_p.bind(part, new_dtype=dtype, weak_type=weak,
+                                                   sharding=None)
+        else:
+            part = lax.convert_element_type(part, dtype, weak)
         parts.append(part)
-        start = stop
     return tree_unflatten(treedef, parts)
 
 

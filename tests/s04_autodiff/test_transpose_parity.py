@@ -34,6 +34,11 @@ CASES = {
     "lax_concatenate": (lambda np_, lax: lambda x: np_.sum(lax.concatenate([x, x * x], 0)),
                         (V3,)),
     "index_0": (lambda np_, lax: lambda x: x[0], (V3,)),
+    # an int32 index: each case's cotangent is selected where the index equals its number
+    "select_n_int_index": (lambda np_, lax: lambda x: np_.sum(lax.select_n(
+        np.array([2, 0, 1], np.int32), x, x * 2.0, np_.sin(x))), (V3,)),
+    "select_n_bool_index": (lambda np_, lax: lambda x: np_.sum(lax.select_n(
+        np.array([True, False, True]), x, x * 3.0)), (V3,)),
     "index_last_row": (lambda np_, lax: lambda x: np_.sum(x[-1]), (M32,)),
     "slice_1_3": (lambda np_, lax: lambda x: np_.sum(x[1:3]), (V7,)),
     "slice_strided": (lambda np_, lax: lambda x: np_.sum(x[1:5:2]), (V7,)),

@@ -12,6 +12,7 @@ import pytest
 
 from shared.testing import RTOL_REDUCTION, assert_same_typed_values
 from stages.s02_tracing import lax as olax
+from stages.s02_tracing import make_jaxpr
 from stages.s02_tracing import numpy as onp
 from stages.s05_vmap import hessian, jacfwd, jacrev
 
@@ -167,3 +168,20 @@ def test_a_transformed_function_has_the_name_of_the_function_it_transforms(name)
     theirs = getattr(jax, name)(loss)
     assert (ours.__name__, ours.__qualname__) == (theirs.__name__, theirs.__qualname__)
     assert inspect.unwrap(ours) is loss and inspect.unwrap(theirs) is loss
+
+
+JAXPR_CASES = [(name, fn, args) for name in ("jacfwd", "jacrev", "hessian")
+               for fn, args in ((_tall, (X,)), (_wide, (M,)), (_scalar, (X,)),
+                                (_pytree_fn, PYTREE_ARGS))
+               if not (name == "hessian" and fn is _pytree_fn)]  # a dict output: no hessian
+
+
+@pytest.mark.parametrize("name, fn, args", JAXPR_CASES,
+                         ids=[f"{n}-{f.__name__.strip('_')}" for n, f, _ in JAXPR_CASES])
+def test_the_jacobian_jaxpr_prints_as_jaxs(name, fn, args):
+    # the basis is staged as JAX stages it (jnp.eye's iota, eq, convert_element_type, then one
+    # split per pytree, each piece converted), and hessian's forward-over-reverse adds a zero
+    # tangent instantiated, as JAX's add_any jvp does: the whole program reads the same
+    ours = make_jaxpr(OURS[name](fn(olax)))(*args)
+    theirs = jax.make_jaxpr(THEIRS[name](fn(jax.lax)))(*args)
+    assert str(ours) == str(theirs)

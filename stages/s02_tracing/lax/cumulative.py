@@ -110,8 +110,9 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
         pairs = combine([slice_in_dim(e, 0, -1, stride=2, axis=axis) for e in elems],
                         [slice_in_dim(e, 1, None, stride=2, axis=axis) for e in elems])
         odd = scan(pairs)  # the prefixes ending at odd positions 1, 3, 5, ...
-        later = [slice_in_dim(e, 2, None, stride=2, axis=axis) for e in elems]
+        # JAX's order: the prefixes' slices first, then elems' (the printed jaxpr shows it)
         head = [slice_in_dim(e, 0, -1, axis=axis) for e in odd] if n % 2 == 0 else odd
+        later = [slice_in_dim(e, 2, None, stride=2, axis=axis) for e in elems]
         even = [concatenate([slice_in_dim(e, 0, 1, axis=axis), r], axis)
                 for e, r in zip(elems, combine(head, later), strict=True)]
         return [_interleave(e, o, axis) for e, o in zip(even, odd, strict=True)]
