@@ -253,8 +253,14 @@ class EvalTrace(Trace):
                 raise escaped_tracer_error(arg)
         # JAX's impl compiles the op (dispatch.apply_primitive); ours runs numpy, typed here
         avals = [get_aval(x) for x in args]
+        # the types first, from the operands' avals (weak types too), as JAX's impl traces a
+        # tiny jit before it runs: a rule's error reads `integer_pow(~int32[], -3)`, not
+        # what numpy values (no weak types) would give; a primitive with no impl says so first
+        has_impl = "impl" in vars(primitive) or type(primitive).impl is not Primitive.impl
+        out_avals = primitive.abstract_eval(*avals, **params) if has_impl else None
         out = primitive.impl(*[to_numpy(x) for x in args], **params)
-        out_avals = primitive.abstract_eval(*avals, **params)
+        if out_avals is None:
+            out_avals = primitive.abstract_eval(*avals, **params)
         if primitive.multiple_results:
             return [to_array(x, a) for x, a in zip(out, out_avals, strict=True)]
         return to_array(out, out_avals)

@@ -1,7 +1,8 @@
 """Edge inputs of our jnp against jax.numpy: mismatched boolean masks, lists in an index,
 `divmod`, `x.at[...].multiply`, take's wrap mode, literal fill values, complex logistic; clip
 without bounds, `==` with a list, broad `where=` masks, round of bools, lists as fill values,
-integer powers, complex order."""
+integer powers, complex order; and edges found by comparing case by case: non-finite complex
+parts, complex max/min with NaN, isclose's promotion, tuple indices, eager weak-type errors."""
 
 from __future__ import annotations
 
@@ -315,3 +316,74 @@ def test_complex_values_order_by_real_then_imaginary_part_as_in_jax(name, args):
     with jax.disable_jit():
         assert str(s02.make_jaxpr(getattr(ojnp, name))(*args)) == \
             str(jax.make_jaxpr(getattr(jjnp, name))(*args))
+
+
+# ---- found by comparing against JAX case by case
+
+INF, NAN = np.float32(np.inf), np.float32(np.nan)
+
+
+@pytest.mark.parametrize("re, im", [(2.5, INF), (2.5, NAN), (-INF, INF), (NAN, 1.0)])
+def test_lax_complex_keeps_each_part_even_when_one_is_not_finite(re, im):
+    # x + 1j * y would make 1j * inf = nan + inf j and lose the real part
+    ours = s02.lax.complex(np.float32(re), np.float32(im))
+    theirs = jax.lax.complex(np.float32(re), np.float32(im))
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    assert str(ours) == str(theirs)
+
+
+C = np.array([1 + 1j, np.nan + 0j, 3 + 0j, 3 - 2j, complex(0, np.nan)], np.complex64)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda ns, x: ns.lax.max(x, x[::-1]), lambda ns, x: ns.lax.min(x, x[::-1]),
+    lambda ns, x: ns.numpy.maximum(x, np.complex64(2 + 0j)),
+    lambda ns, x: ns.numpy.max(x), lambda ns, x: ns.numpy.min(x),
+    lambda ns, x: ns.lax.reduce_max(x[:0], (0,)), lambda ns, x: ns.lax.reduce_min(x[:0], (0,)),
+], ids=["max", "min", "jnp_maximum", "jnp_max", "jnp_min", "empty_max", "empty_min"])
+def test_complex_max_and_min_compare_lexicographically_and_do_not_spread_nan(fn):
+    # XLA: real parts first, imaginary parts on a tie, then a select: a NaN part loses
+    ours, theirs = fn(s02, C), fn(jax, C)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_isclose_promotes_to_the_common_dtype_before_float():
+    # -3 meets uint32 as 2**32 - 3 first, as JAX does, and only then becomes a float
+    x = np.array([2**32 - 3, 7], np.uint32)
+    assert_same_typed_values(ojnp.isclose(x, -3), jjnp.isclose(x, -3))
+    with jax.disable_jit():  # JAX's isclose is a jit of its own; ours is inline
+        theirs = str(jax.make_jaxpr(jjnp.isclose)(x, 7))
+    assert str(s02.make_jaxpr(ojnp.isclose)(x, 7)) == theirs
+
+
+@pytest.mark.parametrize("index", [
+    lambda x: x[(0, 1), :], lambda x: x[:, (0, 2)], lambda x: x[[0, -1], :],
+    lambda x: x[np.array([[0], [1]]), np.array([0, 2])],
+], ids=["tuple_rows", "tuple_columns", "list", "broadcast_arrays"])
+def test_tuples_lists_and_broadcast_index_arrays_index_and_print_as_jax(index):
+    m = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    assert_same_typed_values(index(ojnp.asarray(m)), index(jjnp.asarray(m)))
+    assert str(s02.make_jaxpr(index)(m)) == str(jax.make_jaxpr(index)(m))
+
+
+@pytest.mark.parametrize("fn", [lambda ns, x: ns.numpy.any(x), lambda ns, x: ns.numpy.all(x)],
+                         ids=["any", "all"])
+def test_any_and_all_of_complex_values_read_the_real_part_as_jax(fn):
+    # JAX's _cast_to_bool takes `real` first: 1j counts as False there (numpy says True)
+    x = np.array([1j, 0], np.complex64)
+    assert_same_typed_values(fn(s02, x), fn(jax, x))
+    assert str(s02.make_jaxpr(lambda x: fn(s02, x))(x)) == \
+        str(jax.make_jaxpr(lambda x: fn(jax, x))(x))
+
+
+def test_an_eager_rule_error_names_the_weak_type_as_a_traced_one_does():
+    _same_error(lambda: s02.lax.integer_pow(2, -3), lambda: jax.lax.integer_pow(2, -3))
+    with pytest.raises(TypeError, match=r"integer_pow\(~int32\[\], -3\)"):
+        s02.lax.integer_pow(2, -3)
+
+
+@pytest.mark.parametrize("op", ["rem", "shift_right_arithmetic"])
+def test_the_jnp_tip_is_given_where_jax_gives_it(op):
+    # rem has no tip in JAX's table; shift_right_arithmetic points at jnp.right_shift
+    args = (np.float32(2.0), np.int32(3)) if op == "rem" else (np.int8(3), np.int32(2))
+    _same_error(lambda: getattr(s02.lax, op)(*args), lambda: getattr(jax.lax, op)(*args))

@@ -293,8 +293,23 @@ pow_p = naryop(
     _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", np.power, require_same_dtypes=False
 )
 atan2_p = naryop(first_dtype, [FLOAT + COMPLEX, FLOAT + COMPLEX], "atan2", _atan2_impl)
-max_p = naryop(first_dtype, [ANY, ANY], "max", np.maximum)
-min_p = naryop(first_dtype, [ANY, ANY], "min", np.minimum)
+
+
+def _minmax_impl(numpy_op: Any, compare: Any) -> Any:
+    """numpy's maximum/minimum, but complex values as XLA compares them (JAX: mlir._minmax_hlo):
+    lexicographically, then `select(x > y, x, y)`, so a NaN part picks y instead of spreading."""
+    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if not np.iscomplexobj(x):
+            return numpy_op(x, y)
+        which = np.where(x.real == y.real, compare(x.imag, y.imag), compare(x.real, y.real))
+        return np.where(which, x, y)
+    return impl
+
+
+max_impl = _minmax_impl(np.maximum, np.greater)
+min_impl = _minmax_impl(np.minimum, np.less)
+max_p = naryop(first_dtype, [ANY, ANY], "max", max_impl)
+min_p = naryop(first_dtype, [ANY, ANY], "min", min_impl)
 
 
 def add(x: Any, y: Any) -> Any:
@@ -358,8 +373,18 @@ def _conj_impl(x: np.ndarray, *, input_dtype: Any) -> np.ndarray:
 
 real_p = unop(_complex_basetype, COMPLEX, "real", np.real)
 imag_p = unop(_complex_basetype, COMPLEX, "imag", np.imag)
+
+
+def _complex_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # not x + 1j * y: 1j * inf is nan + inf j, so an infinite or NaN y would spoil the real part
+    x, y = np.broadcast_arrays(x, y)
+    out = np.empty(x.shape, np.result_type(x.dtype, y.dtype, np.complex64))
+    out.real, out.imag = x, y
+    return out
+
+
 complex_p = naryop(lambda x, y: _complex_dtype(x.dtype), [_COMPLEX_PARTS, _COMPLEX_PARTS],
-                   "complex", lambda x, y: x + 1j * y)
+                   "complex", _complex_impl)
 conj_p = unop(_complex_dtype, _COMPLEX_PARTS + COMPLEX, "conj", _conj_impl)
 
 

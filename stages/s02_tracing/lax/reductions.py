@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes
+from .elementwise import max_impl, min_impl
 from .utils import never_weak, standard_primitive
 
 __all__ = [
@@ -54,20 +55,35 @@ reduce_max_p = standard_primitive(
     reduce_op_shape_rule,
     lambda operand, *, axes: operand.dtype,
     "reduce_max",
-    lambda x, *, axes: np.max(x, axis=axes) if x.size else _identity_fill(x, axes, "max"),
+    lambda x, *, axes: _reduce_minmax(x, axes, "max"),
 )
 reduce_min_p = standard_primitive(
     reduce_op_shape_rule,
     lambda operand, *, axes: operand.dtype,
     "reduce_min",
-    lambda x, *, axes: np.min(x, axis=axes) if x.size else _identity_fill(x, axes, "min"),
+    lambda x, *, axes: _reduce_minmax(x, axes, "min"),
 )
+
+
+def _reduce_minmax(x: np.ndarray, axes: tuple, which: str) -> np.ndarray:
+    if not x.size:
+        return _identity_fill(x, axes, which)
+    if not np.iscomplexobj(x):
+        return np.max(x, axis=axes) if which == "max" else np.min(x, axis=axes)
+    # complex: fold with max_p's own rule (lexicographic select), not numpy's NaN-spreading max
+    op = max_impl if which == "max" else min_impl
+    kept = [i for i in range(x.ndim) if i not in axes]
+    rows = np.transpose(x, (*axes, *kept)).reshape(-1, *(x.shape[i] for i in kept))
+    out = rows[0]
+    for row in rows[1:]:
+        out = op(out, row)
+    return out
 
 
 def _identity_fill(x: np.ndarray, axes: tuple, which: str) -> np.ndarray:
     # reducing an empty axis gives the reduction's identity (-inf for max), as XLA does
     shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    if dtypes.issubdtype(x.dtype, np.floating):
+    if dtypes.issubdtype(x.dtype, np.inexact):  # complex too: -inf+0j for max
         fill = -np.inf if which == "max" else np.inf
     elif x.dtype == np.bool_:
         fill = which == "min"

@@ -32,9 +32,10 @@ BOOL_OR_INT = INT + BOOL
 # lax ops refuse mixed dtypes; their message points at the promoting jnp function.
 _JNP_FUNCTION_EQUIVALENTS = {
     "add": "add", "sub": "subtract", "mul": "multiply", "div": "divide", "max": "maximum",
-    "min": "minimum", "eq": "equal", "ne": "not_equal", "rem": "remainder", "select": "where",
+    "min": "minimum", "eq": "equal", "ne": "not_equal", "select": "where",
     "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
     "shift_left": "left_shift", "shift_right_logical": "right_shift",
+    "shift_right_arithmetic": "right_shift",
     "concatenate": "concatenate", "atan2": "arctan2",
 }
 

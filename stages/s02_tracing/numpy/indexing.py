@@ -21,6 +21,7 @@ from .. import core, dtypes, lax
 from ..array import Array
 from ..lax import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..lax.utils import canonicalize_axis, const
+from .lax_numpy import asarray
 from .util import broadcast_shapes, promote_dtypes
 
 _ARRAYS = (core.Tracer, Array, np.ndarray)
@@ -38,7 +39,7 @@ class NonConcreteBooleanIndexError(IndexError):
 def is_advanced(idx: Any) -> bool:
     """Whether an index needs a gather: an array (not 0-d), a list, or a boolean."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    return any(isinstance(x, (list, bool, np.bool_)) or
+    return any(isinstance(x, (list, bool, np.bool_)) or isinstance(x, tuple) or
                (isinstance(x, _ARRAYS) and (np.ndim(x) != 0 or x.dtype == np.bool_))
                for x in items)
 
@@ -142,7 +143,10 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
             arrays.append(np.asarray(x + size if x < 0 else x,
                                      np.int32 if isinstance(x, int) else None))
         else:
-            i = x if isinstance(x, _ARRAYS) else np.asarray(x)
+            # a list or tuple becomes an array first, as JAX's jnp.asarray makes it: its
+            # normalization (`i < 0`) is then an equation, not a numpy constant
+            i = x if isinstance(x, _ARRAYS) else \
+                asarray(x) if isinstance(x, (list, tuple)) else np.asarray(x)
             if not dtypes.issubdtype(i.dtype, np.integer):
                 raise TypeError("Indexer must have integer or boolean type, got indexer with "
                                 f"type {i.dtype}")
@@ -150,8 +154,13 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
         positions.append(axis)
         sizes.append(1)
     s = broadcast_shapes(*(np.shape(a) for a in arrays)) if arrays else ()  # JAX's error
-    columns = [lax.broadcast_in_dim(a, (*s, 1), tuple(range(len(s) - np.ndim(a), len(s))))
-               for a in arrays]
+    # as JAX: the index arrays broadcast to their common shape first (one broadcast_in_dim
+    # each that needs it), then each gains its trailing size-1 axis
+    if any(np.shape(a) != s for a in arrays):
+        arrays = [a if np.shape(a) == s else
+                  lax.broadcast_in_dim(a, s, tuple(range(len(s) - np.ndim(a), len(s))))
+                  for a in arrays]
+    columns = [lax.broadcast_in_dim(a, (*s, 1), tuple(range(len(s)))) for a in arrays]
     columns += [lax.full((*s, 1), st, np.int32) for st in starts]
     if not columns:
         indices = np.zeros((0,), np.int32)

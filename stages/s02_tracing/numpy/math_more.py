@@ -17,7 +17,7 @@ from .. import core, dtypes, lax
 from ..lax.utils import canonicalize_axis, const
 from . import reductions, ufuncs
 from .lax_numpy import asarray
-from .util import check_arraylike, promote_args_inexact
+from .util import check_arraylike, promote_args, promote_args_inexact
 
 __all__ = [
     "allclose", "around", "count_nonzero", "isclose", "log10", "log2", "round", "std", "var",
@@ -158,7 +158,8 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,
             equal_nan: bool = False) -> Any:
     """|a - b| <= atol + rtol * |b| where b is finite, or a == b (NaN == NaN if equal_nan)."""
-    a, b = promote_args_inexact("isclose", a, b)
+    a, b = promote_args("isclose", a, b)  # JAX: the common dtype first (-3 meets uint32 as
+    a, b = promote_args_inexact("isclose", a, b)  # uint32), only then float
     dtype = _real_dtype(dtypes.dtype(a))
     rtol = lax.convert_element_type(rtol, dtype)
     atol = lax.convert_element_type(atol, dtype)

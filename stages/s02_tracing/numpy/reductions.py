@@ -192,6 +192,8 @@ def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims:
     check_arraylike(name, a)
     _check_where(name, where)
     axes = _reduction_axes(a, axis)
+    if np.iscomplexobj(a):  # JAX's _cast_to_bool: `real` first, then the conversion
+        a = lax.real(a)
     a = _masked(name, lax.convert_element_type(a, np.bool_), where)
     result = lax_reduce(a, axes)
     return lax.expand_dims(result, axes) if keepdims else result
