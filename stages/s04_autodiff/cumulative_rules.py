@@ -24,12 +24,24 @@ from .custom_derivatives import custom_jvp
 @custom_jvp
 def logaddexp(a: Any, b: Any) -> Any:
     """log(exp(a) + exp(b)) without overflow: the larger plus log1p of the smaller's share
-    (JAX: lax/other.py's logaddexp, real floats)."""
+    (JAX: lax/other.py's logaddexp); for complex values the imaginary part is wrapped into
+    [-pi, pi]."""
     amax = lax.max(a, b)
+    if np.iscomplexobj(amax):
+        out = lax.add(amax, lax.log1p(lax.exp(lax.sub(lax.add(a, b),
+                                                        lax.mul(amax, const(amax, 2))))))
+        return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
     delta = lax.sub(a, b)
     # inf - inf is NaN: two infinities of one sign (or a NaN) give a + b, not NaN
     return lax.select(lax.ne(delta, delta), lax.add(a, b),
                       lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
+
+
+def _wrap_between(x: Any, a: float) -> Any:
+    """x moved into [-a, a] by whole turns of 2a (JAX: other.py's _wrap_between)."""
+    rem = lax.rem(lax.add(x, const(x, a)), const(x, 2 * a))
+    rem = lax.select(lax.lt(rem, const(x, 0)), lax.add(rem, const(x, 2 * a)), rem)
+    return lax.sub(rem, const(x, a))
 
 
 def _replace_inf(x: Any) -> Any:

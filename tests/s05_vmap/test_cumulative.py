@@ -109,6 +109,21 @@ def test_lowered_module_runs_to_jaxs_values(case):
                                rtol=RTOL_REDUCTION)
 
 
+# imaginary parts past pi: logaddexp wraps them into [-pi, pi], the first element's too
+XC = (X * 3 + 1j * np.flip(X, 1) * 4).astype(np.complex64)
+
+
+@pytest.mark.parametrize("axis, reverse", [(1, False), (1, True), (0, True)])
+def test_complex_cumlogsumexp_is_jaxs_eager_and_lowered(axis, reverse):
+    f = lambda ns: lambda x: ns.lax.cumlogsumexp(x, axis, reverse=reverse)
+    theirs = jax.jit(f(THEIRS))(XC)
+    assert_same_typed_values(f(OURS)(XC), theirs, rtol=RTOL_REDUCTION, atol=1e-5)
+    text = s08.lower_jaxpr(OURS.make_jaxpr(f(OURS))(XC), "f").as_text()
+    np.testing.assert_allclose(run_text(text, [XC])[0], theirs, rtol=RTOL_REDUCTION, atol=1e-5)
+    assert str(OURS.make_jaxpr(f(OURS))(XC)) == \
+        str(THEIRS.make_jaxpr(f(THEIRS))(XC))
+
+
 S = np.array([[3.0, np.nan, -0.0, 0.0, 1.0, -2.0, 1.0], [2.0, 2.0, 1.0, -1.0, 0.5, 7.0, 3.0]],
              np.float32)
 SORTS = {
@@ -187,3 +202,14 @@ def test_lowered_sort_runs_to_jaxs_values(case):
     want = jax.tree_util.tree_leaves(jax.jit(SORTS[case](THEIRS))(S))
     for got, w in zip(run_text(text, [S]), want, strict=True):
         np.testing.assert_array_equal(got, np.asarray(w))
+
+
+def test_associative_scan_refuses_what_is_not_a_function_as_jax_does():
+    for ns in (OURS, THEIRS):
+        with pytest.raises(TypeError) as info:
+            ns.lax.associative_scan(3, X)
+        assert str(info.value) == "lax.associative_scan: fn argument should be callable."
+    # a combine that changes the structure: ours says so (JAX fails later, unflattening)
+    with pytest.raises(ValueError, match=r"^combine function output must have same structure "
+                                         r"as input: PyTreeDef\(\(\*, \*\)\) vs PyTreeDef\(\*\)$"):
+        OURS.lax.associative_scan(lambda a, b: (a, b), X)

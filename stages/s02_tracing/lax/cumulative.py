@@ -18,7 +18,7 @@ from stages.s01_pytrees import tree_flatten, tree_unflatten
 
 from .. import dtypes
 from .bitwise import bitwise_or
-from .elementwise import add
+from .elementwise import add, max_impl
 from .reductions import cumred_shape_rule, number_dtype_rule, reduce_op_shape_rule
 from .slicing import slice_in_dim
 from .structural import concatenate, pad, rev
@@ -28,17 +28,42 @@ __all__ = ["associative_scan", "cumlogsumexp", "cumlogsumexp_p", "cummax", "cumm
            "cummin", "cummin_p", "cumprod", "cumprod_p", "reduce_prod", "reduce_prod_p"]
 
 
-def _cumulative_impl(ufunc: Any):
+def _cumulative_impl(ufunc: Any, complex_op: Callable | None = None):
     def impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
         if reverse:
             x = np.flip(x, axis)
-        out = ufunc.accumulate(x, axis=axis, dtype=x.dtype) if x.shape[axis] else x
+        if not x.shape[axis]:
+            out = x
+        elif complex_op is not None and np.iscomplexobj(x):  # a fold numpy has no loop for
+            # from the init, -inf, as XLA's reduce_window folds: the first element is combined
+            # too (logaddexp wraps its imaginary part)
+            out = np.moveaxis(x, axis, 0).copy()
+            acc = np.full_like(out[0], -np.inf)
+            for i in range(out.shape[0]):
+                out[i] = acc = complex_op(acc, out[i])
+            out = np.moveaxis(out, 0, axis)
+        else:
+            out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
         return np.flip(out, axis) if reverse else out
     return impl
 
 
-def _cumulative(name: str, ufunc: Any, dtype_rule: Any) -> tuple[Any, Callable]:
-    prim = standard_primitive(cumred_shape_rule, dtype_rule, name, _cumulative_impl(ufunc))
+def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """JAX's complex logaddexp, op by op: the larger (as max_p orders complex values) plus
+    log1p(exp(a + b - 2 * larger)), its imaginary part wrapped into [-pi, pi]."""
+    amax = max_impl(a, b)
+    out = amax + np.log1p(np.exp(a + b - amax * 2))
+    turn = np.fmod(out.imag + np.pi, 2 * np.pi)
+    turn = np.where(turn < 0, turn + 2 * np.pi, turn) - np.pi
+    result = np.empty_like(out)
+    result.real, result.imag = out.real, turn
+    return result
+
+
+def _cumulative(name: str, ufunc: Any, dtype_rule: Any, complex_op: Callable | None = None
+                ) -> tuple[Any, Callable]:
+    prim = standard_primitive(cumred_shape_rule, dtype_rule, name,
+                              _cumulative_impl(ufunc, complex_op))
 
     def op(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         return prim.bind(operand, axis=int(axis), reverse=bool(reverse))
@@ -51,7 +76,8 @@ cumprod_p, cumprod = _cumulative("cumprod", np.multiply, number_dtype_rule("cump
 cummax_p, cummax = _cumulative("cummax", np.maximum, number_dtype_rule("cummax"))
 cummin_p, cummin = _cumulative("cummin", np.minimum, number_dtype_rule("cummin"))
 cumlogsumexp_p, cumlogsumexp = _cumulative("cumlogsumexp", np.logaddexp,
-                                           number_dtype_rule("cumlogsumexp"))
+                                           number_dtype_rule("cumlogsumexp"),
+                                           complex_op=_complex_logaddexp)
 
 
 def _reduce_prod_impl(x: np.ndarray, *, axes: tuple[int, ...]) -> np.ndarray:
@@ -85,6 +111,8 @@ def _interleave(a: Any, b: Any, axis: int) -> Any:
 def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int = 0) -> Any:
     """All prefix combinations of `elems` along `axis`: [e0, fn(e0, e1), fn(fn(e0, e1), e2),
     ...], for an associative `fn` of two pytrees like `elems` (applied elementwise)."""
+    if not callable(fn):
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
     flat, tree = tree_flatten(elems)
     if not flat:
         return elems
