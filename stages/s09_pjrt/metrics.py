@@ -237,6 +237,9 @@ def create_metric_report(counter_names: Sequence[str] | None = None,
     names = sorted(_counters) if counter_names is None else list(counter_names)
     report += [f"Counter: {n}\n  Value: {_counters[n].value}\n"
                for n in names if n in _counters and _counters[n].value > 0]
+    if counter_names is not None:  # the short report: every CPU fallback too, always
+        report += [f"Counter: {n}\n  Value: {_counters[n].value}\n" for n in sorted(_counters)
+                   if n.startswith("aten::") and n not in names and _counters[n].value > 0]
     return "".join(report)
 
 
@@ -259,12 +262,14 @@ def metric_names() -> list[str]:
     return sorted(n for n, m in _metrics.items() if m.count)
 
 
-def metric_data(name: str) -> tuple[int, float, list[tuple[int, float]]] | None:
-    """(TotalSamples, Accumulator, [(timestamp_ns, value), ...]), or None if never sampled."""
+def metric_data(name: str) -> tuple[int, float, tuple[tuple[float, float], ...]] | None:
+    """(TotalSamples, Accumulator, ((time_s, value), ...)), or None if never sampled; the
+    times in seconds, as torch_xla's GetMetricData gives them (1e-9 * timestamp_ns)."""
     m = _metrics.get(name)
     if m is None or not m.count:
         return None
-    return m.count, m.accumulator, [tuple(s) for s in m.samples()]
+    return m.count, m.accumulator, tuple((1.0e-9 * s.timestamp_ns, s.value)
+                                         for s in m.samples())
 
 
 def counter_names() -> list[str]:

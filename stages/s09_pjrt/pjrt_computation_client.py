@@ -129,8 +129,7 @@ class PjRtData(Data):
         self.buffer.block_until_ready()
 
     def delete(self) -> None:
-        if self.has_value():
-            ReleaseDataHandles.add_value(1)
+        # torch_xla 2.9 defines ReleaseDataHandles but never increments it
         self.buffer.delete()
 
     def dlpack(self, **kwargs: Any) -> Any:
@@ -259,8 +258,7 @@ class PjRtComputationClient(ComputationClient):
             dev = self.pjrt_device(dst)
             buffer = xc.batched_device_put(jax_core.ShapedArray(buffer.shape, buffer.dtype),
                                            xc.SingleDeviceSharding(dev), [buffer], [dev], True)
-        CreateDataHandles.add_value(1)
-        return PjRtData(dst, buffer)
+        return PjRtData(dst, buffer)  # C++ CopyToDevice counts nothing
 
     # ------------------------------------------------------------------ compile
     # --8<-- [start:compile]
@@ -354,8 +352,7 @@ class PjRtComputationClient(ComputationClient):
             results = computation.executable.execute_sharded(args)
             outputs = [[PjRtData(d, b) for d, b in zip(devices, bufs, strict=True)]
                        for bufs in results.disassemble_into_single_device_arrays()]
-        CreateDataHandles.add_value(sum(len(o) for o in outputs))
-        return outputs
+        return outputs  # C++ ExecuteReplicated does not count CreateDataHandles
 
     # ------------------------------------------------------------------ devices
     def get_default_device(self) -> str:

@@ -30,7 +30,8 @@ def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     (C++: xla_fallback, counted as `aten::<op>`)."""
     if is_inplace(func) and is_lazy(args[0]):
         refuse_write_through_view(args[0])  # else the result would land in the view alone
-    metrics.fallback_counter(func._schema.name.split("::")[1]).add_value(1)
+    # C++: c10::toString(op.operator_name()), the overload included: "aten::sort.stable"
+    metrics.counter(func.name()).add_value(1)
     flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
     lazy = [x for x in flat if is_lazy(x)]
     hosts = iter(graph_executor.get_tensors(lazy))

@@ -123,7 +123,10 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     src = src if isinstance(src, torch.Tensor) else torch.tensor(src)  # copy_(2.5), as eager
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
-        data.set_data_handle(device_data.tensor_to_data(host, data.aval))
+        if host.dim() == 0:  # C++ UpdateFromTensor -> GetIrValueForTensor: a number
+            data.set_ir_value(scalar_value(host.item(), data.aval.dtype))
+        else:
+            data.set_data_handle(device_data.tensor_to_data(host, data.aval))
     else:
         if src.dtype != dst.dtype:
             src = aten._to_copy.default(src, dtype=dst.dtype)
@@ -157,6 +160,8 @@ def _to_copy(x: Any, **kwargs: Any) -> Any:
     if not is_lazy(x):  # .to(device) of a CPU tensor: an upload (C++: TensorToXlaData)
         host = x.to(kwargs.get("dtype") or x.dtype)
         aval = ShapedArray(tuple(host.shape), to_numpy_dtype(host.dtype))
+        if host.dim() == 0:  # C++ GetIrValueForTensor: 0, 1, -1 a constant, else cached data
+            return make_tensor(scalar_value(host.item(), aval.dtype), host.dtype)
         return make_tensor_from_data(device_data.tensor_to_data(host, aval), aval, host.dtype)
     kwargs.pop("device", None)
     return lower_op(aten._to_copy.default, (x,), kwargs)

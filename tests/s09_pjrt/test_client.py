@@ -62,9 +62,11 @@ def test_a_transfer_round_trips_and_is_counted(four, delta):
     copy = four.copy_to_device(data, "CPU:3")
     assert copy.device == "CPU:3"
     np.testing.assert_array_equal(four.transfer_from_device([copy])[0], x)
+    assert d.count("CreateDataHandles") == 1  # C++ CopyToDevice counts no handle
     assert "CPU:2" in data.to_string() and "float32[3,4]" in data.to_string()
     data.delete()
     assert not data.has_value() and "deleted" in data.to_string()
+    assert d.count("ReleaseDataHandles") == 0  # torch_xla 2.9 never increments it
 
 
 @pytest.mark.parametrize("sharded,partitions,replicas", [(False, 1, 4), (True, 4, 1)])
@@ -89,7 +91,8 @@ def test_one_program_runs_on_all_four_devices(four, delta):
     assert [o.device for o in outs] == devices
     for k, out in enumerate(four.transfer_from_device(outs)):
         np.testing.assert_allclose(out, np.sin(x + k) * 2.0, rtol=1e-6)  # each its own data
-    assert d.samples("ExecuteReplicatedTime") == 1 and d.count("CreateDataHandles") == 4
+    assert d.samples("ExecuteReplicatedTime") == 1
+    assert d.count("CreateDataHandles") == 0  # C++ ExecuteReplicated counts no handles
     with pytest.raises(ValueError, match=r"^Expected one shard per device for argument 0"):
         four.execute_replicated(exe, [shards[:2]], devices)
 

@@ -117,3 +117,24 @@ def test_short_report_and_clearing():
     assert metrics.counter_names() == [] and metrics.counter_value("CreateDataHandles") is None
     metrics.clear_all()
     assert metrics.metrics_report() == ""
+
+
+def test_short_report_always_ends_with_the_cpu_fallback_counters():
+    """torch_xla's CreateMetricReport(counter_names, metric_names) appends every counter named
+    `aten::*` whatever names were asked for."""
+    metrics.counter("aten::sort.stable").add_value(2)
+    short = metrics.short_metrics_report(["MarkStep"], ["CompileTime"])
+    assert short.endswith("Counter: aten::sort.stable\n  Value: 2\n")
+    asked = metrics.short_metrics_report(["aten::sort.stable"], [])  # listed once, not twice
+    assert asked.count("aten::sort.stable") == 1
+    metrics.clear_counters()
+
+
+def test_metric_data_times_are_seconds_as_torch_xla_gives_them():
+    """GetMetricData: sample[0] = 1.0e-9 * timestamp_ns, a float."""
+    metrics.metric("ProbeValue", metrics.metric_fn_value).add_sample(3.0)
+    _, _, samples = metrics.metric_data("ProbeValue")
+    (when, value), = samples
+    assert isinstance(samples, tuple) and isinstance(when, float) and value == 3.0
+    assert abs(when - 1e-9 * metrics.now_ns()) < 60
+    metrics.clear_metrics()

@@ -320,3 +320,27 @@ def test_param_aliasing_off_donates_nothing_at_a_step_barrier(dev, monkeypatch):
     coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
     assert "buffer donors" in [label for label, _ in coll.ingredients]
     assert not old.has_value()
+
+
+def test_a_fallback_is_counted_under_its_overload_name(dev):
+    """torch_xla names the counter c10::toString(op.operator_name()): `aten::sort.stable`."""
+    x = torch.tensor([3.0, 1.0, 2.0]).to(dev)
+    torch.sort(x, stable=True)
+    assert metrics.executed_fallback_ops() == ["aten::sort.stable"]
+
+
+def test_a_zero_dim_tensor_moved_to_the_device_is_a_number(dev):
+    """C++ GetIrValueForTensor: a 0-d tensor of 0, 1 or -1 is a constant, any other number one
+    cached, read-only device buffer (DeviceDataCacheMiss once for equal values)."""
+    def counts():
+        transfers = metrics.metric_data("TransferToDeviceTime")
+        return (metrics.counter_value("DeviceDataCacheMiss") or 0,
+                transfers[0] if transfers else 0)
+
+    one = torch.tensor(1.0).to(dev)
+    assert get_xla_tensor(one).get_ir_value().node.op == "prim::Constant"
+    before = counts()
+    a, b = torch.tensor(2.71875).to(dev), torch.tensor(2.71875).to(dev)  # a value seen once
+    assert get_xla_tensor(a).get_ir_value().node.op == "xla::device_data"
+    assert tuple(n - m for n, m in zip(counts(), before, strict=True)) == (1, 1)
+    assert (a + b).cpu().item() == 5.4375 and one.cpu().item() == 1.0
