@@ -178,8 +178,7 @@ class Primitive:
             if isinstance(arg, Tracer) and not arg._trace.is_valid():
                 raise escaped_tracer_error(arg)
         trace = trace_ctx.trace
-        # Rules run with the eval trace current, so anything they bind runs eagerly
-        # unless the rule sets a trace itself (JAX: take_current_trace).
+        # rules run with the eval trace current: what they bind runs eagerly (JAX: the same)
         trace_ctx.set_trace(eval_trace)
         try:
             return self.bind_with_trace(trace, args, params)
@@ -187,8 +186,7 @@ class Primitive:
             trace_ctx.set_trace(trace)
 
     def bind_with_trace(self, trace: Trace, args: Sequence[Any], params: dict) -> Any:
-        # JAX: bind_with_trace(trace, args, avals, params); we do not pass avals.
-        return trace.process_primitive(self, args, params)
+        return trace.process_primitive(self, args, params)  # JAX passes the avals too
 
     def def_impl(self, impl: Callable) -> Callable:
         """impl(*numpy_arrays, **params) -> numpy array (or a list if multiple_results)."""
@@ -251,16 +249,12 @@ class EvalTrace(Trace):
         for arg in args:
             if isinstance(arg, Tracer):
                 raise escaped_tracer_error(arg)
-        # JAX's impl compiles the op (dispatch.apply_primitive); ours runs numpy, typed here
+        # JAX's impl traces the op, then compiles it (dispatch.apply_primitive); ours types it
+        # first too (an error names weak types: `integer_pow(~int32[], -3)`), then runs numpy
         avals = [get_aval(x) for x in args]
-        # the types first, from the operands' avals (weak types too), as JAX's impl traces a
-        # tiny jit before it runs: a rule's error reads `integer_pow(~int32[], -3)`, not
-        # what numpy values (no weak types) would give; a primitive with no impl says so first
         has_impl = "impl" in vars(primitive) or type(primitive).impl is not Primitive.impl
         out_avals = primitive.abstract_eval(*avals, **params) if has_impl else None
-        out = primitive.impl(*[to_numpy(x) for x in args], **params)
-        if out_avals is None:
-            out_avals = primitive.abstract_eval(*avals, **params)
+        out = primitive.impl(*[to_numpy(x) for x in args], **params)  # no impl: it says so
         if primitive.multiple_results:
             return [to_array(x, a) for x, a in zip(out, out_avals, strict=True)]
         return to_array(out, out_avals)

@@ -297,9 +297,8 @@ def _std_basis(pytree: Any) -> Any:
 
 def _unravel_array_into_pytree(pytree: Any, axis: int, example: Any, arr: Any,
                                always_convert: bool = False) -> Any:
-    """Split `arr` along `axis` into pieces of pytree's leaf sizes (one `split`, as JAX's
-    `_split`, even for one leaf), each reshaped to the leaf's shape there, cast to the leaf's
-    dtype (or example's)."""
+    """Split `arr` along `axis` into pieces of pytree's leaf sizes (one `split`, as JAX's), each
+    reshaped to the leaf's shape there, cast to the leaf's dtype (or example's)."""
     leaves, treedef = tree_flatten(pytree)
     shape = np.shape(arr)
     is_float0 = getattr(arr, "dtype", None) == float0

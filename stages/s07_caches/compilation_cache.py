@@ -189,24 +189,17 @@ def _get_cache() -> LRUCache | None:
         return _cache
 
 
-def is_cache_enabled(backend: Any) -> bool:
-    """Whether JAX would ask the cache at all: `jax_enable_compilation_cache` (on by default)
-    and a backend that can serialize. A directory is not needed: without one JAX still
-    computes every key and counts the request, and finds nothing."""
-    return config.enable_compilation_cache.value and backend.supports_executable_serialization
-
-
 def is_cache_used(backend: Any) -> bool:
-    """Whether compiles go through the disk; reports once per process, as JAX does, whether
-    the cache is enabled (`tasks_using_cache` even before a directory is set)."""
+    """Whether compiles ask the cache: `jax_enable_compilation_cache` (on by default) and a
+    backend that serializes, a directory or not; reported once per process, as JAX does."""
     global _cache_checked
+    used = config.enable_compilation_cache.value and backend.supports_executable_serialization
     with _cache_lock:
         if not _cache_checked:
             _cache_checked = True
-            monitoring.record_event("/jax/compilation_cache/tasks_using_cache"
-                                    if is_cache_enabled(backend) else
+            monitoring.record_event("/jax/compilation_cache/tasks_using_cache" if used else
                                     "/jax/compilation_cache/task_disabled_cache")
-    return _get_cache() is not None and backend.supports_executable_serialization
+    return used
 
 
 def reset_cache() -> None:

@@ -1,11 +1,10 @@
 """Compile a lowered program, or find the executable in the persistent cache first.
 
 JAX: jax/_src/compiler.py (`compile_or_get_cached`, `_cache_read`, `_cache_write`,
-`_compile_and_write_cache`). With a cache directory configured, every compile computes the
-persistent cache key (cache_key.py) and tries the disk; a hit skips the backend's compile; a
-miss compiles and writes the executable, if compiling took at least
-`jax_persistent_cache_min_compile_time_secs`. A failure to read or write only warns: the cache
-can make a run faster, never wrong.
+`_compile_and_write_cache`). With a cache directory, every compile computes the persistent cache
+key (cache_key.py) and tries the disk: a hit skips the backend's compile, a miss compiles and
+writes the executable if that took at least `jax_persistent_cache_min_compile_time_secs`. A
+failure to read or write only warns: the cache can make a run faster, never wrong.
 """
 
 from __future__ import annotations
@@ -54,15 +53,12 @@ def get_compile_options(compiler_options_kvs: tuple[tuple[str, Any], ...] = ()
 
 
 def log_persistent_cache_hit(module_name: str, cache_key: str) -> None:
-    priority = logging.WARNING if config.log_compiles.value else logging.DEBUG
-    logger.log(priority, "Persistent compilation cache hit for '%s' with key %r",
-               module_name, cache_key)
+    logger.log(logging.WARNING if config.log_compiles.value else logging.DEBUG,
+               "Persistent compilation cache hit for '%s' with key %r", module_name, cache_key)
 
 
 def log_persistent_cache_miss(module_name: str, cache_key: str) -> None:
-    priority = (logging.WARNING if config.explain_cache_misses.value
-                and compilation_cache.is_persistent_cache_enabled() else logging.DEBUG)
-    logger.log(priority, "PERSISTENT COMPILATION CACHE MISS for '%s' with key %r",
+    logger.log(_write_log_priority(), "PERSISTENT COMPILATION CACHE MISS for '%s' with key %r",
                module_name, cache_key)
 
 
@@ -75,8 +71,9 @@ def compile_or_get_cached(backend: Any, program: Any, options: CompileOptions) -
     """The executable of `program`: from the disk if a cache directory holds it, else compiled."""
     module_name = program.module_name
     if not compilation_cache.is_cache_used(backend):
-        if compilation_cache.is_cache_enabled(backend):  # JAX asks even with no directory
-            monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
+        return backend_compile(backend, program, options)
+    if not compilation_cache.is_persistent_cache_enabled():  # no directory: JAX asks anyway
+        monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")
         return backend_compile(backend, program, options)
     try:
         key = cache_key_lib.get(program, backend.devices(), options, backend)

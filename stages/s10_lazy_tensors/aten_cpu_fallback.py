@@ -50,3 +50,9 @@ def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
         data.version += 1
         return args[0]
     return torch.utils._pytree.tree_map(upload, result)
+
+
+def local_scalar_dense(x: Any) -> Any:
+    """`.item()`: counted as a CPU fallback, as torch_xla counts it, and a graph cut."""
+    metrics.fallback_counter("_local_scalar_dense").add_value(1)
+    return graph_executor.get_tensors([x])[0].item()

@@ -20,8 +20,8 @@ from torch._decomp import core_aten_decompositions, decomposition_table
 
 from stages.s02_tracing.core import ShapedArray
 
-from . import device_data, graph_executor, metrics
-from .aten_cpu_fallback import cpu_fallback
+from . import device_data, graph_executor
+from .aten_cpu_fallback import cpu_fallback, local_scalar_dense
 from .device_data import scalar_dtype, scalar_value
 from .hash import mhash
 from .ir import DeviceData, LeafNode, Node, Value
@@ -123,10 +123,7 @@ def _copy_(dst: Any, src: Any, non_blocking: bool = False) -> Any:
     src = src if isinstance(src, torch.Tensor) else torch.tensor(src)  # copy_(2.5), as eager
     if not is_lazy(src):  # CPU to lazy: an upload (C++: TensorToXlaData)
         host = src.to(dst.dtype).expand(dst.shape).contiguous()
-        if host.dim() == 0:  # C++ UpdateFromTensor -> GetIrValueForTensor: a number
-            data.set_ir_value(scalar_value(host.item(), data.aval.dtype))
-        else:
-            data.set_data_handle(device_data.tensor_to_data(host, data.aval))
+        data.set_data_handle(device_data.tensor_to_data(host, data.aval))
     else:
         if src.dtype != dst.dtype:
             src = aten._to_copy.default(src, dtype=dst.dtype)
@@ -167,12 +164,6 @@ def _to_copy(x: Any, **kwargs: Any) -> Any:
     return lower_op(aten._to_copy.default, (x,), kwargs)
 
 
-def _local_scalar_dense(x: LazyTensor) -> Any:
-    """`.item()`: counted as a CPU fallback, as torch_xla counts it, and a graph cut."""
-    metrics.fallback_counter("_local_scalar_dense").add_value(1)
-    return graph_executor.get_tensors([x])[0].item()
-
-
 def empty(size: Any, dtype: Any = None, layout: Any = None, device: Any = None,
           pin_memory: Any = None, memory_format: Any = None, **_: Any) -> LazyTensor:
     """A new tensor on the lazy device (a factory: registered for the device's key in
@@ -187,7 +178,7 @@ SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.clone.default: _clone,
     aten.copy_.default: _copy_,
     aten._to_copy.default: _to_copy,
-    aten._local_scalar_dense.default: _local_scalar_dense,
+    aten._local_scalar_dense.default: local_scalar_dense,
     aten.scalar_tensor.default:  # a wrapped number, `where(c, x, 0)`'s 0 (C++: full({}, s))
         lambda s, dtype=None, **_: _full_scalar(s, dtype or torch.get_default_dtype()),
     aten.empty.memory_format: empty,

@@ -18,6 +18,7 @@ Beside it:
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
   pjit_checks.py      jit's checks of its shardings and arguments (statics, keywords, trees)
+  jit_equation.py     a jit equation run eagerly (grad or vmap of our jit) on its jaxpr's mesh
   donation.py         donated buffers paired with outputs by each device's block
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh
   sharding_in_types.py    Explicit mesh axes: shardings in types, set_mesh, the lowering's pins
@@ -40,6 +41,7 @@ from . import (
     donation,
     hlo_sharding,
     iota_search,
+    jit_equation,
     mesh,
     mlir,
     partition_spec,
@@ -97,6 +99,7 @@ __all__ = [
     "hlo_sharding",
     "iota_search",
     "jit",
+    "jit_equation",
     "make_array_from_process_local_data",
     "make_mesh",
     "mesh",

@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s02_tracing import config, core
+from stages.s02_tracing import core
 from stages.s02_tracing.api_util import fun_signature
 from stages.s07_caches import dispatch
 from stages.s07_caches import pjit as s07_pjit
 from stages.s07_caches.api_util import resolve_argnums
 from stages.s07_caches.sharding_impls import UNSPECIFIED
-from stages.s07_caches.util import WeakrefCache
 from stages.s08_lowering.backend import safe_result_paths
 from stages.s08_lowering.module import dce_jaxpr_consts, lower_jaxpr
 from stages.s09_pjrt import runtime
@@ -287,26 +286,3 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = UNSPECIFIED,
 
 dispatch.typed_jit.append(jit)  # eager ops on arrays typed by a sharding
 
-
-# --------------------------------------------------- a jit equation run eagerly, on a mesh
-
-_mesh_equations = WeakrefCache("mesh equation", "the jit equation's closed jaxpr (by "
-                               "identity), donated inputs, keep_unused", layer=False)
-_one_device_impl = s07_pjit.jit_p.impl
-
-
-def _pjit_call_impl(*args: Any, jaxpr: core.ClosedJaxpr, **params: Any) -> list[Any]:
-    """A jit equation run eagerly (grad, jvp or vmap of our jit bind one) whose jaxpr names a
-    mesh, a shard_map's or a constraint's: compiled for that mesh's devices, as JAX's pjit
-    impl takes its device assignment from the shardings inside; any other runs on one."""
-    if dispatch.in_compiled_program() or config.disable_jit.value or \
-            not jaxpr_meshes(jaxpr.jaxpr):
-        return _one_device_impl(*args, jaxpr=jaxpr, **params)
-    donated, keep_unused = params["donated_invars"], params["keep_unused"]
-    executable = _mesh_equations.get_or_compute(jaxpr, (donated, keep_unused), lambda: (
-        lower_sharded(jaxpr, params["name"], [None] * len(jaxpr.in_avals),
-                      [None] * len(jaxpr.out_avals), donated, keep_unused).compile()))
-    return executable.call(*args)
-
-
-s07_pjit.jit_p.def_impl(_pjit_call_impl)  # the rule table's entry, extended for meshes

@@ -26,11 +26,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[dict[str, int], str]] = {
     "grad_scan_pytree_carry": ({}, "our scan partial eval keeps the carry read as a constant "
                                    "of the known scan (num_consts=1), which JAX forwards away: "
                                    "the same ops, the residuals in another order"),
-    "hessian_mlp_x": ({"stablehlo.add": -2, "stablehlo.broadcast_in_dim": -2,
-                       "stablehlo.compare": -2, "stablehlo.convert": -4, "stablehlo.iota": -4,
-                       "stablehlo.slice": -4},
-                      "our jacfwd/jacrev build the identity seed eagerly, a constant; JAX "
-                      "traces jnp.eye, iotas compared and converted"),
 }
 
 PROGRAMS = CORPUS + COMPOSITIONS + RULE_PROGRAMS

@@ -6,6 +6,8 @@ lax never promotes dtypes (numpy/ does, then calls lax).
 
   utils.py        how a primitive is assembled: standard_primitive, dtype families, Precision
   elementwise.py  arithmetic, one and two operands: sin, exp, integer_pow, add, mul, ...
+  kernels.py      numpy stand-ins for XLA's kernels where numpy answers otherwise (integer
+                  division, C's remainder, complex max/min/arctan2/logistic, `complex`)
   bitwise.py      not, and, or, xor, the shifts, clz, the comparisons eq, lt, ...; and
                   bitcast_convert_type (the same bits as another dtype)
   structural.py   broadcast_in_dim, reshape, transpose, squeeze, concatenate, pad, iota, rev

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes
+from . import kernels
 from .utils import (
     ANY,
     COMPLEX,
@@ -50,14 +51,6 @@ class RoundingMethod(enum.IntEnum):
 
     AWAY_FROM_ZERO = 0
     TO_NEAREST_EVEN = 1
-
-
-def _logistic_impl(x: np.ndarray) -> np.ndarray:
-    if np.iscomplexobj(x):  # numpy has no complex logaddexp: exp of a negative real part only
-        e = np.exp(np.where(x.real < 0, x, -x))
-        return np.where(x.real < 0, e / (1 + e), 1 / (1 + e))
-    # 1 / (1 + exp(-x)) written as exp(-softplus(-x)) so large |x| neither overflows nor warns
-    return np.exp(-np.logaddexp(0, -x))
 
 
 def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
@@ -97,7 +90,7 @@ tanh_p = unop(same_dtype, FLOAT + COMPLEX, "tanh", lambda x, accuracy: np.tanh(x
 sqrt_p = unop(same_dtype, FLOAT + COMPLEX, "sqrt", lambda x, accuracy: np.sqrt(x))
 rsqrt_p = unop(same_dtype, FLOAT + COMPLEX, "rsqrt", lambda x, accuracy: 1 / np.sqrt(x))
 logistic_p = unop(
-    same_dtype, FLOAT + COMPLEX, "logistic", lambda x, accuracy: _logistic_impl(x)
+    same_dtype, FLOAT + COMPLEX, "logistic", lambda x, accuracy: kernels.logistic_impl(x)
 )
 
 
@@ -234,42 +227,6 @@ def integer_pow(x: Any, y: int) -> Any:
 # ------------------------------------------------------------------ two operands
 
 
-def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """y with 0 and -1 replaced by 1 (numpy is undefined there), and where they were."""
-    by_zero = y == 0
-    by_minus_one = (y == -1) if np.issubdtype(y.dtype, np.signedinteger) else np.zeros_like(by_zero)
-    return np.where(by_zero | by_minus_one, 1, y).astype(y.dtype), by_zero, by_minus_one
-
-
-def _div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if not dtypes.issubdtype(x.dtype, np.integer):
-        return np.divide(x, y)
-    # XLA's integer division truncates toward zero (C), where numpy's // floors; x / 0 is -1
-    # (all bits set: the maximum for unsigned), and MIN / -1 wraps around to MIN
-    safe_y, by_zero, by_minus_one = _safe_divisor(y)
-    floored = np.floor_divide(x, safe_y)
-    # an inexact quotient of operands of opposite signs floors one below the truncation
-    truncated = floored + ((np.remainder(x, safe_y) != 0) & ((x < 0) != (safe_y < 0)))
-    out = np.where(by_minus_one, np.negative(x), truncated.astype(x.dtype))
-    return np.where(by_zero, np.invert(np.zeros_like(x)), out)
-
-
-def _rem_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if not dtypes.issubdtype(x.dtype, np.integer):
-        return np.fmod(x, y)
-    # C's %: the sign of x. XLA defines x % 0 as x (and MIN % -1 as 0); numpy leaves them out
-    safe_y, by_zero, _ = _safe_divisor(y)
-    return np.where(by_zero, x, np.fmod(x, safe_y))
-
-
-def _atan2_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if not np.iscomplexobj(x):
-        return np.arctan2(x, y)  # the angle of the point (y, x): numpy's order too
-    # numpy has no complex arctan2: XLA's formula, -i log((y + i x) / sqrt(x^2 + y^2))
-    with np.errstate(all="ignore"):
-        return (-1j * np.log((y + 1j * x) / np.sqrt(x * x + y * y))).astype(x.dtype)
-
-
 def _pow_dtype_rule(x: core.ShapedArray, y: core.ShapedArray, **params: Any) -> np.dtype:
     if dtypes.issubdtype(y.dtype, np.integer) or x.dtype == y.dtype:
         return x.dtype
@@ -287,29 +244,14 @@ def _mul_dtype(x: core.ShapedArray, y: core.ShapedArray, out_dtype: Any = None) 
 add_p = naryop(first_dtype, [NUM, NUM], "add", np.add)
 sub_p = naryop(first_dtype, [NUM, NUM], "sub", np.subtract)
 mul_p = naryop(_mul_dtype, [NUM, NUM], "mul", lambda x, y, out_dtype: np.multiply(x, y))
-div_p = naryop(first_dtype, [NUM, NUM], "div", _div_impl)
-rem_p = naryop(first_dtype, [INT + FLOAT, INT + FLOAT], "rem", _rem_impl)
+div_p = naryop(first_dtype, [NUM, NUM], "div", kernels.div_impl)
+rem_p = naryop(first_dtype, [INT + FLOAT, INT + FLOAT], "rem", kernels.rem_impl)
 pow_p = naryop(
     _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", np.power, require_same_dtypes=False
 )
-atan2_p = naryop(first_dtype, [FLOAT + COMPLEX, FLOAT + COMPLEX], "atan2", _atan2_impl)
-
-
-def _minmax_impl(numpy_op: Any, compare: Any) -> Any:
-    """numpy's maximum/minimum, but complex values as XLA compares them (JAX: mlir._minmax_hlo):
-    lexicographically, then `select(x > y, x, y)`, so a NaN part picks y instead of spreading."""
-    def impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        if not np.iscomplexobj(x):
-            return numpy_op(x, y)
-        which = np.where(x.real == y.real, compare(x.imag, y.imag), compare(x.real, y.real))
-        return np.where(which, x, y)
-    return impl
-
-
-max_impl = _minmax_impl(np.maximum, np.greater)
-min_impl = _minmax_impl(np.minimum, np.less)
-max_p = naryop(first_dtype, [ANY, ANY], "max", max_impl)
-min_p = naryop(first_dtype, [ANY, ANY], "min", min_impl)
+atan2_p = naryop(first_dtype, [FLOAT + COMPLEX, FLOAT + COMPLEX], "atan2", kernels.atan2_impl)
+max_p = naryop(first_dtype, [ANY, ANY], "max", kernels.max_impl)
+min_p = naryop(first_dtype, [ANY, ANY], "min", kernels.min_impl)
 
 
 def add(x: Any, y: Any) -> Any:
@@ -375,16 +317,8 @@ real_p = unop(_complex_basetype, COMPLEX, "real", np.real)
 imag_p = unop(_complex_basetype, COMPLEX, "imag", np.imag)
 
 
-def _complex_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # not x + 1j * y: 1j * inf is nan + inf j, so an infinite or NaN y would spoil the real part
-    x, y = np.broadcast_arrays(x, y)
-    out = np.empty(x.shape, np.result_type(x.dtype, y.dtype, np.complex64))
-    out.real, out.imag = x, y
-    return out
-
-
 complex_p = naryop(lambda x, y: _complex_dtype(x.dtype), [_COMPLEX_PARTS, _COMPLEX_PARTS],
-                   "complex", _complex_impl)
+                   "complex", kernels.complex_impl)
 conj_p = unop(_complex_dtype, _COMPLEX_PARTS + COMPLEX, "conj", _conj_impl)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes
-from .elementwise import max_impl, min_impl
+from .kernels import max_impl, min_impl
 from .utils import never_weak, standard_primitive
 
 __all__ = [
