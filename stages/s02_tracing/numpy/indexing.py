@@ -37,9 +37,10 @@ class NonConcreteBooleanIndexError(IndexError):
 
 
 def is_advanced(idx: Any) -> bool:
-    """Whether an index needs a gather: an array (not 0-d), a list, or a boolean."""
+    """Whether an index needs a gather: an array (not 0-d), a list or a tuple inside the index
+    tuple (`x[(0, 1), :]`), or a boolean."""
     items = idx if isinstance(idx, tuple) else (idx,)
-    return any(isinstance(x, (list, bool, np.bool_)) or isinstance(x, tuple) or
+    return any(isinstance(x, (list, tuple, bool, np.bool_)) or
                (isinstance(x, _ARRAYS) and (np.ndim(x) != 0 or x.dtype == np.bool_))
                for x in items)
 
