@@ -27,6 +27,7 @@ Beside it:
                      and optim_variants.py share (optim.py re-exports them)
   optim_variants.py  optax's masked (adamw's mask=) and Adam with Nesterov momentum (NAdam)
   schedules.py   learning-rate schedules
+  checkpoint_paths.py  a checkpoint read without a target: key paths to nested dicts, lists
   numpy.py, lax.py, tree_util.py, tree.py, api.py, sharding.py   the front door's modules
 """
 

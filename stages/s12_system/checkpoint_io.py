@@ -22,9 +22,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from stages.s01_pytrees import keystr, tree_flatten_with_path, tree_structure, tree_unflatten
+
+from .checkpoint_paths import nested
 
 FORMAT, VERSION = "ujax-checkpoint", 1
 
@@ -80,9 +83,9 @@ def _manifest(directory: str | os.PathLike, step: int | None) -> tuple[dict, Pat
 def restore(directory: str | os.PathLike, target: Any = None, step: int | None = None) -> Any:
     """Read step `step` (default: the latest) into the structure of `target`."""
     manifest, folder = _manifest(directory, step)
-    values = [np.load(folder / e["file"], allow_pickle=False) for e in manifest["leaves"]]
+    values = [_load(folder, e) for e in manifest["leaves"]]
     if target is None:
-        return _nested([e["path"] for e in manifest["leaves"]], values)
+        return nested([e["path"] for e in manifest["leaves"]], values)
     want, treedef = tree_flatten_with_path(target)
     if len(want) != len(values):
         raise ValueError(f"{folder} holds {len(values)} leaves; the target has {len(want)}")
@@ -97,23 +100,10 @@ def restore(directory: str | os.PathLike, target: Any = None, step: int | None =
     return tree_unflatten(tree_structure(target), values)
 
 
-def _nested(paths: list[str], values: list[np.ndarray]) -> Any:
-    """Nested dicts (string keys and attribute names) and lists (integer keys) rebuilt from
-    key paths: a NamedTuple comes back as a dict of its fields."""
-    root: dict = {}
-    for path, value in zip(paths, values, strict=True):
-        keys = [json.loads(item.replace("'", '"')) if item else attr
-                for item, attr in re.findall(r"\[([^\]]*)\]|\.(\w+)", path)]
-        node = root
-        for key in keys[:-1]:
-            node = node.setdefault(key, {})
-        node[keys[-1]] = value
-    return _lists(root)
-
-
-def _lists(node: Any) -> Any:
-    if not isinstance(node, dict):
-        return node
-    if node and all(isinstance(k, int) for k in node):
-        return [_lists(node[k]) for k in sorted(node)]
-    return {k: _lists(v) for k, v in node.items()}
+def _load(folder: Path, entry: dict) -> np.ndarray:
+    """One leaf's .npy. numpy writes ml_dtypes' dtypes (bfloat16, float8_*, int4) as raw bytes,
+    `|V2` and the like; the manifest's dtype name views them back."""
+    value = np.load(folder / entry["file"], allow_pickle=False)
+    if value.dtype.kind == "V" and hasattr(ml_dtypes, entry["dtype"]):
+        value = value.view(getattr(ml_dtypes, entry["dtype"]))
+    return value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -84,3 +85,21 @@ def test_a_target_that_does_not_fit_is_reported(tmp_path):
         checkpoint_io.restore(tmp_path, target={"w": np.zeros((3, 2), np.float32)})
     with pytest.raises(FileNotFoundError, match="no checkpoint under"):
         checkpoint_io.restore(tmp_path / "elsewhere")
+
+
+def test_bfloat16_leaves_round_trip(tmp_path):
+    tx = optim.adam(1e-3, mu_dtype=ml_dtypes.bfloat16)
+    state = tx.init({"w": np.ones(2, np.float32)})
+    checkpoint_io.save(tmp_path, state, step=1)
+    back = checkpoint_io.restore(tmp_path, target=state)
+    assert back[0].mu["w"].dtype == ml_dtypes.bfloat16
+    assert checkpoint_io.restore(tmp_path)[0]["mu"]["w"].dtype == ml_dtypes.bfloat16
+
+
+def test_restore_without_target_reads_any_key_and_a_single_leaf(tmp_path):
+    tree = {"it's": np.ones(1), 'a"b': np.zeros(1), "a]b": [np.ones(2)]}
+    checkpoint_io.save(tmp_path, tree, step=1)
+    back = checkpoint_io.restore(tmp_path)
+    assert set(back) == set(tree) and back["a]b"][0].shape == (2,)
+    checkpoint_io.save(tmp_path, np.float32(3), step=2)
+    assert checkpoint_io.restore(tmp_path) == np.float32(3)

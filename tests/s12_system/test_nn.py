@@ -374,3 +374,43 @@ def test_apply_runs_another_method_given_by_name_or_function_as_flax(how):
     decode = {"name": "decode", "function": AutoEncoder.decode, "bound": model.decode}[how]
     _close(model.apply(params, z, method=decode), want)
     _close(model.apply(params, x, method="__call__"), model.apply(params, x))
+
+
+# Flax's checks and signatures (flax/linen: merge_param, Conv, MultiHeadDotProductAttention,
+# LayerNorm's _normalize), compared with the messages it raises
+X3 = np.ones((2, 5, 8), np.float32)
+
+
+def test_dropout_refuses_deterministic_given_twice_as_flaxs_merge_param():
+    with pytest.raises(ValueError, match='^Parameter "deterministic" was passed to the '
+                       "constructor and at call time. Should be passed just once.$"):
+        nn.Dropout(0.5, deterministic=True).apply({}, X3, deterministic=False,
+                                                  rngs={"dropout": random.PRNGKey(0)})
+
+
+def test_conv_causal_padding_is_1d_only_as_flax():
+    with pytest.raises(ValueError, match="^Causal padding is only implemented for 1D"):
+        nn.Conv(2, (2, 2), padding="CAUSAL").init(random.PRNGKey(0), np.ones((1, 4, 4, 3)))
+
+
+def test_attention_heads_must_divide_the_features_as_flax():
+    with pytest.raises(AssertionError, match=r"Memory dimension \(8\) must be divisible by "
+                       r"number of heads \(3\)\."):
+        nn.MultiHeadAttention(3).init(random.PRNGKey(0), X3)
+
+
+def test_attention_takes_flaxs_q_k_v_and_mask_by_keyword():
+    r = np.random.default_rng(0)
+    q, k, v = (r.normal(size=(1, 4, 4)).astype(np.float32) for _ in range(3))
+    m = nn.MultiHeadAttention(1)
+    p = m.init(random.PRNGKey(0), q)
+    ours = np.asarray(m.apply(p, q, k, v))      # values v, no mask, as Flax reads it
+    assert not np.allclose(ours, np.asarray(m.apply(p, q, k, mask=v)))
+    np.testing.assert_allclose(np.asarray(m.apply(p, q, k)), np.asarray(m.apply(p, q, k, k)))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jjnp.bfloat16, np.float32])
+def test_layer_norm_without_params_keeps_the_input_dtype_as_flax(dtype):
+    x = np.arange(8, dtype=np.float32).reshape(2, 4).astype(dtype)
+    y = nn.LayerNorm(use_scale=False, use_bias=False).apply({}, x)
+    assert np.asarray(y).dtype == np.dtype(dtype)

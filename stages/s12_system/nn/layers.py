@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import lax
+from stages.s02_tracing import dtypes, lax
 from stages.s02_tracing import numpy as jnp
 
 from .. import random
@@ -95,7 +95,8 @@ class LayerNorm(Module):
 
     def __call__(self, x: Any) -> Any:
         # the statistics in float32 at least, as Flax's: E[x²] - E[x]² cancels away in float16
-        x = x.astype(jnp.promote_types(jnp.asarray(x).dtype, np.float32))
+        dtype = jnp.asarray(x).dtype
+        x = x.astype(jnp.promote_types(dtype, np.float32))
         mean = jnp.mean(x, axis=-1, keepdims=True)
         var = jnp.maximum(0.0, jnp.mean(jnp.square(x), axis=-1, keepdims=True) - mean * mean)
         y = (x - mean) * lax.rsqrt(var + self.epsilon)
@@ -104,6 +105,8 @@ class LayerNorm(Module):
             y = y * self.param("scale", ones, features)
         if self.use_bias:
             y = y + self.param("bias", zeros, features)
+        if not (self.use_scale or self.use_bias) and dtypes.issubdtype(dtype, np.inexact):
+            y = y.astype(dtype)  # Flax's result dtype: x's and the params' (none here) together
         return y
 
 
@@ -114,10 +117,13 @@ class Dropout(Module):
         self.rate, self.deterministic = rate, deterministic
 
     def __call__(self, x: Any, deterministic: bool | None = None) -> Any:
-        deterministic = self.deterministic if deterministic is None else deterministic
-        if deterministic is None:  # Flax's merge_param
+        if self.deterministic is None and deterministic is None:  # Flax's merge_param
             raise ValueError('Parameter "deterministic" must be passed to the constructor or at '
                              "call time.")
+        if self.deterministic is not None and deterministic is not None:
+            raise ValueError('Parameter "deterministic" was passed to the constructor and at call '
+                             "time. Should be passed just once.")
+        deterministic = self.deterministic if deterministic is None else deterministic
         if deterministic or self.rate == 0.0:
             return x
         if self.rate == 1.0:  # nothing kept: zeros, not x / 0 (whose gradient is NaN)
@@ -144,7 +150,9 @@ class Conv(Module):
         SAME pads k - 1 in all, the odd one at the end (SAME_LOWER: at the start)."""
         k, p = self.kernel_size, self.padding
         if isinstance(p, str):
-            if p.upper() == "CAUSAL" and len(k) == 1:
+            if p.upper() == "CAUSAL":
+                if len(k) != 1:  # Flax's error
+                    raise ValueError("Causal padding is only implemented for 1D convolutions.")
                 return [(k[0] - 1, 0)]
             if p.upper() == "CIRCULAR":
                 raise NotImplementedError("Conv(padding='CIRCULAR') is not built here")
@@ -185,9 +193,15 @@ class MultiHeadAttention(Module):
     def __init__(self, num_heads: int, qkv_features: int | None = None):
         self.num_heads, self.qkv_features = num_heads, qkv_features
 
-    def __call__(self, inputs_q: Any, inputs_kv: Any = None, mask: Any = None) -> Any:
-        inputs_kv = inputs_q if inputs_kv is None else inputs_kv
+    def __call__(self, inputs_q: Any, inputs_k: Any = None, inputs_v: Any = None, *,
+                 mask: Any = None) -> Any:
+        # Flax's order: keys default to the queries, values to the keys; mask by keyword only
+        inputs_k = inputs_q if inputs_k is None else inputs_k
+        inputs_v = inputs_k if inputs_v is None else inputs_v
         features = self.qkv_features or np.shape(inputs_q)[-1]
+        if features % self.num_heads:  # Flax's assertion
+            raise AssertionError(f"Memory dimension ({features}) must be divisible by number of "
+                                 f"heads ({self.num_heads}).")
         head = features // self.num_heads
 
         def heads(y: Any) -> Any:  # (..., length, features) -> (..., heads, length, head)
@@ -195,8 +209,8 @@ class MultiHeadAttention(Module):
             return jnp.swapaxes(y, -2, -3)
 
         q = heads(Dense(features, name="query")(inputs_q))
-        k = heads(Dense(features, name="key")(inputs_kv))
-        v = heads(Dense(features, name="value")(inputs_kv))
+        k = heads(Dense(features, name="key")(inputs_k))
+        v = heads(Dense(features, name="value")(inputs_v))
         logits = jnp.matmul(q, jnp.swapaxes(k, -1, -2)) / np.float32(np.sqrt(head))
         if mask is not None:
             logits = jnp.where(mask, logits, np.float32(-1e9))
