@@ -387,3 +387,20 @@ def test_the_jnp_tip_is_given_where_jax_gives_it(op):
     # rem has no tip in JAX's table; shift_right_arithmetic points at jnp.right_shift
     args = (np.float32(2.0), np.int32(3)) if op == "rem" else (np.int8(3), np.int32(2))
     _same_error(lambda: getattr(s02.lax, op)(*args), lambda: getattr(jax.lax, op)(*args))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda ns, x, ax: ns.numpy.argmax(x, axis=ax), lambda ns, x, ax: ns.numpy.cumsum(x, axis=ax),
+    lambda ns, x, ax: ns.numpy.sort(x, axis=ax), lambda ns, x, ax: ns.numpy.take(x, 0, axis=ax),
+    lambda ns, x, ax: ns.numpy.concatenate([x, x], axis=ax),
+    lambda ns, x, ax: ns.numpy.transpose(x, (ax, 0)),
+], ids=["argmax", "cumsum", "sort", "take", "concatenate", "transpose"])
+@pytest.mark.parametrize("axis", [(0, 1), 1.0], ids=["tuple", "float"])
+def test_an_axis_that_is_not_an_integer_is_refused_by_operator_index_as_jax(fn, axis):
+    m = np.ones((2, 2), np.float32)
+    with pytest.raises(TypeError) as theirs:
+        fn(jax, m, axis)
+    with pytest.raises(TypeError) as ours:
+        fn(s02, m, axis)
+    assert str(ours.value) == str(theirs.value)
+    assert "cannot be interpreted as an integer" in str(ours.value)

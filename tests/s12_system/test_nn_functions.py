@@ -67,3 +67,10 @@ def test_one_hot_takes_dtype_and_axis_by_keyword_only_as_jax():
     for f in (nn.one_hot, jax.nn.one_hot):
         with pytest.raises(TypeError, match="positional"):
             f(idx, 3, np.int8)
+
+
+def test_one_hot_refuses_a_float_class_count_as_jax():
+    idx = np.int32([0, 2, 1])
+    for f in (nn.one_hot, jax.nn.one_hot):
+        with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+            f(idx, 3.0)

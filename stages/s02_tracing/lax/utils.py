@@ -8,6 +8,7 @@ by several modules, so public); also dot_general's `Precision`.
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -258,7 +259,9 @@ def const(example: Any, value: Any) -> Any:
 
 
 def canonicalize_axis(axis: int, ndim: int) -> int:
-    """A non-negative axis, or a ValueError naming the axis and rank."""
+    """A non-negative axis, or a ValueError naming the axis and rank; an axis that is not an
+    integer (a tuple, a float) is refused by operator.index, as in JAX's util.py."""
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim

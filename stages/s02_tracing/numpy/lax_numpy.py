@@ -290,7 +290,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     check_arraylike("transpose", a)
     ndim = np.ndim(a)
     perm = tuple(range(ndim))[::-1] if axes is None else axes
-    return lax.transpose(a, tuple(canonicalize_axis(int(d), ndim) for d in perm))
+    return lax.transpose(a, tuple(canonicalize_axis(d, ndim) for d in perm))
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
@@ -325,7 +325,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
         return concatenate([ravel(x) for x in arrays], axis=0)
     if np.ndim(arrays[0]) == 0:  # other ranks that differ: lax.concatenate's error
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-    axis = canonicalize_axis(int(axis), np.ndim(arrays[0]))
+    axis = canonicalize_axis(axis, np.ndim(arrays[0]))
     return lax.concatenate(promote_dtypes(*arrays), axis)
 
 
@@ -363,7 +363,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = canonicalize_axis(int(axis), np.ndim(a))
+    axis = canonicalize_axis(axis, np.ndim(a))
     out = lax.sort(a, dimension=axis, is_stable=stable)
     # JAX: descending is the ascending sort reversed
     return lax.rev(out, [axis]) if descending else out
@@ -376,7 +376,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = N
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = canonicalize_axis(int(axis), np.ndim(a))
+    axis = canonicalize_axis(axis, np.ndim(a))
     iota = lax.broadcasted_iota(np.int32, np.shape(a), axis)
     if descending and stable:
         # reversed in, reversed out: equal keys keep their first-come order

@@ -124,7 +124,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         (axis if isinstance(axis, (tuple, list)) else (axis,))
     count = 1
     for ax in axes:
-        count *= np.shape(a)[canonicalize_axis(int(ax), np.ndim(a))]
+        count *= np.shape(a)[canonicalize_axis(ax, np.ndim(a))]
     normalizer = lax.sub(np.array(count, compute), lax.convert_element_type(correction, compute))
     total = reductions.sum(centered, axis, dtype=compute, keepdims=keepdims)
     result = lax.convert_element_type(lax.div(total, normalizer), dtype)

@@ -29,7 +29,7 @@ def _reduction_axes(a: Any, axis: Any) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    canon = tuple(canonicalize_axis(int(ax), ndim) for ax in axes)
+    canon = tuple(canonicalize_axis(ax, ndim) for ax in axes)
     if len(set(canon)) != len(canon):
         raise ValueError(f"duplicate value in 'axis': {axis}")
     return canon
@@ -232,7 +232,7 @@ def _arg_chooser(name: str, lax_arg):
             a = _ravel(a)
             axis = 0
         else:
-            axis = canonicalize_axis(int(axis), np.ndim(a))
+            axis = canonicalize_axis(axis, np.ndim(a))
             dims = (axis,)
         if np.shape(a)[axis] == 0:
             raise ValueError(f"attempt to get {name} of an empty sequence")
@@ -264,7 +264,7 @@ def _cumulative(name: str, lax_fn: Any, a: Any, axis: Any, dtype: Any, out: None
     if axis is None or np.ndim(a) == 0:
         a = _ravel(a)
         axis = 0
-    axis = canonicalize_axis(int(axis), np.ndim(a))
+    axis = canonicalize_axis(axis, np.ndim(a))
     result_dtype = dtypes.dtype(a) if dtype is None else dtypes.canonicalize_dtype(dtype)
     computation_dtype = result_dtype
     if result_dtype == np.bool_:

@@ -6,6 +6,7 @@ flax/linen/activation.py re-exports them. Ours are float32-first, with JAX's dty
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,7 @@ def softmax(x: Any, axis: int | tuple[int, ...] | None = -1, where: Any = None) 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
     """1 where a new axis `axis` (the last by default) reaches x's class, 0 elsewhere; float32
     unless dtype says otherwise (dtype and axis by keyword only, as in JAX)."""
+    num_classes = operator.index(num_classes)  # 3.0 is refused, as JAX's concrete_dim_or_error
     dtype = np.float32 if dtype is None else dtype
     x = jnp.expand_dims(x, axis)
     axis = axis % np.ndim(x)
