@@ -32,8 +32,8 @@ def openxla_eval(model: torch.fx.GraphModule, example_inputs: Sequence[Any]
 
 def openxla(model: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     """`torch.compile(fn, backend=openxla)`: AOTAutograd splits the captured graph into a
-    forward and a backward graph and hands each to `openxla_eval` (PyTorch: the "openxla"
-    backend of torch/_dynamo/backends/torchxla.py, whose name is taken by torch_xla's)."""
+    forward and a backward graph and hands each to a boxed `openxla_eval` (PyTorch: the
+    "openxla" backend of torch/_dynamo/backends/torchxla.py, `openxla_eval_boxed`)."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 

@@ -11,7 +11,10 @@ starting `Reading path`, then one line per core module, in reading order,
 (a numbered item: the number, a dot, the module's path relative to the stage folder, then what
 it holds). The stage's page has a `## Reading path` section with the same modules, in the same
 order, as a numbered list whose items start with the module in backticks: ``1. `core.py`: ...``.
-Every other module or subpackage of the stage is named somewhere in the docstring too.
+Every other module or subpackage of the stage is named somewhere in the docstring too, and
+every module, a subpackage's included, somewhere on the stage's pages (its page and any part
+named `NN-<name>-*.md` beside it), so that a learner who opens the folder finds each file
+explained.
 """
 
 from __future__ import annotations
@@ -95,6 +98,19 @@ def test_the_page_names_the_same_reading_path(stage):
     assert match, f"{docs_page(stage)} has no '## Reading path' section"
     on_page = [name for _, name in _PAGE_ITEM.findall(match.group(1))]
     assert on_page == reading_path(stage)
+
+
+def _pages_text(stage: Path) -> str:
+    page = ROOT / docs_page(stage)
+    return "\n".join(p.read_text() for p in sorted(page.parent.glob(f"{page.stem}*.md")))
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=STAGE_IDS)
+def test_the_pages_name_every_module_of_the_stage(stage):
+    text = _pages_text(stage)
+    modules = [p.relative_to(stage) for p in stage.rglob("*.py") if p.name != "__init__.py"]
+    unnamed = [str(m) for m in modules if f"`{m}`" not in text and f"`{m.name}`" not in text]
+    assert unnamed == [], f"{docs_page(stage)} never names {unnamed}"
 
 
 def _private_uses(path: Path) -> list[str]:
