@@ -88,6 +88,12 @@ def test_keystr_of_the_empty_path_and_of_plain_objects():
     assert tu.keystr(("x", 1), simple=True, separator="/") == "x/1"
 
 
+def test_keystr_simple_keeps_a_plain_objects_text_whole():
+    keys = ("a.b", "[0]", "'c'")  # not key classes: simple=True has no bare key to take
+    ours = tu.keystr(keys, simple=True, separator="/")
+    assert ours == jtu.keystr(keys, simple=True, separator="/") == "a.b/[0]/'c'"
+
+
 def test_flatten_with_path_for_builtin_kinds_equals_jax():
     tree = {"b": [1, (2,)], "a": Point(3, 4), "n": None,
             "o": collections.OrderedDict(z=5, y=6), "d": collections.defaultdict(list, q=7, p=8)}

@@ -151,6 +151,19 @@ def test_register_dataclass_decorator_reads_static_metadata():
     assert tu.tree_structure(Layer(1, 2)) != tu.tree_structure(Layer(1, 2, "tanh"))
 
 
+def test_register_dataclass_static_false_metadata_is_a_data_field():
+    @tu.register_dataclass
+    @jtu.register_dataclass
+    @dataclasses.dataclass
+    class Layer:
+        w: object
+        act: str = dataclasses.field(default="relu", metadata=dict(static=False))
+
+    leaves, treedef = _same_structure(Layer(1))
+    assert leaves == [1, "relu"]
+    assert str(treedef) == "PyTreeDef(CustomNode(Layer[()], [*, *]))"
+
+
 def test_register_dataclass_drop_fields_leaves_a_field_out():
     @dataclasses.dataclass
     class Cached:

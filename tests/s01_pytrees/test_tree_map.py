@@ -97,6 +97,17 @@ def test_length_error_text():
         "length 2, but the full pytree has a subtree of the same type but of length 3.")
 
 
+def test_the_structure_error_is_raised_from_none_as_in_jax():
+    errors = []
+    for lib in (tu, jtu):
+        with pytest.raises(ValueError) as info:
+            lib.tree_map(_pair, (1, 2), (1, 2, 3))
+        errors.append(info.value)
+    ours, theirs = errors
+    assert theirs.__cause__ is None and theirs.__suppress_context__
+    assert ours.__cause__ is None and ours.__suppress_context__
+
+
 def test_none_is_a_node_so_it_does_not_match_a_leaf():
     with pytest.raises(ValueError) as info:
         tu.tree_map(_pair, [None], [1])

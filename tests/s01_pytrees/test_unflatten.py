@@ -65,6 +65,15 @@ def test_unflatten_error_texts_say_what_was_expected():
     assert str(many.value) == "Too many leaves for PyTreeDef; expected 2."
 
 
+def test_unflatten_counts_an_extra_none_leaf_as_too_many(same_error):
+    treedef = tu.tree_structure((1, 2))
+    with pytest.raises(ValueError) as many:
+        treedef.unflatten([1, 2, None])
+    assert str(many.value) == "Too many leaves for PyTreeDef; expected 2."
+    same_error(lambda: treedef.unflatten([1, 2, None]),
+               lambda: jtu.tree_structure((1, 2)).unflatten([1, 2, None]))
+
+
 @pytest.mark.parametrize("prefix, full", [
     ((1, 2), ((1, 2), [3])),
     ([1, {"a": 2}], [(1,), {"a": [2, 3]}]),

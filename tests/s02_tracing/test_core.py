@@ -264,6 +264,24 @@ def test_eval_jaxpr_walks_the_equations():
     assert passthrough is x
 
 
+def test_eval_jaxpr_binds_with_the_params_get_bind_params_gives():
+    # as JAX's eval_jaxpr: a primitive may stage params other than those it binds with (stage
+    # 4's custom_jvp_call stages a jaxpr and binds a function); get_bind_params turns one into
+    # the other
+    class Staged(core.Primitive):
+        def get_bind_params(self, params):
+            return {"factor": params["staged_factor"]}
+
+    p = Staged("scale_by")
+    p.def_impl(lambda x, *, factor: np.multiply(x, factor))
+    p.def_abstract_eval(lambda x, *, factor: x)
+    f32 = core.ShapedArray((3,), np.float32)
+    a, b = core.Var(f32), core.Var(f32)
+    eqn = core.new_jaxpr_eqn([a], [b], p, {"staged_factor": 3.0})
+    (out,) = core.eval_jaxpr(core.Jaxpr([], [a], [b], [eqn]), [], np.ones(3, np.float32))
+    np.testing.assert_array_equal(out, [3.0, 3.0, 3.0])
+
+
 def test_eval_jaxpr_refuses_the_wrong_number_of_args_or_consts_as_jax_does():
     const = np.arange(3, dtype=np.float32)
     x = np.ones(3, np.float32)

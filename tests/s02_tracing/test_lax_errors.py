@@ -27,6 +27,8 @@ BAD = [
     ("add_ranks", lambda lax, x, y: lax.add(x, y), (f23, np.ones(3, np.float32))),
     ("dot_general_contracting",
      lambda lax, x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))), (f23, f23)),
+    ("dot_general_contracting_pairwise",  # the same sizes, but not pair by pair
+     lambda lax, x, y: lax.dot_general(x, y, (((0, 1), (0, 1)), ((), ()))), (f23, f32_)),
     ("dot_general_batch",
      lambda lax, x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      (np.ones((2, 3, 4), np.float32), np.ones((3, 4, 5), np.float32))),

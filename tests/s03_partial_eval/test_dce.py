@@ -90,6 +90,28 @@ def test_a_dce_rule_decides_for_its_primitive():
 
 
 @pytest.mark.oracle
+def test_a_rule_is_told_which_of_its_outputs_are_used_as_in_jax(ours, theirs):
+    # a loop's rule prunes its body output by output: it needs each output's own verdict
+    told = []
+    for lib in (ours, theirs):
+        calls = []
+
+        def record(used_outs, eqn, calls=calls):
+            calls.append(list(used_outs))
+            return [True] * len(eqn.invars), eqn
+
+        closed = lib.make_jaxpr(lambda x, lax=lib.lax: lax.split(x, (1, 2)))(
+            np.ones(3, np.float32))
+        lib.pe.dce_rules[lib.lax.split_p] = record
+        try:
+            lib.pe.dce_jaxpr(closed.jaxpr, [False, True])
+        finally:
+            del lib.pe.dce_rules[lib.lax.split_p]
+        told.append(calls)
+    assert told[0] == told[1] == [[False, True]]
+
+
+@pytest.mark.oracle
 def test_the_equation_a_rule_hands_back_is_the_one_kept_as_in_jax(ours, theirs):
     # a rule may rewrite its equation (a loop or a jit prunes its body): the rewrite is kept
     def rewrite_to(cos_p):

@@ -167,6 +167,23 @@ def test_the_policy_is_asked_about_known_equations_only(mlp_jvp_jaxprs):
     assert asked == primal
 
 
+@pytest.mark.oracle
+def test_the_policy_is_handed_the_operands_avals_as_in_jax(theirs, mlp_jvp_jaxprs):
+    asked = []
+    for split, closed in ((partial_eval_jaxpr_custom, mlp_jvp_jaxprs[0]),
+                          (theirs.pe.partial_eval_jaxpr_custom, mlp_jvp_jaxprs[1])):
+        seen = []
+
+        def policy(prim, *avals, seen=seen, **params):
+            seen.append((prim.name, [(a.shape, str(a.dtype)) for a in avals]))
+            return True
+
+        split(closed.jaxpr, UNKNOWNS, True, False, False, policy)
+        asked.append(seen)
+    assert asked[0] == asked[1]
+    assert asked[0][0] == ("dot_general", [((4, 3), "float32"), ((3,), "float32")])
+
+
 def test_saveable_and_recompute_markers_act_as_true_and_false(mlp_jvp_jaxprs):
     mine, _ = mlp_jvp_jaxprs
     for marker, flag in ((pe.Saveable, True), (pe.Recompute, False)):

@@ -95,6 +95,14 @@ GRADS = {
         lax.broadcast_in_dim(x, (3,), (0,)), (0,)), (np.ones(1, np.float32),)),
     "broadcast_unit_and_new_axes": (lambda lax, x: lax.reduce_sum(
         lax.broadcast_in_dim(x, (2, 4, 3), (0, 2)), (0, 1, 2)), (np.ones((1, 3), np.float32),)),
+    # dot_general's transpose keeps the dot's precision, and finds y's batch axes where y has
+    # them
+    "dot_with_precision": (lambda lax, w, x: lax.reduce_sum(lax.dot_general(
+        w, x, (((1,), (0,)), ((), ())), precision=lax.Precision.HIGHEST), (0,)),
+        (np.ones((2, 3), np.float32), np.ones(3, np.float32))),
+    "dot_rhs_batch_axis_last": (lambda lax, w, x: lax.reduce_sum(lax.dot_general(
+        w, x, (((1,), (0,)), ((0,), (1,)))), (0,)),
+        (np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((3, 2), np.float32))),
 }
 
 

@@ -79,6 +79,16 @@ def test_an_unmapped_argument_is_not_listed_among_the_inconsistent_sizes(ours, t
     )
 
 
+def test_a_negative_in_axis_is_named_as_it_was_given(ours, theirs):
+    msg = _same_error(lambda lib: lib.vmap(lambda a, b: a, in_axes=(0, -1)),
+                      np.ones((3, 2), f32), np.ones((2, 4), f32), ours=ours, theirs=theirs)
+    assert msg == (
+        "vmap got inconsistent sizes for array axes to be mapped:\n"
+        "  * one axis had size 3: axis 0 of argument a of type float32[3,2];\n"
+        "  * one axis had size 4: axis -1 of argument b of type float32[2,4]"
+    )
+
+
 def test_an_in_axis_beyond_the_rank_says_which_rank_it_implies(ours, theirs):
     for axis in (2, -3):
         msg = _same_error(lambda lib, axis=axis: lib.vmap(lambda a: a, in_axes=axis),

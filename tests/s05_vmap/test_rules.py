@@ -93,6 +93,10 @@ RULE_CASES = [
      (_f(2, 3), _f(3, 5, 4)), (None, 1), True),
     ("dot_batch_dims", lambda lax: lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
      (_f(2, 3, 5, 4), _f(2, 4, 6)), (2, None), True),
+    # the vmapped axis comes before the operand's own batch dimension, which must shift past it
+    ("dot_batch_dims_lhs_mapped_first",
+     lambda lax: lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
+     (_f(5, 2, 3, 4), _f(2, 4, 6)), (0, None), True),
     ("broadcast_in_dim", lambda lax: lambda x: lax.broadcast_in_dim(x, (4, 3), (1,)),
      (_f(3, 5),), 1, True),
     ("reshape", lambda lax: lambda x: lax.reshape(x, (6,)), (_f(2, 5, 3),), 1, True),

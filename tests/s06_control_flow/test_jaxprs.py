@@ -65,6 +65,9 @@ PRINTED = {
         k, 4, lambda i, c: c * 2.0, x), (np.int16(1), 1.0)),
     "fori_python_int_lower_takes_the_upper_bounds_dtype": (lambda n: lambda k, x: n.cf.fori_loop(
         0, k, lambda i, c: c * 2.0, x), (np.int16(3), 1.0)),
+    # concrete bounds count with a Python int (a weak int32), whatever type the bounds had
+    "fori_concrete_numpy_bounds_count_with_a_python_int": (lambda n: lambda x: n.cf.fori_loop(
+        np.int16(1), np.int16(4), lambda i, c: c + i, x), (1.0,)),
     "map": (lambda n: lambda x: n.cf.map(n.jnp.sin, x), (f32(3),)),
     "vmap_cond_batched_predicate_is_select_n": (lambda n: n.vmap(
         lambda p, x, y: n.cf.cond(p, lambda x, y: n.jnp.sin(y), lambda x, y: x, x, y)),
@@ -94,6 +97,9 @@ PRINTED = {
         (np.float32(0.3),)),
     "grad_scan_traced_xs_is_forwarded": (lambda n: n.grad(lambda c, xs: n.cf.scan(
         lambda c, x: (c * x, None), c, xs)[0]), (np.float32(0.3), NP_XS)),
+    # the transposed scan is unrolled as the scan it transposes
+    "grad_scan_keeps_its_unroll": (lambda n: n.grad(lambda xs: n.cf.scan(
+        lambda c, x: (c * x, c), 1.0, xs, unroll=2)[0]), (f32(4),)),
 }
 
 
