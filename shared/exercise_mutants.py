@@ -924,6 +924,76 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("7.7", "the explanation whose text sorts first wins",
        "closest = min(diff_tracing_cache_keys(key, k) for k in seen_keys)[-1]",
        "closest = min(diff_tracing_cache_keys(key, k)[-1] for k in seen_keys)"),
+    _m("7.1", "a plain hit is not counted", """
+       self._count(hit=True)
+       table.entries.move_to_end(key)
+       """, """
+       table.entries.move_to_end(key)
+       """),
+    _m("7.1", "a stored None is taken for a missing entry",
+       "value = table.entries.get(key, MISSING)",
+       "value = table.entries.get(key, MISSING); value = MISSING if value is None else value"),
+    _m("7.1", "the new flight is not registered, so others compute it too", """
+       table.flights[key] = _Flight()
+       return "fill", table.flights[key]
+       """, """
+       return "fill", _Flight()
+       """),
+    _m("7.2", "an out-of-range static_argnum wraps onto a real argument",
+       "static_nums = sorted({i % n for i in ji.static_argnums if -n <= i < n})",
+       "static_nums = sorted({i % n for i in ji.static_argnums})"),
+    _m("7.2", "a numpy array keeps its 64-bit dtype in the key",
+       "sig.append((x.shape, dtypes.canonicalize_dtype(x.dtype)))",
+       "sig.append((x.shape, x.dtype))"),
+    _m("7.2", "a jax array is keyed by shape and dtype, losing its weak type",
+       "sig.append(x.aval)  # its shape, dtype and weak type (and sharding)",
+       "sig.append((x.shape, x.dtype))"),
+    _m("7.2", "the int32 range is closed at the top",
+       "not -(2**31) <= x < 2**31)", "not -(2**31) <= x <= 2**31)"),
+    _m("7.2", "the tree structure is left out of the key",
+       "key = (ji, treedef, tuple(sig), statics, config.trace_context())",
+       "key = (ji, tuple(sig), statics, config.trace_context())"),
+    _m("7.2", "the jit options are left out of the key",
+       "key = (ji, treedef, tuple(sig), statics, config.trace_context())",
+       "key = (treedef, tuple(sig), statics, config.trace_context())"),
+    _m("7.2", "a numpy scalar keyed by its type, as a Python scalar",
+       "sig.append(((), dtypes.canonicalize_dtype(x.dtype)))", "sig.append(t)"),
+    _m("7.2", "a numpy scalar keeps its 64-bit dtype in the key",
+       "sig.append(((), dtypes.canonicalize_dtype(x.dtype)))", "sig.append(((), x.dtype))"),
+    _m("7.3", "the ingredients' hashes are not logged",
+       "_log_cache_key_hash(hash_obj, name, hashfn)", "pass"),
+    _m("7.3", "each ingredient is logged before it is hashed", """
+       hashfn(hash_obj)
+       _log_cache_key_hash(hash_obj, name, hashfn)
+       """, """
+       _log_cache_key_hash(hash_obj, name, hashfn)
+       hashfn(hash_obj)
+       """),
+    _m("7.4", "the request to use the cache is not recorded",
+       'monitoring.record_event("/jax/compilation_cache/compile_requests_use_cache")', "pass"),
+    _m("7.4", "a hit is not logged", "log_persistent_cache_hit(module_name, key)", "pass"),
+    _m("7.4", "a miss is not logged", "log_persistent_cache_miss(module_name, key)", "pass"),
+    _m("7.4", "the write is given the retrieval time as the compile time",
+       "_cache_write(key, time.monotonic() - start, module_name, backend, executable)",
+       "_cache_write(key, retrieval_time, module_name, backend, executable)"),
+    _m("7.4", "the compile time saved is retrieval minus compile",
+       "compile_time - retrieval_time)", "retrieval_time - compile_time)"),
+    _m("7.5", "a mismatch raises a plain ValueError",
+       'raise CorruptEntry("checksum mismatch")', 'raise ValueError("checksum mismatch")'),
+    _m("7.5", "a foreign entry raises a plain ValueError",
+       "raise CorruptEntry(\"not an entry of this format (truncated, or another writer's)\")",
+       "raise ValueError(\"not an entry of this format (truncated, or another writer's)\")"),
+    _m("7.5", "only the first four bytes of MAGIC are compared",
+       "entry[:len(MAGIC)] != MAGIC:", "entry[:4] != MAGIC[:4]:"),
+    _m("7.6", "the -atime file is read big-endian", '"little")', '"big")'),
+    _m("7.6", "an entry never touched counts as the newest",
+       "size, atime = (entry.stat().st_size if entry.exists() else 0), 0",
+       "size, atime = (entry.stat().st_size if entry.exists() else 0), 2**63"),
+    _m("7.6", "one entry is evicted at most",
+       "while heap and total > self.max_size - additional_size:",
+       "if heap and total > self.max_size - additional_size:"),
+    _m("7.6", "the evicted entry's size is not taken off the total",
+       "total -= size", "pass"),
     # -- stage 8: lowering ---------------------------------------------------------------------
     _m("8.1", "the dimensions are joined by x with none after the last",
        'dims = "".join(f"{d}x" for d in aval.shape)',
@@ -1063,6 +1133,56 @@ MUTANTS: tuple[Mutant, ...] = (
        i = hlo.elementwise("subtract", i, mlir.ir_constant(np.array(1, np.int32)))
        """,
        ""),
+    _m("8.2", "a bool input is compared with zero too, and an int input converted plainly",
+       "if aval_out.dtype == np.dtype(bool):", "if aval_in.dtype == np.dtype(bool):"),
+    _m("8.3", "the rule context's output avals are the inputs'",
+       "[v.aval for v in eqn.outvars])", "[v.aval for v in eqn.invars])"),
+    _m("8.3", "an equation's params are not passed to its rule",
+       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes, **eqn.params)",
+       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes)"),
+    _m("8.4", "an aliased input is still reported unused",
+       "aliases[i], unused[i] = j, False", "aliases[i] = j"),
+    _m("8.4", "an input handed to XLA as a donor is still reported unused",
+       "unused[i], donors[i] = False, True", "donors[i] = True"),
+    _m("8.4", "an aliased output is still free for a leftover donor",
+       "free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]",
+       "free_sizes = [a.size for a in avals_out]"),
+    _m("8.4", "a leftover donor needs an output of as many bytes, not elements",
+       """
+       free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]
+       donors = [False] * len(avals_in)
+       for i, aval in enumerate(avals_in):
+           if unused[i] and aval.size in free_sizes:
+               free_sizes.remove(aval.size)
+       """,
+       """
+       free_sizes = [a.size * a.dtype.itemsize for j, a in enumerate(avals_out)
+                     if j not in aliases]
+       donors = [False] * len(avals_in)
+       for i, aval in enumerate(avals_in):
+           if unused[i] and aval.size * aval.dtype.itemsize in free_sizes:
+               free_sizes.remove(aval.size * aval.dtype.itemsize)
+       """),
+    _m("8.4", "a weak-typed input does not match a strong output",
+       "return a.shape, a.dtype  # weak types do not matter to a buffer",
+       "return a.shape, a.dtype, a.weak_type"),
+    _m("8.5", "the case's result types are the operands'",
+       "[aval_to_ir_type(a) for a in ctx.avals_out])",
+       "[aval_to_ir_type(a) for a in ctx.avals_in[1:]])"),
+    _m("8.7", "the trip count is compared unsigned",
+       '"LT", np.int32', '"LT", np.uint32'),
+    _m("8.7", "the reversed index subtracts num_trips from i",
+       """
+       i = hlo.elementwise("subtract", mlir.ir_constant(np.array(num_trips, np.int32)),
+                           i_b)
+       """,
+       """
+       i = hlo.elementwise("subtract", i_b,
+                           mlir.ir_constant(np.array(num_trips, np.int32)))
+       """),
+    _m("8.7", "the carry is passed on unchanged",
+       "hlo.return_([*xss_b, *consts_b, i_next, *new_carry, *new_yss])",
+       "hlo.return_([*xss_b, *consts_b, i_next, *carry_b, *new_yss])"),
     # -- stage 9: PJRT -------------------------------------------------------------------------
     _m("9.1", "the rounded units are taken off, not the whole ones",
        "value -= math.floor(part) * scale", "value -= round(part) * scale"),
@@ -1235,6 +1355,49 @@ MUTANTS: tuple[Mutant, ...] = (
        "ExecuteTime.add_elapsed(start)"),
     _m("9.7", "the output handles are not counted",
        "CreateDataHandles.add_value(len(outputs))", "pass"),
+    _m("9.1", "each part is the whole units only, its fraction dropped before printing",
+       "part = value / scale", "part = value // scale"),
+    _m("9.1", "a part is printed with its width but no decimals",
+       'out.append(f"{part:0{width}.{digits}f}{suffix}")',
+       'out.append(f"{part:0{width}.0f}{suffix}")'),
+    _m("9.2", "a fresh copy is handed out at every read",
+       "return self._npy_value", "return self._npy_value.copy()"),
+    _m("9.4", "the CUDA plugin is created without its options",
+       'return _c_api_client("CUDA", find_cuda_plugin(), options=pjrt.gpu_plugin_options())',
+       'return _c_api_client("CUDA", find_cuda_plugin())'),
+    _m("9.4", "$XPU_LIBRARY_PATH is ignored",
+       'os.environ.get("XPU_LIBRARY_PATH", "libxpu.so")', '"libxpu.so"'),
+    _m("9.4", "$NEURON_LIBRARY_PATH is ignored",
+       'os.environ.get("NEURON_LIBRARY_PATH", "libneuronpjrt.so")', '"libneuronpjrt.so"'),
+    _m("9.4", "a plugin that needs a coordinator is created anyway", """
+       if plugin.requires_xla_coordinator():
+           raise NotImplementedError(f"the {device_type} plugin needs a distributed "
+                                     "coordinator; this course runs one process")
+       """, ""),
+    _m("9.4", "the unknown-name error does not list the registered plugins",
+       "f\"registered plugin: {', '.join(registered_plugins())})\")",
+       "\"registered plugin)\")"),
+    _m("9.4", "PJRT_DYNAMIC_PLUGINS is on by default",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", True) and device_type != "CPU":'),
+    _m("9.4", "CPU goes through the plugins too",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type in _plugins:'),
+    _m("9.5", "the transfer's data handle holds the first device",
+       "out.append(PjRtData(device, buffer))", "out.append(PjRtData(devices[0], buffer))"),
+    _m("9.5", "a 0-d host value is sent as a 1-element vector",
+       "x = np.asarray(x)", "x = np.atleast_1d(np.asarray(x))"),
+    _m("9.6", "the device ids are sorted",
+       "ids = [self.pjrt_device(d).id for d in instance.devices]",
+       "ids = sorted(self.pjrt_device(d).id for d in instance.devices)"),
+    _m("9.7", "the refused argument is counted from 1",
+       'raise ValueError(f"argument {i} is on {arg.device}, the computation runs on "',
+       'raise ValueError(f"argument {i + 1} is on {arg.device}, the computation runs on "'),
+    _m("9.7", "the timers are swapped",
+       "(EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)",
+       "(ExecuteTime if options.eager_mode else EagerOpExecuteTime).add_elapsed(start)"),
+    _m("9.7", "an execution is counted as one handle",
+       "CreateDataHandles.add_value(len(outputs))", "CreateDataHandles.add_value(1)"),
     # -- stage 10: lazy tensors ----------------------------------------------------------------
     _m("10.1", "the shifts of a are swapped", "(a << 6) + (a >> 2)", "(a >> 6) + (a << 2)"),
     _m("10.1", "the golden-ratio constant is left out", "_KB + _GOLDEN +", "_KB +"),
@@ -1320,6 +1483,48 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("10.6", "an absent optional tensor (None) is left out of the operands",
        "operands.append(_operand(value, args))",
        "operands.extend([] if value is None else [_operand(value, args)])"),
+    _m("10.2", "the running hash and the operand's are combined the other way round",
+       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
+       "h = hash_combine(NULL_OPT if operand is None else operand.hash(), h)"),
+    _m("10.2", "each operand is combined with the node hash, not the running one",
+       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
+       "h = hash_combine(node_hash, NULL_OPT if operand is None else operand.hash())"),
+    _m("10.4", "a DeviceData tensor is collected for computing",
+       """
+       t.set_data_handle(node.data)
+       continue
+       """,
+       """
+       t.set_data_handle(node.data)
+       """),
+    _m("10.4", "a DeviceData tensor is skipped without taking its buffer",
+       "t.set_data_handle(node.data)", "pass"),
+    _m("10.4", "the course revision is left out of the hash",
+       "string_hash(torch.version.git_version), string_hash(COURSE_GITREV))",
+       "string_hash(torch.version.git_version))"),
+    _m("10.4", "a tensor's IR is hashed by its node, without its output index",
+       'coll.merge(f"tensor {i} IR", t.ir_value.hash())',
+       'coll.merge(f"tensor {i} IR", t.ir_value.node.hash())'),
+    _m("10.5", "a buffer is donated whatever the output's shape and dtype",
+       "if tensors[coll.indices[k]].aval == data.aval:", "if True:"),
+    _m("10.5", "the output's aval is read at position k of the tensors, not of the indices",
+       "if tensors[coll.indices[k]].aval == data.aval:", "if tensors[k].aval == data.aval:"),
+    _m("10.5", "output positions count every tensor, not the collected ones",
+       "output_of = {tensors[i].unique_id: k for k, i in enumerate(coll.indices)}",
+       "output_of = {t.unique_id: k for k, t in enumerate(tensors)}"),
+    _m("10.5", "a read-only buffer is donated",
+       'if k is None or getattr(data, "read_only", False) or holders[id(data)] > 0:',
+       "if k is None or holders[id(data)] > 0:"),
+    _m("10.5", "a buffer held by one other tensor is still donated",
+       "holders[id(data)] > 0:", "holders[id(data)] > 1:"),
+    _m("10.6", "a default scalar is recognised by identity",
+       'if kind == "scalar" and (value is None or value == default):',
+       'if kind == "scalar" and (value is None or value is default):'),
+    _m("10.6", "a scalar operand is not laid out",
+       'elif kind == "tensor" or kind == "scalar":',
+       'elif kind == "scalar":\n            operands.append(_operand(value, args))\n'
+       '        elif kind == "tensor":'),
+    # -- stage 11: SPMD ------------------------------------------------------------------------
     _m("11.1", "the replicated mesh axes go first, not last",
        "perm += replicated", "perm = replicated + perm"),
     _m("11.1", "size-1 mesh axes are kept",
@@ -1430,6 +1635,30 @@ MUTANTS: tuple[Mutant, ...] = (
        "h = hash_combine(h, int(self.type))", "h = h"),
     _m("11.7", "the device ids are hashed as int32s, not the proto's int64s",
        "dtype=np.int64).tobytes()", "dtype=np.int32).tobytes()"),
+    _m("11.1", "the unused mesh axes are folded in reverse",
+       "replicated = [names.index(n) for n in names if n not in used]",
+       "replicated = [names.index(n) for n in names if n not in used][::-1]"),
+    _m("11.1", "a spec using only size-1 axes is not replicated",
+       "if not used:", "if not self.spec.used_axes():"),
+    _m("11.1", "the iota's reshape keeps the size-1 mesh axes",
+       "tuple(sizes[n] for n in names),", "tuple(sizes[n] for n in mesh.axis_names),"),
+    _m("11.7", "the final empty field is not folded", "return hash_combine(h, 0)", "return h"),
+    _m("11.7", "replicate_on_last_tile_dim is left out of the hash",
+       "h = hash_combine(h, int(self.replicate_on_last_tile_dim))", "h = h"),
+    _m("11.7", "the tile dimensions are folded last to first",
+       "for d in self.tile_assignment_dimensions:",
+       "for d in reversed(self.tile_assignment_dimensions):"),
+    _m("11.7", "the type is folded before the devices", """
+       h = hash_block(devices, h)
+       h = hash_combine(h, int(self.type))
+       """, """
+       h = hash_combine(h, int(self.type))
+       h = hash_block(devices, h)
+       """),
+    _m("11.3", "the partition count is written without its type",
+       'module.attributes["mhlo.num_partitions"] = f"{num_partitions} : i32"',
+       'module.attributes["mhlo.num_partitions"] = f"{num_partitions}"'),
+    # -- stage 12: the system ------------------------------------------------------------------
     _m("12.1", "the word is rotated right, not left",
        "x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], r))",
        "x[1] = lax.bitwise_xor(x[0], _rotate_left(x[1], 32 - r))"),
@@ -1495,6 +1724,25 @@ MUTANTS: tuple[Mutant, ...] = (
        "(1 - b2) * (g ** 2) + b2 * t", "(1 - b2) * g + b2 * t"),
     _m("12.5", "eps_root is added after the square root, not under it",
        "m / (jnp.sqrt(v + eps_root) + eps)", "m / (jnp.sqrt(v) + eps_root + eps)"),
+    _m("12.1", "the two words take each other's key word", """
+       x[0] = lax.add(x[0], ks[(i + 1) % 3])
+       x[1] = lax.add(lax.add(x[1], ks[(i + 2) % 3]), _u32(x[1], i + 1))
+       """, """
+       x[0] = lax.add(x[0], ks[(i + 2) % 3])
+       x[1] = lax.add(lax.add(x[1], ks[(i + 1) % 3]), _u32(x[1], i + 1))
+       """),
+    _m("12.2", "the result is clamped below maxval, not above minval",
+       "return jnp.maximum(minval, scaled)", "return jnp.minimum(maxval, scaled)"),
+    _m("12.3", "in_features read from the input's second axis",
+       "(np.shape(x)[-1], self.features)", "(np.shape(x)[1], self.features)"),
+    _m("12.4", "Nesterov adds the new trace without its decay",
+       "updates = tree_map(f, updates, new_trace) if nesterov else new_trace",
+       "updates = tree_map(lambda g, t: g + t, updates, new_trace) if nesterov else new_trace"),
+    _m("12.5", "the second moment is corrected with b1",
+       "nu_hat = bias_correction(nu, b2, count)", "nu_hat = bias_correction(nu, b1, count)"),
+    _m("12.5", "the first moment decays with b2",
+       "mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)",
+       "mu = tree_map(lambda g, t: (1 - b2) * (g ** 1) + b2 * t, updates, state.mu)"),
 )
 
 

@@ -237,6 +237,24 @@ def test_a_computation_asking_for_its_own_key_computes_it_again_as_jaxs_util_cac
     assert ours.get_or_compute("k", compute) == theirs("k") == 10
 
 
+def test_a_stored_none_is_a_hit_as_jaxs_util_cache_does():
+    from jax._src import util as jax_util
+
+    ours, ours_computed = util.Cache("test none", "a letter", layer=False), []
+    theirs_computed = []
+
+    @jax_util.cache(max_size=8, trace_context_in_key=False)
+    def theirs(k):
+        theirs_computed.append(k)
+
+    for k in ["a", "a", "b", "a"]:
+        assert ours.get_or_compute(k, lambda k=k: ours_computed.append(k)) is None
+        assert theirs(k) is None
+    info = theirs.cache_info()
+    assert ours_computed == theirs_computed == ["a", "b"]
+    assert ours.info() == (info.hits, info.misses, info.currsize) == (2, 2, 2)
+
+
 def test_a_thread_waiting_for_another_threads_computation_counts_a_hit():
     cache = util.Cache("test single flight", "a letter", layer=False)
     started, release = threading.Event(), threading.Event()

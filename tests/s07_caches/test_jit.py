@@ -375,15 +375,27 @@ def test_a_call_that_fails_still_holds_its_signature_entry_as_in_jax():
          (3, 2, "OverflowError"), (3, 2, "OverflowError"), (4, 2)], 0)
 
 
-def test_an_int_beyond_int32_after_a_small_one_is_refused_as_in_jax():
+@pytest.mark.parametrize("big", [2**40, 2**31, -2**31 - 1])
+def test_an_int_beyond_int32_after_a_small_one_is_refused_as_in_jax(big):
     """Both ints are keyed by their type, so the second call finds the first one's entry; it
-    must still be refused, not run with an int the program cannot hold."""
+    must still be refused, not run with an int the program cannot hold (2**31 is one past)."""
     seen = []
     for jit in (jax.jit, s07.jit):
         g = jit(lambda x: x + 1)
         assert int(g(1)) == 2
         with pytest.raises(OverflowError) as e:
-            g(2**40)
+            g(big)
         seen.append((str(e.value), g._cache_size()))
     assert seen[0] == seen[1]
-    assert "argument path is x. Got <class 'int'> with value 1099511627776" in seen[1][0]
+    assert f"argument path is x. Got <class 'int'> with value {big}" in seen[1][0]
+
+
+def test_a_weak_typed_array_and_a_strong_one_are_two_signatures_as_in_jax():
+    """A jax array's aval keys it, weak type included: a weak float32 and a strong one promote
+    differently with a float16, so sharing one entry would return the first one's dtype."""
+    seen = []
+    for jit in (jax.jit, s07.jit):
+        weak, strong = jit(lambda: 1.0)(), jit(lambda: np.float32(1.0))()
+        g = jit(lambda x: x + np.float16(1))
+        seen.append((np.asarray(g(weak)).dtype, np.asarray(g(strong)).dtype, g._cache_size()))
+    assert seen[0] == seen[1] == (np.float16, np.float32, 2)

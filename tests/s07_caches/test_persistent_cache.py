@@ -130,6 +130,27 @@ def test_changing_one_ingredient_changes_the_key(name, monkeypatch):
     assert after != before
 
 
+def test_each_ingredient_is_logged_alone_and_as_the_running_hash_after_it(caplog):
+    # JAX's _log_cache_key_hash: at DEBUG, the ingredient's own digest, then the running one
+    import hashlib
+    import logging
+
+    program = s07.jit(f).lower(X).compiler_ir()
+    backend = xla_bridge.get_backend()
+    options = compiler.get_compile_options()
+    with caplog.at_level(logging.DEBUG, logger=cache_key.logger.name):
+        key = cache_key.get(program, backend.devices(), options, backend)
+    alone = cache_key.ingredient_digests(program, backend.devices(), options, backend)
+    running, want = hashlib.sha256(), []
+    for name, hashfn in cache_key.entries(program, backend.devices(), options, backend):
+        hashfn(running)
+        want += [f"get_cache_key hash of serialized {name}: {alone[name]}",
+                 f"get_cache_key hash after serializing {name}: {running.hexdigest()}"]
+    got = [r.getMessage() for r in caplog.records if r.getMessage().startswith("get_cache_key")]
+    assert got == want
+    assert key.endswith(running.hexdigest())
+
+
 @pytest.mark.parametrize("flag", cache_key.xla_flags_to_exclude_from_cache_key)
 def test_a_dropped_flag_leaves_the_key_alone(flag, monkeypatch):
     before = _key(f, X)
@@ -246,6 +267,17 @@ def test_an_entry_is_refused_unless_its_header_and_checksum_are_this_formats():
             extract(bad)
 
 
+def test_an_entry_of_another_version_of_this_format_is_refused():
+    import hashlib
+
+    magic = compilation_cache.MAGIC
+    body = compilation_cache.combine_executable_and_time(b"an executable", 1.5)[len(magic) + 32:]
+    other = magic[:-1] + b"2"  # the same writer, a format version this reader does not know
+    entry = other + hashlib.sha256(body).digest() + body  # a checksum that holds
+    with pytest.raises(compilation_cache.CorruptEntry, match="not an entry of this format"):
+        compilation_cache.extract_executable_and_time(entry)
+
+
 def test_an_entry_whose_last_use_time_is_lost_is_evicted_first(tmp_path):
     # the -atime file is written after the entry: a writer that died between the two leaves an
     # entry without one, which counts as used at time 0
@@ -304,6 +336,14 @@ def test_an_entry_that_exactly_fills_the_cap_evicts_nothing(tmp_path):
     lru.put("first", b"a" * 100)
     lru.put("second", b"b" * 100)  # 100 + 100 == 200: it fits
     assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["first-cache", "second-cache"]
+
+
+def test_a_large_entry_evicts_as_many_old_entries_as_it_needs(tmp_path):
+    lru = compilation_cache.LRUCache(str(tmp_path), max_size=300)
+    for key in ("first", "second", "third"):
+        lru.put(key, key.encode()[:1] * 100)
+    lru.put("large", b"l" * 250)  # 300 + 250 bytes: the three 100-byte entries must all go
+    assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["large-cache"]
 
 
 def test_without_a_cap_nothing_is_evicted(tmp_path):

@@ -277,9 +277,16 @@ MORE_DONATION_CASES = {
     # one free output of the size serves one leftover donor only; the other is unusable
     "one_free_size_two_donors": (lambda lib: lambda x, y: (lib.reshape(x + y, (2, 2)),),
                                  (np.ones(4, F32), np.ones(4, F32))),
+    # a leftover donor needs an output of as many elements, not bytes: f32[4] gives bool[4]
+    "other_itemsize": (lambda lib: lambda x: lib.gt(x, np.zeros(4, F32)), (np.ones(4, F32),)),
+    # a weak type does not matter to a buffer: a weak f32[] aliases a strong f32[] output
+    "weak_input": (lambda lib: lambda x: lib.mul(x, F32(2.0)), (1.0,)),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MORE_DONATION_CASES))
 def test_donation_matches_dtype_and_gives_each_free_output_one_donor_as_jax(case):
-    _lowered_with_every_argument_donated(*MORE_DONATION_CASES[case])  # text and warnings: JAX's
+    ours, _ = _lowered_with_every_argument_donated(*MORE_DONATION_CASES[case])  # text: JAX's
+    expected = {"other_dtype": "jax.buffer_donor", "one_free_size_two_donors": "jax.buffer_donor",
+                "other_itemsize": "jax.buffer_donor", "weak_input": "tf.aliasing_output = 0 : i32"}
+    assert expected[case] in ours

@@ -146,6 +146,21 @@ def test_each_array_of_a_transfer_is_a_handle_and_each_output_of_a_run(four, del
     assert (d.samples("ExecuteTime"), d.samples("EagerOpExecuteTime")) == (0, 1)
 
 
+def test_the_device_assignment_keeps_the_order_the_devices_are_given_in(four):
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    devices = ["CPU:3", "CPU:1"]  # replica 0 runs on device 3: the ids are not sorted
+    comp = program(lambda v: v * 3.0, x)
+    instance = CompileInstance(comp, devices[0], devices)
+    assert repr(four.compile_options(instance).device_assignment) == (
+        "DeviceAssignment{replica_count=2, computation_count=1, Computation0{3 1}}")
+    (exe,) = four.compile([instance])
+    shards = four.transfer_to_device([x, x + 1.0], devices)
+    (outs,) = four.execute_replicated(exe, [shards], devices)
+    assert [o.device for o in outs] == devices
+    for k, out in enumerate(four.transfer_from_device(outs)):
+        np.testing.assert_allclose(out, (x + k) * 3.0, rtol=1e-6)
+
+
 def test_the_device_assignment_holds_device_ids_not_positions(four):
     x = np.linspace(-1, 1, 3, dtype=np.float32)
     devices = ["CPU:2", "CPU:3"]

@@ -257,6 +257,17 @@ def test_xpu_and_neuron_load_their_default_libraries(clean_env):
             initialize_pjrt(device)
 
 
+@pytest.mark.parametrize("device, variable", [("XPU", "XPU_LIBRARY_PATH"),
+                                              ("NEURON", "NEURON_LIBRARY_PATH")])
+def test_xpu_and_neuron_load_the_library_their_variable_names(clean_env, tmp_path, device,
+                                                               variable):
+    lib = fake_library(tmp_path / f"{device.lower()}.so")
+    clean_env.setenv(variable, lib)  # torch_xla: GetEnvString(kEnv...LibraryPath, default)
+    with pytest.raises(RuntimeError, match=rf"^PJRT_DEVICE={device}: .*Searched, in order: "
+                       rf"{re.escape(lib)} \(.*file too short"):
+        initialize_pjrt(device)
+
+
 class _Stop(Exception):
     """Raised by a spy once it has seen what the registry passes on."""
 
@@ -297,3 +308,18 @@ def test_a_plugins_client_create_options_reach_its_client(clean_env):
     with pytest.raises(RuntimeError, match="could not start its PJRT plugin"):
         initialize_pjrt("VENDOR")
     assert seen == [("vendor", "libvendor.so", {"visible_devices": "0,1"})]
+
+
+def test_the_cuda_plugin_is_created_with_jaxs_gpu_options(fake_jax_plugins, clean_env):
+    so = fake_library(fake_jax_plugins / "xla_cuda_plugin.so")
+    options, seen = {"platform_name": "cuda", "visible_devices": "all"}, []
+
+    def spy(device_type, library_path, options=None):
+        seen.append((device_type, library_path, options))
+        raise _Stop
+
+    clean_env.setattr(pjrt_registry.pjrt, "gpu_plugin_options", lambda: dict(options))
+    clean_env.setattr(pjrt_registry.pjrt, "make_c_api_client", spy)
+    with pytest.raises(RuntimeError, match="could not start its PJRT plugin"):
+        initialize_pjrt("CUDA")
+    assert seen == [("cuda", so, options)]

@@ -344,3 +344,69 @@ def test_a_zero_dim_tensor_moved_to_the_device_is_a_number(dev):
     assert get_xla_tensor(a).get_ir_value().node.op == "xla::device_data"
     assert tuple(n - m for n, m in zip(counts(), before, strict=True)) == (1, 1)
     assert (a + b).cpu().item() == 5.4375 and one.cpu().item() == 1.0
+
+
+def test_the_graph_hash_folds_the_revision_the_course_stands_in_for(dev, monkeypatch):
+    """C++ folds torch's and XLA's git revisions: a graph compiled by another build is no hit."""
+    def collected_hash():
+        x = torch.arange(3.0).to(dev) * 2
+        return graph_executor.collect_sync_tensors([get_xla_tensor(x)], SyncTensorsConfig()).hash
+
+    before = collected_hash()
+    assert collected_hash() == before
+    monkeypatch.setattr(graph_executor, "COURSE_GITREV", "another build")
+    assert collected_hash() != before
+
+
+def test_alpha_of_one_as_a_float_adds_no_operand(dev):
+    """alpha=1.0 equals the default 1: no operand, as for alpha=1 or none (C++ compares values)."""
+    x, y = torch.arange(3.0).to(dev), torch.ones(3).to(dev)
+    once, as_int, as_float = [torch_xla.get_tensors_text([torch.add(x, y, **kw)])
+                              for kw in ({}, {"alpha": 1}, {"alpha": 1.0})]
+    assert "alpha=1.0" in as_float  # a parameter, printed as given
+    assert as_float.replace("alpha=1.0", "alpha=1") == as_int
+    assert as_int.count("%") == once.count("%")  # as many nodes: no operand for alpha
+
+
+def test_a_cached_number_buffer_is_never_donated(dev):
+    """A 0-d tensor of a number is the cached, read-only buffer of that number: an in-place
+    update at a step barrier must not donate it, or the next tensor of that number reads junk."""
+    a = torch.tensor(3.40625).to(dev)  # a number no other test uses: this tensor alone holds it
+    assert get_xla_tensor(a).get_ir_value().node.op == "xla::device_data"
+    graph_executor.sync_tensors_graph([get_xla_tensor(a)], SyncTensorsConfig())  # a takes it
+    assert get_xla_tensor(a).handle is not None and get_xla_tensor(a).handle.read_only
+    a.add_(1)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(a)], SyncTensorsConfig())
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    assert a.cpu().item() == 4.40625
+    assert torch.tensor(3.40625).to(dev).cpu().item() == 3.40625
+
+
+def test_two_outputs_of_one_node_synced_apart_are_two_graphs(dev):
+    """A tensor's IR hash is its node's and its output index: syncing only the loss, then only
+    the total weight of the same nll_loss_forward must compile twice, not reuse the first."""
+    logp = torch.log_softmax(torch.arange(12.0).reshape(4, 3) / 7, dim=1)
+    target = torch.tensor([0, 2, 1, 2])
+    want = torch.ops.aten.nll_loss_forward(logp, target, None, 1, -100)
+    got = []
+    for k in (0, 1):
+        outs = torch.ops.aten.nll_loss_forward(logp.to(dev), target.to(dev), None, 1, -100)
+        graph_executor.sync_tensors_graph([get_xla_tensor(outs[k])], SyncTensorsConfig())
+        got.append(outs[k].cpu())
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1])
+
+
+def test_a_buffer_is_donated_only_to_an_output_of_its_shape(dev):
+    """unsqueeze_ makes the tensor's output (1, 4) while its buffer is (4,): no alias then; an
+    in-place update that keeps the shape is donated (C++ compares the shapes)."""
+    w = torch.arange(4.0).to(dev)
+    w.unsqueeze_(0)
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(w.cpu().numpy(), [[0.0, 2.0, 4.0, 6.0]])
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
+    assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
+    np.testing.assert_array_equal(w.cpu().numpy(), [[0.0, 4.0, 8.0, 12.0]])

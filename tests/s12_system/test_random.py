@@ -55,6 +55,16 @@ def test_samplers_match_jax_bit_for_bit(seed):
     _same(random.gumbel(k, shape), jax.random.gumbel(kj, shape))
 
 
+def test_uniform_clamps_at_minval_as_jax_even_when_minval_is_above_maxval():
+    """JAX's uniform ends in lax.max(minval, ...): a reversed range gives minval everywhere, and
+    a range below minval's rounding never returns less than minval."""
+    k, kj = random.PRNGKey(7), jax.random.PRNGKey(7)
+    for lo, hi in [(1.0, 0.0), (3.0, -2.0), (-2.0, 3.0)]:
+        _same(random.uniform(k, (64,), minval=lo, maxval=hi),
+              jax.random.uniform(kj, (64,), minval=lo, maxval=hi))
+    assert (np.asarray(random.uniform(k, (64,), minval=1.0, maxval=0.0)) == 1.0).all()
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_every_shape_matches_jax(shape):
     k, kj = random.PRNGKey(5), jax.random.PRNGKey(5)
