@@ -495,6 +495,36 @@ def explicit_axes(api: Any, n: int) -> dict[str, Any]:
                         np.asarray(grads).tolist(), losses, np.asarray(params[-1]["w"]).tolist()])
 
 
+def explicit_control_flow(api: Any, n: int) -> dict[str, Any]:
+    """Control flow on Explicit axes: a branch's or a carry's layout is part of its type, an xs
+    may not be split along the scanned axis, and the body sees each slice's layout; shard_map
+    refuses a spec that disagrees with a value's type (numpy's is replicated), a spec that is
+    not a PartitionSpec, and reads the mesh `set_mesh` entered."""
+    mesh = api.explicit_mesh((n // 2, 2), ("x", "y"))
+    P, NS, lax, typeof = api.P, api.NamedSharding, api.lax, api.typeof
+    x = np.arange(8 * n, dtype=np.float32).reshape(4 * n, 2)
+    ident = api.shard_map(lambda a: a * 2.0, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+    with api.set_mesh(mesh):
+        a, b = api.device_put(x, NS(mesh, P("x", None))), api.device_put(x, NS(mesh, P(None, "y")))
+        messages = [_message(thunk) for thunk in (
+            lambda: lax.cond(True, lambda: a, lambda: b),
+            lambda: lax.scan(lambda c, _: (api.reshard(c, P("x")), None), b, None, length=2),
+            lambda: lax.fori_loop(0, 2, lambda i, c: api.reshard(c, P("x")), b),
+            lambda: lax.scan(lambda c, r: (c + r, None), np.zeros(2, np.float32), a),
+            lambda: ident(x),
+            lambda: api.shard_map(lambda v: v, mesh=mesh, in_specs="x", out_specs=P("x"))(x),
+            lambda: api.shard_map(lambda v: v, mesh=mesh, in_specs=P("x"),
+                                  out_specs=("x",))(a))]
+        body = str(api.make_jaxpr(lambda v: lax.scan(lambda c, r: (c, r * 2.0), 0.0, v))(b))
+        types = [str(typeof(o)) for o in (
+            lax.cond(False, lambda: a * 2.0, lambda: a + 1.0), lax.scan(
+                lambda c, r: (c + r, c), np.zeros(2, np.float32), b)[1], ident(a))]
+        decorated = api.shard_map(in_specs=P("x"), out_specs=P("x"))(lambda v: v + 1.0)(a)
+    messages.append(_message(lambda: api.shard_map(lambda v: v, in_specs=P(), out_specs=P())(x)))
+    return {"messages": messages, "jaxpr": body, "types": types,
+            "values": [np.asarray(decorated).tolist()]}
+
+
 def scalars_and_dtypes(api: Any, n: int) -> dict[str, Any]:
     """A replicated scalar in, and out: a 0-d sum, an int and a bool array split by rows, each
     with its dtype, shape and shard shapes (a scalar's shards are scalars)."""
@@ -516,6 +546,7 @@ def scalars_and_dtypes(api: Any, n: int) -> dict[str, Any]:
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
     "scalars_and_dtypes": scalars_and_dtypes,
     "explicit_axes": explicit_axes,
+    "explicit_control_flow": explicit_control_flow,
     "sharded_donation": sharded_donation,
     "unused_layouts": unused_layouts,
     "sharded_matmul": sharded_matmul,

@@ -140,12 +140,14 @@ def as_numpy(x: Any, aval: ShapedArray) -> np.ndarray:
 
 def unmapped_leading_aval(length: int, aval: ShapedArray) -> ShapedArray:
     """`aval` with a leading axis of `length`: one y per iteration, stacked."""
-    return aval.update(shape=(length, *aval.shape))
+    sharding = aval.sharding and aval.sharding.update(spec=(None, *aval.sharding.spec))
+    return aval.update(shape=(length, *aval.shape), sharding=sharding)
 
 
 def mapped_leading_aval(aval: ShapedArray) -> ShapedArray:
     """`aval` without its leading axis: what one iteration sees of an xs."""
-    return aval.update(shape=aval.shape[1:])
+    sharding = aval.sharding and aval.sharding.update(spec=aval.sharding.spec[1:])
+    return aval.update(shape=aval.shape[1:], sharding=sharding)
 
 
 # ------------------------------------------------------------------ reshaping a jaxpr

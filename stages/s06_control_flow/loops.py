@@ -57,6 +57,11 @@ def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
         # JAX lets the IndexError of `shape[0]` escape; we say which value had no axis
         bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))
         raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
+    specs = [core.get_aval(x).sharding for x in xs_flat]  # `map` here is lax.map
+    specs = [s.spec for s in specs if s is not None]
+    if any(s[0] is not None for s in specs):
+        raise ValueError("0th dimension of all xs should be replicated. Got "
+                         + ", ".join(str(s) for s in specs))
     if length is not None:
         length = int(core.concrete_or_error(
             None, length, "The `length` argument to `scan` expects a concrete `int` value. "
@@ -94,8 +99,8 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
     def trace_body(carry_avals: list[ShapedArray]) -> tuple:
         jaxpr, consts, out_tree = initial_style_jaxpr(f, in_tree, [*carry_avals, *x_avals], dbg)
-        root, children = out_tree.node_data(), treedef_children(out_tree)
-        if root is None or root[0] not in (tuple, list) or len(children) != 2:
+        children = treedef_children(out_tree)  # any node of two children, as JAX's unpack
+        if len(children) != 2:
             outs = tree_unflatten(out_tree, jaxpr.out_avals)
             raise TypeError(f"scan body output must be a pair, got {outs}.")
         carry_tree = children[0]

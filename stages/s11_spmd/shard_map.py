@@ -34,7 +34,7 @@ from . import shard_map_checks as checks
 from .mesh import Mesh
 from .partition_spec import PartitionSpec
 from .sharding_impls import NamedSharding
-from .sharding_in_types import with_sharding_type
+from .sharding_in_types import get_mesh, with_sharding_type
 
 shard_map_p = core.Primitive("shard_map")
 shard_map_p.multiple_results = True
@@ -65,15 +65,25 @@ def merge_aval(mesh: Mesh, spec: PartitionSpec, aval: core.ShapedArray) -> core.
 
 
 # --8<-- [start:shard_map]
-def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
-              check_vma: bool = True) -> Callable:
-    """`f` run on every device of `mesh` with its block of each argument (JAX: jax.shard_map)."""
+def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any,
+              mesh: Mesh | None = None, check_vma: bool = True) -> Callable:
+    """`f` run on every device of `mesh` with its block of each argument (JAX: jax.shard_map);
+    without `f`, a decorator; without `mesh`, the one `set_mesh` entered."""
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                 check_vma=check_vma)
+    if mesh is None:
+        mesh = get_mesh()
+        if mesh is None:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context")
     name = get_fun_name(f)
 
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
         leaves, in_tree = tree_flatten(args)
         checks.check_specs("in", in_specs, mesh)
+        checks.check_specs("out", out_specs, mesh)
         flat_in = checks.flat_specs("in", in_specs, args)
         avals = [core.get_aval(x) for x in leaves]
         checks.check_rank("in", f, name, in_specs, args, avals)
@@ -89,7 +99,6 @@ def shard_map(f: Callable, *, mesh: Mesh, in_specs: Any, out_specs: Any,
             # END EXERCISE
         closed = core.ClosedJaxpr(jaxpr, consts)
         outs_tree = tree_unflatten(out_tree(), list(out_avals))  # avals stand in as leaves
-        checks.check_specs("out", out_specs, mesh)
         flat_out = checks.flat_specs("out", out_specs, outs_tree)
         checks.check_rank("out", f, name, out_specs, outs_tree, out_avals)
         checks.check_duplicates(out_specs, mesh)

@@ -41,8 +41,15 @@ def flat_specs(kind: str, specs: Any, tree: Any) -> list[PartitionSpec]:
 def check_specs(kind: str, specs: Any, mesh: Mesh) -> None:
     """Every axis a spec names is a (manual) axis of the mesh; none is used twice."""
     manual = frozenset(mesh.axis_names)
-    msgs = []
-    for path, spec in tree_flatten_with_path(specs, is_leaf=is_spec)[0]:
+    leaves = tree_flatten_with_path(specs, is_leaf=is_spec)[0]
+    msgs = [f"  {kind}_specs{keystr(path)} is {x} of type {type(x).__name__}, "
+            for path, x in leaves if not is_spec(x)]
+    if msgs:
+        raise TypeError(
+            f"shard_map {kind}_specs argument must be a pytree of "
+            "`jax.sharding.PartitionSpec` instances, but:\n\n" + "\n\n".join(msgs) + "\n\n"
+            f"Check the {kind}_specs values passed to shard_map.")
+    for path, spec in leaves:
         for name in spec.used_axes():
             if name not in manual:
                 msgs.append(f"  {kind}_specs{keystr(path)} refers to {name!r}")
@@ -92,17 +99,21 @@ def _join(msgs: list[str]) -> str:
 def check_explicit_specs(mesh: Any, flat_specs: Sequence[Any], avals: Sequence[Any]) -> None:
     """On a mesh with Explicit axes an argument's type already says how it is split: the spec
     must say the same (JAX: _shard_map's check against `typeof(arg).sharding.spec`)."""
+    from .mesh import AxisType
     from .sharding_impls import NamedSharding
     from .sharding_in_types import typed_spec
 
+    if not all(t is AxisType.Explicit for t in mesh.axis_types):
+        return
     for spec, aval in zip(flat_specs, avals, strict=True):
-        if aval.sharding is None:
-            continue
+        # a value with no sharding in its type (a numpy array) is replicated: P(None, ...)
+        have = aval.sharding.spec if aval.sharding is not None else PartitionSpec(
+            *[None] * aval.ndim)
         want = typed_spec(NamedSharding(mesh, spec), aval.ndim)
-        if want != aval.sharding.spec:
+        if want != have:
             raise ValueError(
                 f"in_specs passed to shard_map: {want} does not match the specs of the input: "
-                f"{aval.sharding.spec} for arg: {aval}. `in_specs` is an optional argument so "
+                f"{have} for arg: {aval}. `in_specs` is an optional argument so "
                 "you can omit specifying it and shard_map will infer the in_specs from the "
                 "arguments. If you want to reshard your inputs, you can use `jax.reshard` on "
                 "the arguments and then pass those args to shard_map.")

@@ -45,6 +45,23 @@ def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
     close(build(ours)(*args), build(theirs)(*args))
 
 
+@pytest.mark.parametrize("pair", ["namedtuple", "dict"])
+def test_a_scan_body_may_return_any_pytree_of_two_children(pair, ours, theirs, close):
+    """JAX unpacks the body's output as (carry, y) from any node with two children: a
+    namedtuple, or a dict (its keys in sorted order), not only a tuple or a list."""
+    from collections import namedtuple
+
+    Out = namedtuple("Out", "carry y")
+    make = {"namedtuple": lambda c, y: Out(c, y), "dict": lambda c, y: {"a": c, "b": y}}[pair]
+
+    def build(ns):
+        return lambda c, xs: ns.cf.scan(lambda c, x: make(c + x, ns.jnp.sin(c)), c, xs)
+
+    args = (F32(0.5), np.linspace(-1, 1, 5).astype(F32))
+    close(build(ours)(*args), build(theirs)(*args))
+    assert str(ours.make_jaxpr(build(ours))(*args)) == str(theirs.make_jaxpr(build(theirs))(*args))
+
+
 def test_a_negative_length_traces_as_jaxs_but_is_refused_when_run(ours, theirs):
     def build(ns):
         return lambda: ns.cf.scan(lambda c, x: (c + 1.0, c), 0.0, None, length=-1)

@@ -2,7 +2,8 @@
 same programs from a process of its own (JAX's CPU device count is fixed at its start).
 
 `cpu_devices(n)` swaps the process's client for one of n devices (the registry's CPU branch
-with CPU_NUM_DEVICES=n), with jit on PJRT, and puts the old client back at the end.
+with CPU_NUM_DEVICES=n, or the `client` given), with jit on PJRT, and puts the old client back
+at the end.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
-def cpu_devices(n: int):
-    client = s11.cpu_client(n)
+def cpu_devices(n: int, client: Any = None):
+    client = client or s11.cpu_client(n)
     prev = runtime.set_computation_client(client)
     try:
         with s09.use_pjrt():

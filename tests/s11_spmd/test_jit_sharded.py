@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pytest
 
+import stages.s11_spmd as s11
 from shared import mlp
 from shared.spmd_programs import PROGRAMS, SIZES
 from tests.s11_spmd.conftest import OURS, cpu_devices, jax_results
@@ -18,13 +19,25 @@ LOWERED = ["collectives_program", "data_parallel_mlp", "explicit_axes", "grouped
            "shard_map_program", "shard_map_psum", "sharded_matmul"]
 
 
+class Ours(dict):
+    """Our result of each program on n devices, run when a test first asks for it: a stubbed
+    exercise fails the tests of the programs that reach it, not every test of the module."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n, self.client = n, s11.cpu_client(n)
+
+    def __missing__(self, name: str) -> dict:
+        with cpu_devices(self.n, self.client):
+            self[name] = PROGRAMS[name](OURS, self.n)
+        return self[name]
+
+
 @pytest.fixture(scope="module", params=[4, 8])
 def run(request):
     """(ours, JAX's) results of every program on n devices."""
     n = request.param
-    with cpu_devices(n):
-        ours = {name: PROGRAMS[name](OURS, n) for name in PROGRAM_NAMES}
-    return n, ours, jax_results(n)
+    return n, Ours(n), jax_results(n)
 
 
 @pytest.mark.parametrize("name", LOWERED)
@@ -117,6 +130,20 @@ def test_on_explicit_axes_every_type_jaxpr_and_refusal_is_jaxs(run):
     assert "c:f32[" in ours["explicit_axes"]["jaxpr"] and "@x" in ours["explicit_axes"]["jaxpr"]
     assert sum(m.startswith("ShardingTypeError") for m in ours["explicit_axes"]["messages"]) == 3
     assert "sdy.sharding_constraint" in ours["explicit_axes"]["shardy"]
+
+
+def test_on_explicit_axes_control_flow_and_shard_map_check_layouts_as_jax(run):
+    """A cond's branches, a loop's carry and a scan's xs are typed with their layouts, and a
+    slice in the body keeps its layout; shard_map compares each spec with its argument's type
+    (numpy's is replicated), refuses a spec that is not a PartitionSpec, and takes the mesh
+    `set_mesh` entered, as a decorator too."""
+    _, ours, theirs = run
+    got = ours["explicit_control_flow"]
+    assert got == theirs["explicit_control_flow"]
+    assert [m.split(":")[0] for m in got["messages"]] == [
+        "TypeError", "TypeError", "TypeError", "ValueError", "ValueError", "TypeError",
+        "TypeError", "ValueError"]
+    assert "e:f32[2@y] = mul d 2.0" in got["jaxpr"]
 
 
 def test_donation_pairs_buffers_by_their_blocks_as_jax_does(run):
