@@ -1740,6 +1740,8 @@ MUTANTS: tuple[Mutant, ...] = (
        "updates = tree_map(lambda g, t: g + t, updates, new_trace) if nesterov else new_trace"),
     _m("12.5", "the second moment is corrected with b1",
        "nu_hat = bias_correction(nu, b2, count)", "nu_hat = bias_correction(nu, b1, count)"),
+    _m("12.5", "nesterov=True is ignored: plain Adam's first moment", "if nesterov:",
+       "if False:"),
     _m("12.5", "the first moment decays with b2",
        "mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)",
        "mu = tree_map(lambda g, t: (1 - b2) * (g ** 1) + b2 * t, updates, state.mu)"),

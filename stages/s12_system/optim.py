@@ -30,7 +30,7 @@ from .optim_base import (  # the pair, the shared states and counters: re-export
     init_empty_state,
     safe_increment,
 )
-from .optim_variants import masked, scale_by_nesterov_adam
+from .optim_variants import masked, nesterov_mu_hat
 
 Schedule = Callable[[Any], Any]
 ScalarOrSchedule = float | Schedule
@@ -122,15 +122,17 @@ def trace(decay: float, nesterov: bool = False) -> GradientTransformation:
 # --8<-- [start:adam]
 def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0,
                   mu_dtype: Any = None, *, nesterov: bool = False) -> GradientTransformation:
-    """Adam's direction: bias-corrected first moment over the root of the second."""
-    if nesterov:  # NAdam: the first moment one step ahead (optim_variants.py)
-        return scale_by_nesterov_adam(b1, b2, eps, eps_root, mu_dtype)
+    """Adam's direction: bias-corrected first moment over the root of the second; with
+    `nesterov`, NAdam's first moment, taken one step ahead (optim_variants.py)."""
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
         nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
         count = safe_increment(state.count)
-        mu_hat = bias_correction(mu, b1, count)
+        if nesterov:
+            mu_hat = nesterov_mu_hat(mu, updates, b1, count)
+        else:
+            mu_hat = bias_correction(mu, b1, count)
         nu_hat = bias_correction(nu, b2, count)
         updates = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), mu_hat, nu_hat)
         # END EXERCISE

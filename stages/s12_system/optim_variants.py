@@ -11,18 +11,14 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from stages.s01_pytrees import tree_leaves, tree_map
-from stages.s02_tracing import numpy as jnp
 
 from .optim_base import (
     GradientTransformation,
-    ScaleByAdamState,
     bias_correction,
-    cast_moments,
-    init_adam_state,
     safe_increment,
 )
 
-__all__ = ["MaskedNode", "MaskedState", "masked", "scale_by_nesterov_adam"]
+__all__ = ["MaskedNode", "MaskedState", "masked", "nesterov_mu_hat"]
 
 
 class MaskedState(NamedTuple):
@@ -64,20 +60,10 @@ def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
     return GradientTransformation(init, update)
 
 
-def scale_by_nesterov_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
-                           eps_root: float = 0.0, mu_dtype: Any = None) -> GradientTransformation:
-    """Adam with Nesterov's look-ahead (Dozat's NAdam), optax's scale_by_adam(nesterov=True):
-    the first moment is taken one step ahead, b1 * mu (unbiased as at the next step) plus
-    (1 - b1) * g (unbiased as at this one). The state is Adam's, ScaleByAdamState."""
-    def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
-        mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
-        nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
-        count = safe_increment(state.count)
-        next_mu = bias_correction(mu, b1, safe_increment(count))  # a step ahead
-        ahead = tree_map(lambda m, g: b1 * m + (1 - b1) * g, next_mu,
-                         bias_correction(updates, b1, count))
-        nu_hat = bias_correction(nu, b2, count)
-        out = tree_map(lambda m, v: m / (jnp.sqrt(v + eps_root) + eps), ahead, nu_hat)
-        return out, ScaleByAdamState(count, *cast_moments(mu, nu, state, mu_dtype))
-
-    return GradientTransformation(lambda params: init_adam_state(params, mu_dtype), update)
+def nesterov_mu_hat(mu: Any, updates: Any, b1: float, count: Any) -> Any:
+    """NAdam's first moment (Dozat), optax's scale_by_adam(nesterov=True): taken one step
+    ahead, b1 * mu (unbiased as at the next step) plus (1 - b1) * g (unbiased as at this one).
+    `count` is this step's, already incremented; the state stays Adam's."""
+    next_mu = bias_correction(mu, b1, safe_increment(count))
+    return tree_map(lambda m, g: b1 * m + (1 - b1) * g, next_mu,
+                    bias_correction(updates, b1, count))
