@@ -7,8 +7,9 @@ files, so it knows which regions each test ran. A failing test is then attribute
 
 - to the exercises whose stub it reached (the stub's NotImplementedError, in its exception or
   its traceback, or a stub region it ran): those are "to do";
-- else to the learner's exercises whose code it ran (those `make exercise` stripped, or any other
-  whose code no longer reads as the reference's): those are "wrong";
+- else to the learner's exercises (those `make exercise` stripped, or any other whose code no
+  longer reads as the reference's) that its tracebacks pass through, or to the only one whose
+  code it ran: those are "wrong"; when it ran several and raised in none, each is "maybe wrong";
 - else it is "not an exercise", listed by name.
 
 The run ends with one line per exercise of the stage (`shared/exercise_table.py`): to do, wrong,
@@ -91,12 +92,21 @@ class Failure:
     nodeid: str
     stubs: set[str] = field(default_factory=set)  # exercises whose stub it reached
     reached: set[str] = field(default_factory=set)  # exercises whose code it ran
+    tracebacks: list[list[str]] = field(default_factory=list)  # exercises each passes, outer first
 
     def blame(self, mine: set[str]) -> tuple[str, set[str]]:
-        """("stub", exercises), ("wrong", the learner's exercises it ran) or ("none", {})."""
+        """("stub", exercises); ("wrong", the learner's exercises it raised in, or the only one
+        it ran); ("maybe", the learner's exercises it ran, when it ran several and raised in none
+        of them: one of them is wrong); or ("none", {})."""
         if self.stubs:
             return "stub", self.stubs
+        raised = {next(n for n in reversed(tb) if n in mine)  # the innermost of each traceback
+                  for tb in self.tracebacks if mine.intersection(tb)}
+        if raised:
+            return "wrong", raised
         written = self.reached & mine
+        if len(written) > 1:
+            return "maybe", written
         return ("wrong", written) if written else ("none", set())
 
 
@@ -228,31 +238,36 @@ class ExerciseReport:
         """Note what a failure reached: stubs named in its exceptions or text, and the
         exercise regions it ran or that its tracebacks pass through."""
         texts = [text]
-        places: list[tuple[str, int]] = []
+        places: list[list[tuple[str, int]]] = []  # one list per traceback, outer frame first
         seen: set[int] = set()
         while exc is not None and id(exc) not in seen:  # the whole chain: causes, contexts
             seen.add(id(exc))
             texts.append(str(exc))
             tb = exc.__traceback__ if tb is None else tb
+            chain = []
             while tb is not None:
-                places.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+                chain.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
                 tb = tb.tb_next
+            places.append(chain)
             exc, tb = exc.__cause__ or exc.__context__, None
         for t in texts:
             failure.stubs |= {n for n in STUB_MESSAGE.findall(t) if n in self.regions}
             if t is text:
-                places += [(m[1] or m[3], int(m[2] or m[4])) for m in FILE_LINE.finditer(t)]
-        failure.reached |= self.current | self._regions_at(places)
+                places.append([(m[1] or m[3], int(m[2] or m[4])) for m in FILE_LINE.finditer(t)])
+        for chain in places:
+            failure.tracebacks.append(self._regions_at(chain))
+            failure.reached |= set(failure.tracebacks[-1])
+        failure.reached |= self.current
         failure.stubs |= {n for n in failure.reached if self.regions[n].stub is not None}
 
-    def _regions_at(self, places: list[tuple[str, int]]) -> set[str]:
-        """The exercises whose code holds one of these (file, line) places."""
-        found = set()
+    def _regions_at(self, places: list[tuple[str, int]]) -> list[str]:
+        """The exercises whose code holds these (file, line) places, in the places' order."""
+        found = []
         for filename, line in places:
             spans = self.spans.get(filename)
             if spans is None and not os.path.isabs(filename):  # as pytest prints it
                 spans = self.spans.get(str((self.here / filename).resolve()))
-            found |= {number for first, last, number in spans or () if first <= line <= last}
+            found += [number for first, last, number in spans or () if first <= line <= last]
         return found
 
     # -- the table -----------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The table that ends a WORKSPACE=1 run: every exercise of the stage and where it stands.
 
-States: "to do" (its stub is still there), "wrong" (failing tests run its code and reach no stub),
-"done" (written, and only passing tests run it), "not reached" (written, but no passing test has
-run it yet), "reference" (it keeps the reference code: `make exercise ONLY=...` left it), and
-"missing" (its `# EXERCISE` marker line is gone from the copy). `shared/exercise_report.py`
+States: "to do" (its stub is still there), "wrong" (failing tests raise in its code, or run its
+code and no other exercise's, and reach no stub), "maybe wrong" (failing tests run its code and
+another exercise's, raising in neither), "done" (written, and only passing tests run it), "not
+reached" (written, but no passing test has run it yet), "reference" (it keeps the reference
+code: `make exercise ONLY=...` left it), and "missing" (its `# EXERCISE` marker line is gone from
+the copy). `shared/exercise_report.py`
 gathers what each test reached; this module only words it.
 """
 
@@ -39,25 +41,26 @@ def _names(nodeids: list[str], limit: int | None) -> list[str]:
 def summary_lines(report: Any, limit: int | None) -> list[str]:
     """The closing table: each stage that ran with a workspace copy, every one of its exercises."""
     failing: dict[str, list[str]] = {}  # exercise -> failing tests blamed on it
+    maybe: dict[str, list[str]] = {}  # exercise -> failing tests that ran it with others
     not_exercise: list[str] = []
     for failure in report.failures.values():
         kind, numbers = failure.blame(report.mine)
         if kind == "none":
             not_exercise.append(failure.nodeid)
         for n in numbers:
-            failing.setdefault(n, []).append(failure.nodeid)
+            (maybe if kind == "maybe" else failing).setdefault(n, []).append(failure.nodeid)
     passing: dict[str, int] = {}  # exercise -> passing tests that ran it
     for nodeid in report.passed:
         for n in report.reached.get(nodeid, ()):
             passing[n] = passing.get(n, 0) + 1
-    table = Table(report, failing, passing, limit)
+    table = Table(report, failing, passing, limit, maybe)
     lines: list[str] = []
     stage_names = sorted(report.stages_run & set(report.copies))
     for name in stage_names:
         lines += table.stage(name)
     # exercises of other copies (an earlier stage's) that failing tests reach
     numbers = {str(int(name[1:3])) for name in stage_names}
-    others = sorted((n for n in failing if n.split(".")[0] not in numbers), key=order)
+    others = sorted((n for n in {*failing, *maybe} if n.split(".")[0] not in numbers), key=order)
     if others:
         lines.append("= exercises of your other workspace copies that failing tests reach =")
         for n in others:
@@ -74,7 +77,7 @@ def order(number: str) -> tuple[int, int]:
     return int(stage), int(k)
 
 
-STATES = ("done", "to do", "wrong", "not reached", "reference", "missing")
+STATES = ("done", "to do", "wrong", "maybe wrong", "not reached", "reference", "missing")
 
 
 @dataclass
@@ -83,6 +86,7 @@ class Table:
     failing: dict[str, list[str]]
     passing: dict[str, int]
     limit: int | None
+    maybe: dict[str, list[str]]
 
     def state(self, number: str) -> str:
         region = self.report.regions.get(number)
@@ -94,6 +98,8 @@ class Table:
             return "reference"
         if number in self.failing:
             return "wrong"
+        if number in self.maybe:
+            return "maybe wrong"
         return "done" if self.passing.get(number) else "not reached"
 
     def stage(self, name: str) -> list[str]:
@@ -139,6 +145,12 @@ class Table:
             also = self.passing.get(number, 0)
             lines.append(f"    {_plural(len(tests), 'failing test')} {verb} (no stub reached; "
                          f"{_plural(also, 'passing test')} run it too):")
+        elif state == "maybe wrong":
+            tests = self.maybe[number]
+            verb = "runs" if len(tests) == 1 else "run"
+            lines.append(f"    {_plural(len(tests), 'failing test')} {verb} its code and another "
+                         "exercise's, raising in neither (no stub reached): one of them is wrong:")
         elif state == "not reached":
             lines.append("    written, but no passing test has run it yet")
-        return lines + _names(tests, self.limit) if state in ("to do", "wrong") else lines
+        failed = state in ("to do", "wrong", "maybe wrong")
+        return lines + _names(tests, self.limit) if failed else lines

@@ -74,3 +74,24 @@ def test_a_green_run_says_all_exercises_pass():
     report.mine = {"1.1"}
     assert summary_lines(report, limit=8) == [
         "= all 6 exercises of stage 1 pass (5 of them keep the reference code) ="]
+
+
+def test_a_failure_is_blamed_on_the_innermost_exercise_it_raised_in_or_else_on_all_it_ran():
+    """A failing test that ran two of the learner's exercises: the one its traceback passes
+    through last is wrong (an exception inside 1.5, called from 1.3's loop); with no exercise in
+    the traceback (an assert in the test), either may be, and the table says so."""
+    raised = Failure("tests/s01_pytrees/test_a.py::test_raised", set(), {"1.3", "1.5"},
+                     [["1.3", "1.5"]])
+    assert raised.blame({"1.3", "1.5"}) == ("wrong", {"1.5"})
+    assert raised.blame({"1.3"}) == ("wrong", {"1.3"})  # 1.5 keeps the reference code
+    asserted = Failure("tests/s01_pytrees/test_a.py::test_asserted", set(), {"1.3", "1.5"}, [[]])
+    assert asserted.blame({"1.3", "1.5"}) == ("maybe", {"1.3", "1.5"})
+    assert asserted.blame({"1.5"}) == ("wrong", {"1.5"})
+    lines = summary_lines(_report(failures={f.nodeid: f for f in (asserted,)},
+                                  mine={"1.2", "1.3", "1.5"}), limit=8)
+    rows = {line.split()[0]: line.split()[2:4] for line in lines if line.startswith("  1.")}
+    assert rows["1.3"] == rows["1.5"] == ["maybe", "wrong"] and rows["1.2"][0] == "not"
+    assert ("    1 failing test runs its code and another exercise's, raising in neither (no stub "
+            "reached): one of them is wrong:") in lines
+    assert "stage 1: 0 of 6 exercises done, 1 to do, 2 maybe wrong, 1 not reached, 1 reference, " \
+        "1 missing; 1 failing test" in lines
