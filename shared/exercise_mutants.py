@@ -1007,21 +1007,7 @@ MUTANTS: tuple[Mutant, ...] = (
        "for d in aval.shape if d)"),
     _m("8.1", "numpy's dtype name instead of the IR element type",
        "{dtype_to_ir_type(aval.dtype)}", "{aval.dtype.name}"),
-    _m("8.2", "a conversion to bool is a plain convert",
-       "if aval_out.dtype == np.dtype(bool):", "if False:"),
-    _m("8.2", "the zero compared with has the output's dtype",
-       "full_like_aval(0, aval_in)", "full_like_aval(0, aval_out)"),
-    _m("8.2", "the comparison type is the output's (bool)", '"NE", aval_in.dtype)',
-       '"NE", aval_out.dtype)'),
-    _m("8.2", "the comparison is EQ", '"NE"', '"EQ"'),
-    _m("8.2", "the comparison's bool is returned without the final convert",
-       "return hlo.convert(x, aval_to_ir_type(aval_out))",
-       "return x if aval_out.dtype == np.dtype(bool) else "
-       "hlo.convert(x, aval_to_ir_type(aval_out))"),
-    _m("8.2", "only a float input is compared with zero (an int is converted plainly)",
-       "if aval_out.dtype == np.dtype(bool):",
-       "if aval_out.dtype == np.dtype(bool) and np.issubdtype(aval_in.dtype, np.floating):"),
-    _m("8.3", "one constant per literal value, reused at every use", """
+    _m("8.2", "one constant per literal value, reused at every use", """
        if isinstance(atom, core.Literal):
            return ir_constant(atom.val, atom.aval)  # a new constant at each use, as JAX's
        """, """
@@ -1031,21 +1017,21 @@ MUTANTS: tuple[Mutant, ...] = (
                env[key] = ir_constant(atom.val, atom.aval)
            return env[key]
        """),
-    _m("8.3", "the invars are bound before the constvars",
+    _m("8.2", "the invars are bound before the constvars",
        "zip([*jaxpr.constvars, *jaxpr.invars], [*consts, *args], strict=True)",
        "zip([*jaxpr.invars, *jaxpr.constvars], [*consts, *args], strict=True)"),
-    _m("8.3", "an outlined primitive is looked up in the rule table",
+    _m("8.2", "an outlined primitive is looked up in the rule table",
        "if eqn.primitive in _outlined:", "if False:"),
-    _m("8.3", "a literal output is looked up in the environment, not made a constant",
+    _m("8.2", "a literal output is looked up in the environment, not made a constant",
        "return [read(x) for x in jaxpr.outvars]",
        "return [env[x] for x in jaxpr.outvars]"),
-    _m("8.3", "a literal's constant takes numpy's dtype, not its aval's",
+    _m("8.2", "a literal's constant takes numpy's dtype, not its aval's",
        "return ir_constant(atom.val, atom.aval)",
        "return ir_constant(atom.val)"),
-    _m("8.3", "the rule context's input and output avals are swapped",
+    _m("8.2", "the rule context's input and output avals are swapped",
        "rule_ctx = LoweringRuleContext(ctx, eqn.primitive, [x.aval for x in eqn.invars],",
        "rule_ctx = LoweringRuleContext(ctx, eqn.primitive, [x.aval for x in eqn.outvars],"),
-    _m("8.3", "only an equation's first output is bound",
+    _m("8.2", "only an equation's first output is bound",
        """
        for var, val in zip(eqn.outvars, outs, strict=True):
            env[var] = val
@@ -1053,28 +1039,49 @@ MUTANTS: tuple[Mutant, ...] = (
        """
        env[eqn.outvars[0]] = outs[0]
        """),
-    _m("8.4", "inputs and outputs are matched by size alone",
+    _m("8.2", "the rule context's output avals are the inputs'",
+       "[v.aval for v in eqn.outvars])", "[v.aval for v in eqn.invars])"),
+    _m("8.2", "an equation's params are not passed to its rule",
+       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes, **eqn.params)",
+       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes)"),
+    _m("8.3", "inputs and outputs are matched by size alone",
        "return a.shape, a.dtype  # weak types do not matter to a buffer",
        "return (a.size,)"),
-    _m("8.4", "a donated input aliases the last waiting output, not the first",
+    _m("8.3", "a donated input aliases the last waiting output, not the first",
        "i = waiting[strip(aval)].pop(0)", "i = waiting[strip(aval)].pop()"),
-    _m("8.4", "a donated input left over is not offered to XLA",
+    _m("8.3", "a donated input left over is not offered to XLA",
        "if unused[i] and aval.size in free_sizes:", "if False:"),
-    _m("8.4", "an output matched by shape alone, dtype ignored",
+    _m("8.3", "an output matched by shape alone, dtype ignored",
        "return a.shape, a.dtype  # weak types do not matter to a buffer", "return a.shape"),
-    _m("8.4", "a free output size can serve several leftover donors",
+    _m("8.3", "a free output size can serve several leftover donors",
        "free_sizes.remove(aval.size)", "pass"),
-    _m("8.5", "the branches are lowered in reverse (true first)",
-       "zip(case_op.regions, branches, strict=True)",
-       "zip(case_op.regions, branches[::-1], strict=True)"),
-    _m("8.5", "the branch's constants are left out",
-       "consts = mlir.ir_consts(branch.consts, [v.aval for v in branch.jaxpr.constvars])",
-       "consts = []"),
-    _m("8.5", "always two regions, as for cond's false and true",
-       "hlo.case(index, len(branches),", "hlo.case(index, 2,"),
-    _m("8.5", "a branch's outputs are returned in reverse", "hlo.return_(outs)",
-       "hlo.return_(outs[::-1])"),
-    _m("8.6", "a counter per name instead of the shared conflict counter", """
+    _m("8.3", "an aliased input is still reported unused",
+       "aliases[i], unused[i] = j, False", "aliases[i] = j"),
+    _m("8.3", "an input handed to XLA as a donor is still reported unused",
+       "unused[i], donors[i] = False, True", "donors[i] = True"),
+    _m("8.3", "an aliased output is still free for a leftover donor",
+       "free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]",
+       "free_sizes = [a.size for a in avals_out]"),
+    _m("8.3", "a leftover donor needs an output of as many bytes, not elements",
+       """
+       free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]
+       donors = [False] * len(avals_in)
+       for i, aval in enumerate(avals_in):
+           if unused[i] and aval.size in free_sizes:
+               free_sizes.remove(aval.size)
+       """,
+       """
+       free_sizes = [a.size * a.dtype.itemsize for j, a in enumerate(avals_out)
+                     if j not in aliases]
+       donors = [False] * len(avals_in)
+       for i, aval in enumerate(avals_in):
+           if unused[i] and aval.size * aval.dtype.itemsize in free_sizes:
+               free_sizes.remove(aval.size * aval.dtype.itemsize)
+       """),
+    _m("8.3", "a weak-typed input does not match a strong output",
+       "return a.shape, a.dtype  # weak types do not matter to a buffer",
+       "return a.shape, a.dtype, a.weak_type"),
+    _m("8.4", "a counter per name instead of the shared conflict counter", """
        unique = name
        while taken(unique):
            unique = f"{name}_{counters[2]}"
@@ -1085,11 +1092,11 @@ MUTANTS: tuple[Mutant, ...] = (
            unique = f"{name}_{k}"
            k += 1
        """),
-    _m("8.6", "only the innermost scope is checked",
+    _m("8.4", "only the innermost scope is checked",
        "return any(candidate in scope for scope in scopes)", "return candidate in scopes[-1]"),
-    _m("8.6", "the chosen name is recorded in the outermost scope", "scopes[-1].add(unique)",
+    _m("8.4", "the chosen name is recorded in the outermost scope", "scopes[-1].add(unique)",
        "scopes[0].add(unique)"),
-    _m("8.6", "the conflict counter is advanced before it is used (cst_1 first)",
+    _m("8.4", "the conflict counter is advanced before it is used (cst_1 first)",
        """
        unique = f"{name}_{counters[2]}"
        counters[2] += 1
@@ -1098,13 +1105,13 @@ MUTANTS: tuple[Mutant, ...] = (
        counters[2] += 1
        unique = f"{name}_{counters[2]}"
        """),
-    _m("8.6", "the suffix has no underscore",
+    _m("8.4", "the suffix has no underscore",
        'unique = f"{name}_{counters[2]}"',
        'unique = f"{name}{counters[2]}"'),
-    _m("8.6", "the chosen name is not recorded",
+    _m("8.4", "the chosen name is not recorded",
        "scopes[-1].add(unique)",
        "pass"),
-    _m("8.6", "the conflict counter advances at every name, taken or not",
+    _m("8.4", "the conflict counter advances at every name, taken or not",
        """
        while taken(unique):
            unique = f"{name}_{counters[2]}"
@@ -1115,6 +1122,35 @@ MUTANTS: tuple[Mutant, ...] = (
            unique = f"{name}_{counters[2]}"
        counters[2] += 1
        """),
+    _m("8.5", "a conversion to bool is a plain convert",
+       "if aval_out.dtype == np.dtype(bool):", "if False:"),
+    _m("8.5", "the zero compared with has the output's dtype",
+       "full_like_aval(0, aval_in)", "full_like_aval(0, aval_out)"),
+    _m("8.5", "the comparison type is the output's (bool)", '"NE", aval_in.dtype)',
+       '"NE", aval_out.dtype)'),
+    _m("8.5", "the comparison is EQ", '"NE"', '"EQ"'),
+    _m("8.5", "the comparison's bool is returned without the final convert",
+       "return hlo.convert(x, aval_to_ir_type(aval_out))",
+       "return x if aval_out.dtype == np.dtype(bool) else "
+       "hlo.convert(x, aval_to_ir_type(aval_out))"),
+    _m("8.5", "only a float input is compared with zero (an int is converted plainly)",
+       "if aval_out.dtype == np.dtype(bool):",
+       "if aval_out.dtype == np.dtype(bool) and np.issubdtype(aval_in.dtype, np.floating):"),
+    _m("8.5", "a bool input is compared with zero too, and an int input converted plainly",
+       "if aval_out.dtype == np.dtype(bool):", "if aval_in.dtype == np.dtype(bool):"),
+    _m("8.6", "the branches are lowered in reverse (true first)",
+       "zip(case_op.regions, branches, strict=True)",
+       "zip(case_op.regions, branches[::-1], strict=True)"),
+    _m("8.6", "the branch's constants are left out",
+       "consts = mlir.ir_consts(branch.consts, [v.aval for v in branch.jaxpr.constvars])",
+       "consts = []"),
+    _m("8.6", "always two regions, as for cond's false and true",
+       "hlo.case(index, len(branches),", "hlo.case(index, 2,"),
+    _m("8.6", "a branch's outputs are returned in reverse", "hlo.return_(outs)",
+       "hlo.return_(outs[::-1])"),
+    _m("8.6", "the case's result types are the operands'",
+       "[aval_to_ir_type(a) for a in ctx.avals_out])",
+       "[aval_to_ir_type(a) for a in ctx.avals_in[1:]])"),
     _m("8.7", "reverse is ignored", "if reverse:  # i = num_trips - i_ - 1", "if False:"),
     _m("8.7", "the loop runs while i <= num_trips", '"LT", np.int32', '"LE", np.int32'),
     _m("8.7", "the ys are written at the unreversed index",
@@ -1133,42 +1169,6 @@ MUTANTS: tuple[Mutant, ...] = (
        i = hlo.elementwise("subtract", i, mlir.ir_constant(np.array(1, np.int32)))
        """,
        ""),
-    _m("8.2", "a bool input is compared with zero too, and an int input converted plainly",
-       "if aval_out.dtype == np.dtype(bool):", "if aval_in.dtype == np.dtype(bool):"),
-    _m("8.3", "the rule context's output avals are the inputs'",
-       "[v.aval for v in eqn.outvars])", "[v.aval for v in eqn.invars])"),
-    _m("8.3", "an equation's params are not passed to its rule",
-       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes, **eqn.params)",
-       "outs = _get_rule(ctx, eqn.primitive)(rule_ctx, *in_nodes)"),
-    _m("8.4", "an aliased input is still reported unused",
-       "aliases[i], unused[i] = j, False", "aliases[i] = j"),
-    _m("8.4", "an input handed to XLA as a donor is still reported unused",
-       "unused[i], donors[i] = False, True", "donors[i] = True"),
-    _m("8.4", "an aliased output is still free for a leftover donor",
-       "free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]",
-       "free_sizes = [a.size for a in avals_out]"),
-    _m("8.4", "a leftover donor needs an output of as many bytes, not elements",
-       """
-       free_sizes = [a.size for j, a in enumerate(avals_out) if j not in aliases]
-       donors = [False] * len(avals_in)
-       for i, aval in enumerate(avals_in):
-           if unused[i] and aval.size in free_sizes:
-               free_sizes.remove(aval.size)
-       """,
-       """
-       free_sizes = [a.size * a.dtype.itemsize for j, a in enumerate(avals_out)
-                     if j not in aliases]
-       donors = [False] * len(avals_in)
-       for i, aval in enumerate(avals_in):
-           if unused[i] and aval.size * aval.dtype.itemsize in free_sizes:
-               free_sizes.remove(aval.size * aval.dtype.itemsize)
-       """),
-    _m("8.4", "a weak-typed input does not match a strong output",
-       "return a.shape, a.dtype  # weak types do not matter to a buffer",
-       "return a.shape, a.dtype, a.weak_type"),
-    _m("8.5", "the case's result types are the operands'",
-       "[aval_to_ir_type(a) for a in ctx.avals_out])",
-       "[aval_to_ir_type(a) for a in ctx.avals_in[1:]])"),
     _m("8.7", "the trip count is compared unsigned",
        '"LT", np.int32', '"LT", np.uint32'),
     _m("8.7", "the reversed index subtracts num_trips from i",
@@ -1203,52 +1203,27 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.1", "parts are padded with spaces, not zeros",
        'out.append(f"{part:0{width}.{digits}f}{suffix}")',
        'out.append(f"{part:{width}.{digits}f}{suffix}")'),
-    _m("9.2", "a deleted array is not refused", """
-       self._check_if_deleted()
-       if self._npy_value is None:
-       """, """
-       if self._npy_value is None:
-       """),
-    _m("9.2", "the values are fetched at every read", "if self._npy_value is None:",
-       "if True:"),
-    _m("9.2", "the fetched list is kept whole, not unpacked",
-       "(self._npy_value,) = self._client", "self._npy_value = self._client"),
-    _m("9.2", "the deletion check comes after the fetch", """
-       self._check_if_deleted()
-       if self._npy_value is None:
-           (self._npy_value,) = self._client.transfer_from_device([self._data])
-           self._npy_value.flags.writeable = False  # np.asarray(x)[0] = 5 must not change x
-       """, """
-       if self._npy_value is None:
-           (self._npy_value,) = self._client.transfer_from_device([self._data])
-           self._npy_value.flags.writeable = False
-       self._check_if_deleted()
-       """),
-    _m("9.2", "the deletion check guards only the fetch, not a kept value", """
-       self._check_if_deleted()
-       if self._npy_value is None:
-       """, """
-       if self._npy_value is None:
-           self._check_if_deleted()
-       """),
-    _m("9.2", "the kept values stay writable", "self._npy_value.flags.writeable = False",
-       "pass"),
-    _m("9.3", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
+    _m("9.1", "each part is the whole units only, its fraction dropped before printing",
+       "part = value / scale", "part = value // scale"),
+    _m("9.1", "a part is printed with its width but no decimals",
+       'out.append(f"{part:0{width}.{digits}f}{suffix}")',
+       'out.append(f"{part:0{width}.0f}{suffix}")'),
+    _m("9.2", "a $TPU_LIBRARY_PATH that is no file is taken anyway",
        "if env and os.path.isfile(env):", "if env:"),
-    _m("9.3", "the libtpu package's path is taken without checking the file",
+    _m("9.2", "the libtpu package's path is taken without checking the file",
        "if os.path.isfile(path):", "if path:"),
-    _m("9.3", "an unset $TPU_LIBRARY_PATH is not noted",
+    _m("9.2", "an unset $TPU_LIBRARY_PATH is not noted",
        'else "$TPU_LIBRARY_PATH (not set)")', 'else "")'),
-    _m("9.3", "the libtpu package's note leaves out its path",
+    _m("9.2", "the libtpu package's note leaves out its path",
        'searched.append(f"the libtpu package: {path} (no such file)")',
        'searched.append("the libtpu package (no such file)")'),
-    _m("9.3", "the $TPU_LIBRARY_PATH note leaves out the variable's name",
+    _m("9.2", "the $TPU_LIBRARY_PATH note leaves out the variable's name",
        'searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env',
        'searched.append(f"{env} (no such file)" if env'),
-    _m("9.3", "nothing found gives None, not the loader's libtpu.so",
+    _m("9.2", "nothing found gives None, not the loader's libtpu.so",
        'return "libtpu.so", searched',
        "return None, searched"),
-    _m("9.3", "the libtpu package is tried before $TPU_LIBRARY_PATH",
+    _m("9.2", "the libtpu package is tried before $TPU_LIBRARY_PATH",
        """
        env = os.environ.get("TPU_LIBRARY_PATH")
        if env and os.path.isfile(env):
@@ -1281,33 +1256,54 @@ MUTANTS: tuple[Mutant, ...] = (
        searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env
                        else "$TPU_LIBRARY_PATH (not set)")
        """),
-    _m("9.3", "a $TPU_LIBRARY_PATH that names a folder is taken",
+    _m("9.2", "a $TPU_LIBRARY_PATH that names a folder is taken",
        "if env and os.path.isfile(env):",
        "if env and os.path.exists(env):"),
-    _m("9.4", "plugins are consulted only for names the built-in branches do not know",
+    _m("9.3", "plugins are consulted only for names the built-in branches do not know",
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type not in DEVICE_TYPES:'),
-    _m("9.4", "CPU_NUM_DEVICES is ignored", 'int(os.environ.get("CPU_NUM_DEVICES", "1"))',
+    _m("9.3", "CPU_NUM_DEVICES is ignored", 'int(os.environ.get("CPU_NUM_DEVICES", "1"))',
        "1"),
-    _m("9.4", "TPU_LEGACY falls through to the unknown name", """
+    _m("9.3", "TPU_LEGACY falls through to the unknown name", """
        if device_type == "TPU_LEGACY":
            raise ValueError("TPU_LEGACY client is no longer available.")
        """, ""),
-    _m("9.4", "the CPU client is synchronous by default",
+    _m("9.3", "the CPU client is synchronous by default",
        "asynchronous = env_bool(\"PJRT_CPU_ASYNC_CLIENT\", True)",
        "asynchronous = env_bool(\"PJRT_CPU_ASYNC_CLIENT\", False)"),
-    _m("9.4", "plugin options not passed",
+    _m("9.3", "plugin options not passed",
        "options=plugin.client_create_options())", "options=None)"),
-    _m("9.5", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
+    _m("9.3", "the CUDA plugin is created without its options",
+       'return _c_api_client("CUDA", find_cuda_plugin(), options=pjrt.gpu_plugin_options())',
+       'return _c_api_client("CUDA", find_cuda_plugin())'),
+    _m("9.3", "$XPU_LIBRARY_PATH is ignored",
+       'os.environ.get("XPU_LIBRARY_PATH", "libxpu.so")', '"libxpu.so"'),
+    _m("9.3", "$NEURON_LIBRARY_PATH is ignored",
+       'os.environ.get("NEURON_LIBRARY_PATH", "libneuronpjrt.so")', '"libneuronpjrt.so"'),
+    _m("9.3", "a plugin that needs a coordinator is created anyway", """
+       if plugin.requires_xla_coordinator():
+           raise NotImplementedError(f"the {device_type} plugin needs a distributed "
+                                     "coordinator; this course runs one process")
+       """, ""),
+    _m("9.3", "the unknown-name error does not list the registered plugins",
+       "f\"registered plugin: {', '.join(registered_plugins())})\")",
+       "\"registered plugin)\")"),
+    _m("9.3", "PJRT_DYNAMIC_PLUGINS is on by default",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", True) and device_type != "CPU":'),
+    _m("9.3", "CPU goes through the plugins too",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type in _plugins:'),
+    _m("9.4", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
        "total_bytes += x.size"),
-    _m("9.5", "one handle counted per call", "CreateDataHandles.add_value(len(out))",
+    _m("9.4", "one handle counted per call", "CreateDataHandles.add_value(len(out))",
        "CreateDataHandles.add_value(1)"),
-    _m("9.5", "every array goes to the first device",
+    _m("9.4", "every array goes to the first device",
        "dev = self.pjrt_device(device)", "dev = self.pjrt_device(devices[0])"),
-    _m("9.5", "the outbound data is the last array's bytes only",
+    _m("9.4", "the outbound data is the last array's bytes only",
        "total_bytes += x.nbytes",
        "total_bytes = x.nbytes"),
-    _m("9.5", "one OutboundData sample per array, not per transfer",
+    _m("9.4", "one OutboundData sample per array, not per transfer",
        """
        total_bytes += x.nbytes
        """,
@@ -1315,26 +1311,30 @@ MUTANTS: tuple[Mutant, ...] = (
        total_bytes += x.nbytes
        OutboundData.add_sample(x.nbytes)
        """),
-    _m("9.5", "the data handle holds the jaxlib device, not the device string",
+    _m("9.4", "the data handle holds the jaxlib device, not the device string",
        "out.append(PjRtData(device, buffer))",
        "out.append(PjRtData(dev, buffer))"),
-    _m("9.5", "the transfer is timed as TransferFromDeviceTime",
+    _m("9.4", "the transfer is timed as TransferFromDeviceTime",
        "with metrics.timed(TransferToDeviceTime):",
        "with metrics.timed(TransferFromDeviceTime):"),
-    _m("9.6", "the assignment holds the devices' positions, not their ids",
+    _m("9.4", "the transfer's data handle holds the first device",
+       "out.append(PjRtData(device, buffer))", "out.append(PjRtData(devices[0], buffer))"),
+    _m("9.4", "a 0-d host value is sent as a 1-element vector",
+       "x = np.asarray(x)", "x = np.atleast_1d(np.asarray(x))"),
+    _m("9.5", "the assignment holds the devices' positions, not their ids",
        "ids = [self.pjrt_device(d).id for d in instance.devices]",
        "ids = list(range(len(instance.devices)))"),
-    _m("9.6", "the sharded arm does not turn SPMD partitioning on",
+    _m("9.5", "the sharded arm does not turn SPMD partitioning on",
        "options.executable_build_options.use_spmd_partitioning = True", "pass"),
-    _m("9.6", "the replica arm's assignment is laid out 1 x n",
+    _m("9.5", "the replica arm's assignment is laid out 1 x n",
        "assignment = np.array(ids).reshape(n, 1)", "assignment = np.array(ids).reshape(1, n)"),
-    _m("9.6", "the sharded arm counts replicas, not partitions",
+    _m("9.5", "the sharded arm counts replicas, not partitions",
        "options.num_partitions, options.num_replicas = n, 1",
        "options.num_partitions, options.num_replicas = 1, n"),
-    _m("9.6", "the device assignment is not set (XLA's default devices)",
+    _m("9.5", "the device assignment is not set (XLA's default devices)",
        "options.device_assignment = xc.DeviceAssignment.create(assignment)",
        "pass"),
-    _m("9.6", "SPMD partitioning is turned on before the arms, for both",
+    _m("9.5", "SPMD partitioning is turned on before the arms, for both",
        """
        options = xc.CompileOptions()
        if instance.is_sharded:  # one program partitioned over the devices (SPMD)
@@ -1345,59 +1345,59 @@ MUTANTS: tuple[Mutant, ...] = (
        options.executable_build_options.use_spmd_partitioning = True
        if instance.is_sharded:  # one program partitioned over the devices (SPMD)
        """),
-    _m("9.6", "n is the client's device count, not the instance's",
+    _m("9.5", "n is the client's device count, not the instance's",
        "n = len(ids)",
        "n = len(self.client.devices())"),
-    _m("9.7", "an argument on another device is not refused", "if arg.device != device:",
-       "if False:"),
-    _m("9.7", "an eager op is timed as ExecuteTime",
-       "(EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)",
-       "ExecuteTime.add_elapsed(start)"),
-    _m("9.7", "the output handles are not counted",
-       "CreateDataHandles.add_value(len(outputs))", "pass"),
-    _m("9.1", "each part is the whole units only, its fraction dropped before printing",
-       "part = value / scale", "part = value // scale"),
-    _m("9.1", "a part is printed with its width but no decimals",
-       'out.append(f"{part:0{width}.{digits}f}{suffix}")',
-       'out.append(f"{part:0{width}.0f}{suffix}")'),
-    _m("9.2", "a fresh copy is handed out at every read",
-       "return self._npy_value", "return self._npy_value.copy()"),
-    _m("9.4", "the CUDA plugin is created without its options",
-       'return _c_api_client("CUDA", find_cuda_plugin(), options=pjrt.gpu_plugin_options())',
-       'return _c_api_client("CUDA", find_cuda_plugin())'),
-    _m("9.4", "$XPU_LIBRARY_PATH is ignored",
-       'os.environ.get("XPU_LIBRARY_PATH", "libxpu.so")', '"libxpu.so"'),
-    _m("9.4", "$NEURON_LIBRARY_PATH is ignored",
-       'os.environ.get("NEURON_LIBRARY_PATH", "libneuronpjrt.so")', '"libneuronpjrt.so"'),
-    _m("9.4", "a plugin that needs a coordinator is created anyway", """
-       if plugin.requires_xla_coordinator():
-           raise NotImplementedError(f"the {device_type} plugin needs a distributed "
-                                     "coordinator; this course runs one process")
-       """, ""),
-    _m("9.4", "the unknown-name error does not list the registered plugins",
-       "f\"registered plugin: {', '.join(registered_plugins())})\")",
-       "\"registered plugin)\")"),
-    _m("9.4", "PJRT_DYNAMIC_PLUGINS is on by default",
-       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
-       'if env_bool("PJRT_DYNAMIC_PLUGINS", True) and device_type != "CPU":'),
-    _m("9.4", "CPU goes through the plugins too",
-       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
-       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type in _plugins:'),
-    _m("9.5", "the transfer's data handle holds the first device",
-       "out.append(PjRtData(device, buffer))", "out.append(PjRtData(devices[0], buffer))"),
-    _m("9.5", "a 0-d host value is sent as a 1-element vector",
-       "x = np.asarray(x)", "x = np.atleast_1d(np.asarray(x))"),
-    _m("9.6", "the device ids are sorted",
+    _m("9.5", "the device ids are sorted",
        "ids = [self.pjrt_device(d).id for d in instance.devices]",
        "ids = sorted(self.pjrt_device(d).id for d in instance.devices)"),
-    _m("9.7", "the refused argument is counted from 1",
+    _m("9.6", "an argument on another device is not refused", "if arg.device != device:",
+       "if False:"),
+    _m("9.6", "an eager op is timed as ExecuteTime",
+       "(EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)",
+       "ExecuteTime.add_elapsed(start)"),
+    _m("9.6", "the output handles are not counted",
+       "CreateDataHandles.add_value(len(outputs))", "pass"),
+    _m("9.6", "the refused argument is counted from 1",
        'raise ValueError(f"argument {i} is on {arg.device}, the computation runs on "',
        'raise ValueError(f"argument {i + 1} is on {arg.device}, the computation runs on "'),
-    _m("9.7", "the timers are swapped",
+    _m("9.6", "the timers are swapped",
        "(EagerOpExecuteTime if options.eager_mode else ExecuteTime).add_elapsed(start)",
        "(ExecuteTime if options.eager_mode else EagerOpExecuteTime).add_elapsed(start)"),
-    _m("9.7", "an execution is counted as one handle",
+    _m("9.6", "an execution is counted as one handle",
        "CreateDataHandles.add_value(len(outputs))", "CreateDataHandles.add_value(1)"),
+    _m("9.7", "a deleted array is not refused", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+       """, """
+       if self._npy_value is None:
+       """),
+    _m("9.7", "the values are fetched at every read", "if self._npy_value is None:",
+       "if True:"),
+    _m("9.7", "the fetched list is kept whole, not unpacked",
+       "(self._npy_value,) = self._client", "self._npy_value = self._client"),
+    _m("9.7", "the deletion check comes after the fetch", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+           (self._npy_value,) = self._client.transfer_from_device([self._data])
+           self._npy_value.flags.writeable = False  # np.asarray(x)[0] = 5 must not change x
+       """, """
+       if self._npy_value is None:
+           (self._npy_value,) = self._client.transfer_from_device([self._data])
+           self._npy_value.flags.writeable = False
+       self._check_if_deleted()
+       """),
+    _m("9.7", "the deletion check guards only the fetch, not a kept value", """
+       self._check_if_deleted()
+       if self._npy_value is None:
+       """, """
+       if self._npy_value is None:
+           self._check_if_deleted()
+       """),
+    _m("9.7", "the kept values stay writable", "self._npy_value.flags.writeable = False",
+       "pass"),
+    _m("9.7", "a fresh copy is handed out at every read",
+       "return self._npy_value", "return self._npy_value.copy()"),
     # -- stage 10: lazy tensors ----------------------------------------------------------------
     _m("10.1", "the shifts of a are swapped", "(a << 6) + (a >> 2)", "(a >> 6) + (a << 2)"),
     _m("10.1", "the golden-ratio constant is left out", "_KB + _GOLDEN +", "_KB +"),
@@ -1423,10 +1423,38 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("10.2", "a missing operand is skipped instead of folding kNullOpt",
        "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
        "h = h if operand is None else hash_combine(h, operand.hash())"),
-    _m("10.3", "the operands are pushed last first, so the first operand is visited first",
+    _m("10.2", "the running hash and the operand's are combined the other way round",
+       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
+       "h = hash_combine(NULL_OPT if operand is None else operand.hash(), h)"),
+    _m("10.2", "each operand is combined with the node hash, not the running one",
+       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
+       "h = hash_combine(node_hash, NULL_OPT if operand is None else operand.hash())"),
+    _m("10.3", "a default scalar (alpha=1) becomes an operand",
+       "if kind == \"scalar\" and (value is None or value == default):",
+       "if kind == \"scalar\" and value is None:"),
+    _m("10.3", "a list of tensors is folded in reverse",
+       "operands.extend(_operand(v, args) for v in value)",
+       "operands.extend(_operand(v, args) for v in reversed(value))"),
+    _m("10.3", "a list of tensors is laid out as one operand",
+       "layout.append((name, len(value)))", "layout.append((name, -1))"),
+    _m("10.3", "keyword arguments are ignored", "kwargs.get(name, default)", "default"),
+    _m("10.3", "every number is a parameter",
+       "if kind == \"scalar\" and (value is None or value == default):",
+       "if kind == \"scalar\":"),
+    _m("10.3", "an absent optional tensor (None) is left out of the operands",
+       "operands.append(_operand(value, args))",
+       "operands.extend([] if value is None else [_operand(value, args)])"),
+    _m("10.3", "a default scalar is recognised by identity",
+       'if kind == "scalar" and (value is None or value == default):',
+       'if kind == "scalar" and (value is None or value is default):'),
+    _m("10.3", "a scalar operand is not laid out",
+       'elif kind == "tensor" or kind == "scalar":',
+       'elif kind == "scalar":\n            operands.append(_operand(value, args))\n'
+       '        elif kind == "tensor":'),
+    _m("10.4", "the operands are pushed last first, so the first operand is visited first",
        "stack.extend(v.node for v in node.operands",
        "stack.extend(v.node for v in reversed(node.operands)"),
-    _m("10.3", "a node is emitted when first met, before its operands (a pre-order)", """
+    _m("10.4", "a node is emitted when first met, before its operands (a pre-order)", """
        emitted[id(node)] = False
        stack.extend(v.node for v in node.operands
                     if v is not None and id(v.node) not in emitted)
@@ -1436,15 +1464,15 @@ MUTANTS: tuple[Mutant, ...] = (
        stack.extend(v.node for v in node.operands
                     if v is not None and id(v.node) not in emitted)
        """),
-    _m("10.3", "a missing (None) operand is not skipped",
+    _m("10.4", "a missing (None) operand is not skipped",
        "if v is not None and id(v.node) not in emitted)", "if id(v.node) not in emitted)"),
-    _m("10.3", "the roots are walked last first", "for root in roots:",
+    _m("10.4", "the roots are walked last first", "for root in roots:",
        "for root in reversed(list(roots)):"),
-    _m("10.3", "a node met again after it was emitted is emitted again",
+    _m("10.4", "a node met again after it was emitted is emitted again",
        "if state is False:", "if True:"),
-    _m("10.4", "the force flag is not hashed, so a read and a sync of the same IR collide",
+    _m("10.5", "the force flag is not hashed, so a read and a sync of the same IR collide",
        "coll.hash = mhash(config.force_ltc_data)", "coll.hash = mhash(True)"),
-    _m("10.4", "the compilation environment is folded before the force flag", """
+    _m("10.5", "the compilation environment is folded before the force flag", """
        coll.hash = mhash(config.force_ltc_data)  # a sync and a read of the same IR differ
        coll.ingredients.append(("force_ltc_data", coll.hash))
        coll.merge("compilation environment and revisions", hash_compilation_env(),
@@ -1455,41 +1483,11 @@ MUTANTS: tuple[Mutant, ...] = (
        coll.hash = merge_hash(coll.hash, mhash(config.force_ltc_data))
        coll.ingredients.append(("force_ltc_data", coll.hash))
        """),
-    _m("10.4", "the synced tensors are not recorded, so nothing is computed",
+    _m("10.5", "the synced tensors are not recorded, so nothing is computed",
        "coll.indices.append(i)", "pass"),
-    _m("10.4", "a tensor listed twice is collected twice",
+    _m("10.5", "a tensor listed twice is collected twice",
        "seen.add(t.unique_id)", "pass"),
-    _m("10.5", "a read donates too", "if not (coll.config.sync_ltc_data and "
-       "coll.config.force_ltc_data):", "if not coll.config.sync_ltc_data:"),
-    _m("10.5", "a buffer another live tensor still holds is donated",
-       "if k is None or getattr(data, \"read_only\", False) or holders[id(data)] > 0:",
-       "if k is None or getattr(data, \"read_only\", False):"),
-    _m("10.5", "a parameter is donated to the output at its own position",
-       "donors[p] = k", "donors[p] = p"),
-    _m("10.5", "XLA_ENABLE_PARAM_ALIASING=0 is ignored: buffers are still donated",
-       'if os.environ.get("XLA_ENABLE_PARAM_ALIASING", "1") == "0":', "if False:"),
-    _m("10.6", "a default scalar (alpha=1) becomes an operand",
-       "if kind == \"scalar\" and (value is None or value == default):",
-       "if kind == \"scalar\" and value is None:"),
-    _m("10.6", "a list of tensors is folded in reverse",
-       "operands.extend(_operand(v, args) for v in value)",
-       "operands.extend(_operand(v, args) for v in reversed(value))"),
-    _m("10.6", "a list of tensors is laid out as one operand",
-       "layout.append((name, len(value)))", "layout.append((name, -1))"),
-    _m("10.6", "keyword arguments are ignored", "kwargs.get(name, default)", "default"),
-    _m("10.6", "every number is a parameter",
-       "if kind == \"scalar\" and (value is None or value == default):",
-       "if kind == \"scalar\":"),
-    _m("10.6", "an absent optional tensor (None) is left out of the operands",
-       "operands.append(_operand(value, args))",
-       "operands.extend([] if value is None else [_operand(value, args)])"),
-    _m("10.2", "the running hash and the operand's are combined the other way round",
-       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
-       "h = hash_combine(NULL_OPT if operand is None else operand.hash(), h)"),
-    _m("10.2", "each operand is combined with the node hash, not the running one",
-       "h = hash_combine(h, NULL_OPT if operand is None else operand.hash())",
-       "h = hash_combine(node_hash, NULL_OPT if operand is None else operand.hash())"),
-    _m("10.4", "a DeviceData tensor is collected for computing",
+    _m("10.5", "a DeviceData tensor is collected for computing",
        """
        t.set_data_handle(node.data)
        continue
@@ -1497,33 +1495,35 @@ MUTANTS: tuple[Mutant, ...] = (
        """
        t.set_data_handle(node.data)
        """),
-    _m("10.4", "a DeviceData tensor is skipped without taking its buffer",
+    _m("10.5", "a DeviceData tensor is skipped without taking its buffer",
        "t.set_data_handle(node.data)", "pass"),
-    _m("10.4", "the course revision is left out of the hash",
+    _m("10.5", "the course revision is left out of the hash",
        "string_hash(torch.version.git_version), string_hash(COURSE_GITREV))",
        "string_hash(torch.version.git_version))"),
-    _m("10.4", "a tensor's IR is hashed by its node, without its output index",
+    _m("10.5", "a tensor's IR is hashed by its node, without its output index",
        'coll.merge(f"tensor {i} IR", t.ir_value.hash())',
        'coll.merge(f"tensor {i} IR", t.ir_value.node.hash())'),
-    _m("10.5", "a buffer is donated whatever the output's shape and dtype",
+    _m("10.6", "a read donates too", "if not (coll.config.sync_ltc_data and "
+       "coll.config.force_ltc_data):", "if not coll.config.sync_ltc_data:"),
+    _m("10.6", "a buffer another live tensor still holds is donated",
+       "if k is None or getattr(data, \"read_only\", False) or holders[id(data)] > 0:",
+       "if k is None or getattr(data, \"read_only\", False):"),
+    _m("10.6", "a parameter is donated to the output at its own position",
+       "donors[p] = k", "donors[p] = p"),
+    _m("10.6", "XLA_ENABLE_PARAM_ALIASING=0 is ignored: buffers are still donated",
+       'if os.environ.get("XLA_ENABLE_PARAM_ALIASING", "1") == "0":', "if False:"),
+    _m("10.6", "a buffer is donated whatever the output's shape and dtype",
        "if tensors[coll.indices[k]].aval == data.aval:", "if True:"),
-    _m("10.5", "the output's aval is read at position k of the tensors, not of the indices",
+    _m("10.6", "the output's aval is read at position k of the tensors, not of the indices",
        "if tensors[coll.indices[k]].aval == data.aval:", "if tensors[k].aval == data.aval:"),
-    _m("10.5", "output positions count every tensor, not the collected ones",
+    _m("10.6", "output positions count every tensor, not the collected ones",
        "output_of = {tensors[i].unique_id: k for k, i in enumerate(coll.indices)}",
        "output_of = {t.unique_id: k for k, t in enumerate(tensors)}"),
-    _m("10.5", "a read-only buffer is donated",
+    _m("10.6", "a read-only buffer is donated",
        'if k is None or getattr(data, "read_only", False) or holders[id(data)] > 0:',
        "if k is None or holders[id(data)] > 0:"),
-    _m("10.5", "a buffer held by one other tensor is still donated",
+    _m("10.6", "a buffer held by one other tensor is still donated",
        "holders[id(data)] > 0:", "holders[id(data)] > 1:"),
-    _m("10.6", "a default scalar is recognised by identity",
-       'if kind == "scalar" and (value is None or value == default):',
-       'if kind == "scalar" and (value is None or value is default):'),
-    _m("10.6", "a scalar operand is not laid out",
-       'elif kind == "tensor" or kind == "scalar":',
-       'elif kind == "scalar":\n            operands.append(_operand(value, args))\n'
-       '        elif kind == "tensor":'),
     # -- stage 11: SPMD ------------------------------------------------------------------------
     _m("11.1", "the replicated mesh axes go first, not last",
        "perm += replicated", "perm = replicated + perm"),

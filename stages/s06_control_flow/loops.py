@@ -54,12 +54,10 @@ def _infer_scan_length(xs_flat: list[Any], length: int | None) -> int:
     except (AttributeError, IndexError):
         for x in xs_flat:  # a value that is no array at all: JAX's TypeError
             core.get_aval(x)
-        # JAX lets the IndexError of `shape[0]` escape; we say which value had no axis
-        bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))
+        bad = ", ".join(str(x) for x in xs_flat if not np.shape(x))  # JAX: an IndexError
         raise ValueError(f"scan got value with no leading axis to scan over: {bad}.") from None
-    specs = [core.get_aval(x).sharding for x in xs_flat]  # `map` here is lax.map
-    specs = [s.spec for s in specs if s is not None]
-    if any(s[0] is not None for s in specs):
+    specs = [s.spec for x in xs_flat if (s := core.get_aval(x).sharding) is not None]
+    if any(s[0] is not None for s in specs):  # on Explicit axes (`map` here is lax.map)
         raise ValueError("0th dimension of all xs should be replicated. Got "
                          + ", ".join(str(s) for s in specs))
     if length is not None:
@@ -99,8 +97,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
 
     def trace_body(carry_avals: list[ShapedArray]) -> tuple:
         jaxpr, consts, out_tree = initial_style_jaxpr(f, in_tree, [*carry_avals, *x_avals], dbg)
-        children = treedef_children(out_tree)  # any node of two children, as JAX's unpack
-        if len(children) != 2:
+        if len(children := treedef_children(out_tree)) != 2:  # any node of two (JAX's unpack)
             outs = tree_unflatten(out_tree, jaxpr.out_avals)
             raise TypeError(f"scan body output must be a pair, got {outs}.")
         carry_tree = children[0]

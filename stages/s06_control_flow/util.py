@@ -49,10 +49,9 @@ def merge_lists(which: Sequence[bool], falses: Sequence[Any], trues: Sequence[An
 
 
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:
-    """Same shape and dtype, and where both are typed on a mesh, the same sharding; weak
-    types are ignored (JAX: core.typematch)."""
-    return (a.shape == b.shape and a.dtype == b.dtype
-            and (a.sharding is None or b.sharding is None or a.sharding == b.sharding))
+    """Same shape, dtype and sharding (where both have one); weak types aside (core.typematch)."""
+    return (a.shape, a.dtype) == (b.shape, b.dtype) and (
+        a.sharding is None or b.sharding is None or a.sharding == b.sharding)
 
 
 # ------------------------------------------------------------------ varying axes

@@ -24,7 +24,7 @@ class _SSANames:
         self._number_region(func.body, [0, 0, 0], [])
 
     def _unique(self, name: str, counters: list[int], scopes: list[set[str]]) -> str:
-        # EXERCISE 8.6 (ssa-names): a taken name gets `_<k>`, k from the conflict counter
+        # EXERCISE 8.4 (ssa-names): a taken name gets `_<k>`, k from the conflict counter
         def taken(candidate: str) -> bool:
             return any(candidate in scope for scope in scopes)
 

@@ -21,7 +21,7 @@ from .mlir import LoweringRuleContext, aval_to_ir_type, register_lowering
 # --8<-- [start:cond]
 def _cond_lowering(ctx: LoweringRuleContext, index: ir.Value, *args: ir.Value,
                    branches: Sequence[core.ClosedJaxpr], **params: Any) -> list[ir.Value]:
-    # EXERCISE 8.5 (cond-case): one region per branch, each lowering its jaxpr on the operands
+    # EXERCISE 8.6 (cond-case): one region per branch, each lowering its jaxpr on the operands
     case_op = hlo.case(index, len(branches), [aval_to_ir_type(a) for a in ctx.avals_out])
     for region, branch in zip(case_op.regions, branches, strict=True):
         with ir.InsertionPoint(region.block):

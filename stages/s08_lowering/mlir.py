@@ -143,7 +143,7 @@ def _get_rule(ctx: ModuleContext, prim: core.Primitive) -> LoweringRule:
 def jaxpr_subcomp(ctx: ModuleContext, jaxpr: core.Jaxpr, consts: Sequence[ir.Value],
                   *args: ir.Value) -> list[ir.Value]:
     """Lower `jaxpr` inline at the current insertion point; return its outputs' values."""
-    # EXERCISE 8.3 (jaxpr-subcomp): an environment from vars to IR values, one rule per eqn
+    # EXERCISE 8.2 (jaxpr-subcomp): an environment from vars to IR values, one rule per eqn
     env: dict[core.Var, ir.Value] = {}
 
     def read(atom: Any) -> ir.Value:
@@ -300,7 +300,7 @@ def tensor_dims(ir_type: str) -> str:
 def convert_hlo(x: ir.Value, aval_in: core.ShapedArray, aval_out: core.ShapedArray
                 ) -> ir.Value:
     """convert with XLA's meaning for bool: a conversion to bool is `x != 0`, not truncation."""
-    # EXERCISE 8.2 (convert-to-bool): compare with zero first when the target is bool
+    # EXERCISE 8.5 (convert-to-bool): compare with zero first when the target is bool
     if aval_out.dtype == np.dtype(bool):
         x = compare_hlo(x, full_like_aval(0, aval_in), "NE", aval_in.dtype)
     return hlo.convert(x, aval_to_ir_type(aval_out))

@@ -48,7 +48,7 @@ def _set_up_aliases(avals_in: Sequence[core.ShapedArray], avals_out: Sequence[co
     A donated input aliases the first unclaimed output of its shape and dtype; one left over
     goes to XLA (`jax.buffer_donor`) if a free output has as many elements, whatever its dtype.
     """
-    # EXERCISE 8.4 (donation): pair each donated input with an output of its shape and dtype
+    # EXERCISE 8.3 (donation): pair each donated input with an output of its shape and dtype
     def strip(a: core.ShapedArray) -> tuple:
         return a.shape, a.dtype  # weak types do not matter to a buffer
 

@@ -68,7 +68,7 @@ class ArrayImpl(Array):
     @property
     def _value(self) -> np.ndarray:
         """The values on the host, fetched once (a blocking TransferFromDevice) and kept."""
-        # EXERCISE 9.2 (host-value): refuse a deleted array; fetch the values once, keep them
+        # EXERCISE 9.7 (host-value): refuse a deleted array; fetch the values once, keep them
         self._check_if_deleted()
         if self._npy_value is None:
             (self._npy_value,) = self._client.transfer_from_device([self._data])

@@ -226,7 +226,7 @@ class PjRtComputationClient(ComputationClient):
     # --8<-- [start:transfer_to_device]
     def transfer_to_device(self, tensors: Sequence[np.ndarray], devices: Sequence[str]
                            ) -> list[Data]:
-        # EXERCISE 9.5 (transfer): one buffer per host array, timed and counted as torch_xla
+        # EXERCISE 9.4 (transfer): one buffer per host array, timed and counted as torch_xla
         with metrics.timed(TransferToDeviceTime):
             out, total_bytes = [], 0
             for x, device in zip(tensors, devices, strict=True):
@@ -264,7 +264,7 @@ class PjRtComputationClient(ComputationClient):
     # --8<-- [start:compile]
     def compile_options(self, instance: CompileInstance) -> Any:
         """C++ Compile()'s two arms: SPMD partitions or replicas, and the device assignment."""
-        # EXERCISE 9.6 (compile-options): the two arms of Compile, and the device assignment
+        # EXERCISE 9.5 (compile-options): the two arms of Compile, and the device assignment
         ids = [self.pjrt_device(d).id for d in instance.devices]
         n = len(ids)
         options = xc.CompileOptions()
@@ -319,7 +319,7 @@ class PjRtComputationClient(ComputationClient):
                             device: str,
                             options: ExecuteComputationOptions = DEFAULT_OPTIONS
                             ) -> list[Data]:
-        # EXERCISE 9.7 (execute): check the buffers' device, run, wrap the outputs, stamp
+        # EXERCISE 9.6 (execute): check the buffers' device, run, wrap the outputs, stamp
         buffers = []
         for i, arg in enumerate(arguments):
             if arg.device != device:

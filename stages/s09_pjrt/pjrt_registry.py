@@ -133,7 +133,7 @@ def find_cuda_plugin() -> str:
 def tpu_library_path() -> tuple[str, list[str]]:
     """The libtpu to load, and the places looked at before it: $TPU_LIBRARY_PATH, then the
     `libtpu` package, then plain "libtpu.so", which the loader looks for on its own path."""
-    # EXERCISE 9.3 (tpu-search): the three places, in order, each noted when it fails
+    # EXERCISE 9.2 (tpu-search): the three places, in order, each noted when it fails
     searched = []
     env = os.environ.get("TPU_LIBRARY_PATH")
     if env and os.path.isfile(env):
@@ -169,7 +169,7 @@ def _c_api_client(device_type: str, library_path: str, searched: Sequence[str] =
 # --8<-- [start:initialize_pjrt]
 def initialize_pjrt(device_type: str) -> PjRtComputationClient:
     """A new client for `device_type`, through the first branch that takes it."""
-    # EXERCISE 9.4 (registry): torch_xla's branches, in torch_xla's order
+    # EXERCISE 9.3 (registry): torch_xla's branches, in torch_xla's order
     if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":
         plugin = _plugins.get(device_type)
         if plugin is None:

@@ -67,7 +67,7 @@ def _operand(x: Any, args: tuple) -> Value | None:
 def lower_op(func: Any, args: tuple, kwargs: dict) -> Any:
     """One aten op as one IR node; returns lazy tensors standing for its outputs."""
     schema = op_schema(func)  # each argument's (name, kind, default), read once per op
-    # EXERCISE 10.6 (lower-op): tensors and numbers become operands, the rest parameters
+    # EXERCISE 10.3 (lower-op): tensors and numbers become operands, the rest parameters
     operands: list[Value | None] = []
     layout: list[tuple[str, int]] = []  # operand name and count (-1: one, not a list)
     params: list[tuple[str, Any]] = []

@@ -108,7 +108,7 @@ def collect_sync_tensors(tensors: Sequence[XLATensorData], config: SyncTensorsCo
                          ) -> SyncTensorCollection:
     """Which tensors need computing, and the graph hash so far (C++: CollectSyncTensors)."""
     coll = SyncTensorCollection(config)
-    # EXERCISE 10.4 (collect): the first ingredients of the graph hash, in torch_xla's order
+    # EXERCISE 10.5 (collect): the first ingredients of the graph hash, in torch_xla's order
     coll.hash = mhash(config.force_ltc_data)  # a sync and a read of the same IR differ
     coll.ingredients.append(("force_ltc_data", coll.hash))
     coll.merge("compilation environment and revisions", hash_compilation_env(),
@@ -157,7 +157,7 @@ def get_buffer_donors(tensors: Sequence[XLATensorData], coll: SyncTensorCollecti
                       parameters: Sequence[Any]) -> dict[int, int]:
     """Parameter index -> output index, for each buffer the graph may overwrite (C++:
     GetBufferDonors). Only at a step barrier: a read must leave every buffer as it was."""
-    # EXERCISE 10.5 (donors): donate at a step barrier only, a buffer whose tensor is an output
+    # EXERCISE 10.6 (donors): donate at a step barrier only, a buffer whose tensor is an output
     if os.environ.get("XLA_ENABLE_PARAM_ALIASING", "1") == "0":
         return {}
     if not (coll.config.sync_ltc_data and coll.config.force_ltc_data):

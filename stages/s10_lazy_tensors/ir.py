@@ -141,7 +141,7 @@ def compute_post_order(roots: Iterable[Node]) -> list[Node]:
     A stack, as in C++: a node is pushed, its operands pushed above it (so the last operand is
     visited first), and it is emitted when it comes back to the top with its operands done.
     """
-    # EXERCISE 10.3 (post-order): C++'s stack walk; operands first, the last operand first
+    # EXERCISE 10.4 (post-order): C++'s stack walk; operands first, the last operand first
     emitted: dict[int, bool] = {}  # id(node) -> done? (False while its operands are pending)
     post_order: list[Node] = []
     for root in roots:
