@@ -139,7 +139,8 @@ class Table:
             verb = "reaches" if len(tests) == 1 else "reach"
             lines.append(f"    {_plural(len(tests), 'failing test')} {verb} its stub:")
         elif state == "to do":
-            lines.append("    no test reached it yet: the tests that need it fail earlier")
+            lines.append("    no test that ran reached it: those that need it fail earlier, or "
+                         "were not selected")
         elif state == "wrong":
             verb = "runs its code and fails" if len(tests) == 1 else "run its code and fail"
             also = self.passing.get(number, 0)

@@ -8,6 +8,7 @@ Reading path (the lesson, in order):
   5. registration.py  how a type becomes a node: register_pytree_node, register_dataclass
 
 Beside it:
+  key_paths.py        tree_flatten_with_path and tree_map_with_path: each leaf with its path
   equality.py         where two pytrees differ, path by path: what mismatch errors list
   partial.py          Partial: a functools.partial whose arguments are the leaves
 
@@ -15,6 +16,7 @@ JAX: jax.tree_util (jax/_src/tree_util.py over jaxlib's C++ pytree.cc).
 """
 
 from .equality import equality_errors, equality_errors_pytreedef
+from .key_paths import tree_flatten_with_path, tree_leaves_with_path, tree_map_with_path
 from .keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 from .partial import Partial
 from .pytree import PyTreeRegistry
@@ -41,11 +43,8 @@ from .tree_util import (
     tree_all,
     tree_broadcast,
     tree_flatten,
-    tree_flatten_with_path,
     tree_leaves,
-    tree_leaves_with_path,
     tree_map,
-    tree_map_with_path,
     tree_reduce,
     tree_reduce_associative,
     tree_structure,

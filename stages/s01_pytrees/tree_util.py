@@ -89,13 +89,13 @@ def tree_map(f: Callable[..., Any], tree: Any, *rest: Any,
         try:
             per_tree.append(treedef.flatten_up_to(other))
         except Exception as err:  # explain the mismatch by key path, as JAX does
-            raise _structure_error(tree, other, is_leaf, "tree_map tree", err) from None
+            raise structure_error(tree, other, is_leaf, "tree_map tree", err) from None
     return treedef.unflatten(f(*xs) for xs in zip(*per_tree, strict=True))
     # END EXERCISE
 # --8<-- [end:tree-map]
 
 
-def _structure_error(prefix: Any, full: Any, is_leaf: Callable | None, name: str,
+def structure_error(prefix: Any, full: Any, is_leaf: Callable | None, name: str,
                      original: Exception) -> Exception:
     """The first key-path error between the two trees, else the original exception."""
     make_error = next(_prefix_error((), prefix, full, is_leaf), None)
@@ -212,36 +212,6 @@ def keystr(keys: KeyPath, *, simple: bool = False, separator: str = "") -> str:
     return separator.join(parts)
     # END EXERCISE
 # --8<-- [end:keystr]
-
-
-def tree_flatten_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                           is_leaf_takes_path: bool = False
-                           ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
-    """Like tree_flatten, but each leaf comes with its key path: `[(path, leaf), ...]`."""
-    predicate = is_leaf
-    if is_leaf is not None and not is_leaf_takes_path:
-        predicate = lambda _path, x: is_leaf(x)
-    return default_registry.flatten_with_path(tree, predicate)
-
-
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
-                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
-    """The `(path, leaf)` pairs of `tree`."""
-    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
-
-
-def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
-                       is_leaf: Callable[..., bool] | None = None,
-                       is_leaf_takes_path: bool = False) -> Any:
-    """Like tree_map, but `f` gets each leaf's key path first: `f(path, x, *ys)`."""
-    path_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
-    per_tree = [[p for p, _ in path_leaves], [x for _, x in path_leaves]]
-    for other in rest:
-        try:
-            per_tree.append(treedef.flatten_up_to(other))
-        except Exception as err:
-            raise _structure_error(tree, other, is_leaf, "tree_map_with_path tree", err) from None
-    return treedef.unflatten(f(*xs) for xs in zip(*per_tree, strict=True))
 
 
 def _child_keys(tree: Any) -> KeyPath:

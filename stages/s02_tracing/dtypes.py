@@ -214,7 +214,7 @@ def _jax_type(dt: np.dtype, weak_type: bool) -> Any:
 # --8<-- [start:lub]
 def _least_upper_bound(*nodes: Any) -> Any:
     """The join of lattice nodes: the smallest node above all of them."""
-    # EXERCISE 2.3 (promotion): join the nodes on the lattice using _lattice_upper_bounds
+    # EXERCISE 2.5 (promotion): join the nodes on the lattice using _lattice_upper_bounds
     common = set.intersection(*(_lattice_upper_bounds[n] for n in nodes))
     # the least common bound is the one all the other common bounds sit above
     least = [c for c in common if common <= _lattice_upper_bounds[c]]

@@ -149,7 +149,7 @@ class ClosedJaxpr:
 # --8<-- [start:eval_jaxpr]
 def eval_jaxpr(jaxpr: Jaxpr, consts: Sequence[Any], *args: Any) -> list[Any]:
     """Run a jaxpr by binding each equation's primitive: eager here, traced under a trace."""
-    # EXERCISE 2.4 (eval-jaxpr): walk the equations, reading and writing an environment
+    # EXERCISE 2.6 (eval-jaxpr): walk the equations, reading and writing an environment
     env: dict[Var, Any] = {}
 
     def read(atom: Atom) -> Any:

@@ -151,7 +151,7 @@ class DynamicJaxprTrace(core.Trace):
     def default_process_primitive(self, primitive: core.Primitive,
                                   tracers: list[DynamicJaxprTracer], params: dict) -> Any:
         """Abstract-evaluate, make out tracers on fresh vars, record the equation."""
-        # EXERCISE 2.6 (stage-an-equation): out avals, out tracers, and one recorded equation
+        # EXERCISE 2.3 (stage-an-equation): out avals, out tracers, and one recorded equation
         out_avals = primitive.abstract_eval(*[t.aval for t in tracers], **params)
         if isinstance(out_avals, (tuple, list)) != primitive.multiple_results:
             raise ValueError(f"{primitive}.abstract_eval() method should return "

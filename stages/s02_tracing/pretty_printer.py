@@ -273,7 +273,7 @@ def default_pp_eqn(eqn: JaxprEqn, context: JaxprPpContext, settings: JaxprPpSett
 
     The printing rule of every primitive without its own; custom rules call it after changing
     the params (JAX: core._pp_eqn)."""
-    # EXERCISE 2.5 (printer): binders with avals, " = ", the name, [params], the operands
+    # EXERCISE 2.7 (printer): binders with avals, " = ", the name, [params], the operands
     if params is None:
         params = sorted(eqn.params)
     lhs = pp_vars(eqn.outvars, context, print_shapes=settings.print_shapes)

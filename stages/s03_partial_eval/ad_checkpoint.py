@@ -44,7 +44,7 @@ class DotsSaveable:
 
     def __call__(self, prim: Primitive, *avals: ShapedArray, **params: Any) -> bool:
         # JAX also saves conv_general_dilated (and a cuDNN scaled matmul); stage 2 has no conv.
-        # EXERCISE 3.2 (dots-saveable): True for dot_general (no batch dims, if asked), else False
+        # EXERCISE 3.6 (dots-saveable): True for dot_general (no batch dims, if asked), else False
         if prim is not lax.dot_general_p:
             return False
         if not self.only_if_no_batch_dims:

@@ -186,7 +186,7 @@ class JaxprTrace(core.Trace):
         if all(c is not None for c in consts):
             return primitive.bind_with_trace(self.parent_trace, consts, params)
         # END EXERCISE
-        # EXERCISE 3.4 (record-unknown): instantiate inputs, make unknown out tracers, one recipe
+        # EXERCISE 3.2 (record-unknown): instantiate inputs, make unknown out tracers, one recipe
         tracers = [self.instantiate_const(t) for t in tracers]
         out = primitive.abstract_eval(*[t.aval for t in tracers], **params)
         out_avals = list(out) if primitive.multiple_results else [out]
@@ -350,7 +350,7 @@ def partial_eval_jaxpr_nounits(jaxpr: ClosedJaxpr, unknowns: Sequence[bool],
     cell = []  # what tracing the known side learns about the unknown side
 
     def fun(*known_vals_in: Any) -> list[Any]:
-        # EXERCISE 3.5 (residuals): trace f over PartialVals; return known outs + residuals
+        # EXERCISE 3.4 (residuals): trace f over PartialVals; return known outs + residuals
         known_vals = iter(known_vals_in)
         in_pvals = [PartialVal.unknown(aval) if uk else PartialVal.known(next(known_vals))
                     for aval, uk in zip(jaxpr.in_avals, unknowns, strict=True)]

@@ -78,7 +78,7 @@ def default_partial_eval_custom_rule(saveable: Callable[..., Any], unks_in: Sequ
                                                 list[bool], list[Var]]:
     """The rule of every first-order primitive (JAX writes it inline in the loop)."""
     n = len(eqn.outvars)
-    # EXERCISE 3.6 (policy-split): unknown -> staged; known -> ask saveable: save or recompute
+    # EXERCISE 3.5 (policy-split): unknown -> staged; known -> ask saveable: save or recompute
     # a known Var the staged side does not have yet must cross as a residual
     needs = [x for x, inst in zip(eqn.invars, inst_in, strict=True)
              if isinstance(x, Var) and not inst]

@@ -90,7 +90,7 @@ class JVPTrace(core.Trace):
 
     def process_primitive(self, primitive: core.Primitive, tracers: Sequence[Any],
                           params: dict) -> Any:
-        # EXERCISE 4.2 (process-primitive): split the inputs, skip all-zero, apply the jvp rule
+        # EXERCISE 4.1 (process-primitive): split the inputs, skip all-zero, apply the jvp rule
         pairs = [self.to_primal_tangent_pair(x) for x in tracers]
         primals_in, tangents_in = [p for p, _ in pairs], [t for _, t in pairs]
         if all(type(t) is Zero for t in tangents_in):
@@ -220,7 +220,7 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
         jvp_fun, aux = jvp(traceable, instantiate=False), None
     jvp_fun = _tangents_of_ints_are_zero(jvp_fun, differentiable)
     jvp_fun, nonzeros = _nonzero_tangent_outputs(jvp_fun, len(primals))
-    # EXERCISE 4.7 (linearize): primals known, tangents unknown; partial eval splits the jvp
+    # EXERCISE 4.3 (linearize): primals known, tangents unknown; partial eval splits the jvp
     in_pvals = [*[pe.PartialVal.known(p) for p in primals],
                 *[pe.PartialVal.unknown(tangent_aval(a))
                   for a, d in zip(avals, differentiable, strict=True) if d]]

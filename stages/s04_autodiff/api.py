@@ -361,7 +361,7 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
                 f"differentiating with respect to argnums={argnums} requires at least "
                 f"{max(argnums_t) + 1} positional arguments to be passed by the caller, but "
                 f"got only {len(args)} positional arguments.")
-        # EXERCISE 4.5 (grad-from-vjp): vjp at the chosen arguments, then pull back a 1.0
+        # EXERCISE 4.6 (grad-from-vjp): vjp at the chosen arguments, then pull back a 1.0
         f_partial, dyn_args = argnums_partial2(fun, argnums_t, args, kwargs)
         for leaf in tree_leaves(dyn_args):
             _check_input_dtype_grad(holomorphic, allow_int, leaf)

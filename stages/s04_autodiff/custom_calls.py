@@ -274,7 +274,7 @@ def _jvp_custom_vjp_call(trace: JVPTrace, primitive: core.Primitive, fun: lu.Wra
         params = dict(subfuns=(fun, fwd, bwd), out_trees=out_trees,
                       symbolic_zeros=symbolic_zeros)
         return primitive.bind_with_trace(trace.parent_trace, primals_in, params)
-    # EXERCISE 4.6 (custom-vjp): run fwd, then bind custom_lin on the residuals and tangents
+    # EXERCISE 4.7 (custom-vjp): run fwd, then bind custom_lin on the residuals and tangents
     # fwd takes (primal, perturbed) pairs: perturbed where the tangent is not a symbolic zero
     fwd_in = [x for p, t in zip(primals_in, tangents_in, strict=True)
               for x in (p, type(t) is not Zero)]

@@ -184,7 +184,7 @@ def _mul_jvp(primals, tangents, *, out_dtype):
     """d(x * y) = dx * y + x * dy; a symbolic Zero tangent drops its term."""
     x, y = primals
     xdot, ydot = tangents
-    # EXERCISE 4.1 (mul-jvp): the product rule, skipping the term of a Zero tangent
+    # EXERCISE 4.2 (mul-jvp): the product rule, skipping the term of a Zero tangent
     out = lax.mul_p.bind(x, y, out_dtype=out_dtype)
     if type(xdot) is Zero:
         return out, lax.mul_p.bind(x, ydot, out_dtype=out_dtype)

@@ -129,7 +129,7 @@ def _dot_general_transpose_lhs(ct, x, y, *, dimension_numbers, precision,
 
     ct has the axes (batch..., x free..., y free...) of dot_general's output.
     """
-    # EXERCISE 4.3 (dot-transpose): dot ct with y, then transpose into x's axis order
+    # EXERCISE 4.5 (dot-transpose): dot ct with y, then transpose into x's axis order
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_ndim, y_ndim = x.aval.ndim, np.ndim(y)
     x_free = [d for d in range(x_ndim) if d not in (*x_contract, *x_batch)]

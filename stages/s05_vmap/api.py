@@ -98,7 +98,7 @@ def _mapped_axis_size(fn: Callable, tree: Any, vals: Sequence[Any], dims: Sequen
             f"array or axis_size must be specified, got empty *args={args} and "
             f"**kwargs={kwargs}"
         )
-    # EXERCISE 5.5 (axis-size): read each mapped axis's size; agree, or say who disagrees
+    # EXERCISE 5.1 (axis-size): read each mapped axis's size; agree, or say who disagrees
     mapped_sizes = [None if d is None else _axis_size(name, x, d)
                     for x, d in zip(vals, dims, strict=True)]
     sizes = {s for s in mapped_sizes if s is not None}

@@ -105,7 +105,7 @@ class BatchTrace(core.Trace):
     def process_primitive(self, primitive: core.Primitive, tracers: Sequence[Any],
                           params: dict) -> Any:
         """Run the primitive's batching rule on the unwrapped values, one level down."""
-        # EXERCISE 5.4 (process-primitive): unwrap, look up the rule, bind below, rewrap
+        # EXERCISE 5.2 (process-primitive): unwrap, look up the rule, bind below, rewrap
         vals_in, dims_in = [], []
         for x in tracers:
             val, dim = self.to_batch_info(x)
@@ -231,7 +231,7 @@ def defbroadcasting(prim: core.Primitive) -> None:
 def broadcast_batcher(prim: core.Primitive, axis_data: AxisData, args: Sequence[Any],
                       dims: Sequence[BatchDim], **params: Any) -> tuple[Any, BatchDim]:
     """Elementwise ops: bind as is if the batch axes agree; else batch axis first everywhere."""
-    # EXERCISE 5.1 (elementwise): align the batch axes, bind, say where the batch axis is
+    # EXERCISE 5.3 (elementwise): align the batch axes, bind, say where the batch axis is
     if all(d is not_mapped for d in dims):
         return prim.bind(*args, **params), not_mapped
     shape, dim = next((np.shape(x), d) for x, d in zip(args, dims, strict=True)
@@ -267,7 +267,7 @@ def reducer_batcher(prim: core.Primitive, axis_data: AxisData, vals: Sequence[An
     (operand,), (bdim,) = vals, dims
     if bdim is not_mapped:
         return prim.bind(operand, axes=axes, **params), not_mapped
-    # EXERCISE 5.2 (reducer): renumber the axes around the batch axis; find it in the output
+    # EXERCISE 5.4 (reducer): renumber the axes around the batch axis; find it in the output
     # per-example axis a is batched axis a + 1 from the batch axis on
     new_axes = tuple(a if a < bdim else a + 1 for a in axes)
     kept = [d for d in range(np.ndim(operand)) if d not in new_axes]

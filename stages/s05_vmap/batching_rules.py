@@ -86,7 +86,7 @@ def _dot_general_batch_rule(axis_data: AxisData, vals: Sequence[Any], dims: Sequ
         # per-example axis numbers -> axis numbers of the batched operand
         return tuple(int(a) + (a >= bdim) for a in axes)
 
-    # EXERCISE 5.3 (dot-general): new dimension numbers, and where the batch axis comes out
+    # EXERCISE 5.5 (dot-general): new dimension numbers, and where the batch axis comes out
     if lbd is not not_mapped and rbd is not not_mapped:
         # both batched: the vmapped axis becomes one more dot_general batch dim, the first
         lhs_batch, rhs_batch = (lbd, *bump(lhs_batch, lbd)), (rbd, *bump(rhs_batch, rbd))

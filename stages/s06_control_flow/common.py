@@ -10,7 +10,6 @@ are ad's (`rearrange_binders`). JAX writes each fixed point inline, in every rul
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,7 +19,6 @@ import numpy as np
 from stages.s01_pytrees import (
     PyTreeDef,
     equality_errors,
-    keystr,
     tree_flatten_with_path,
     tree_unflatten,
 )
@@ -28,7 +26,6 @@ from stages.s02_tracing import core, dtypes, lax
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as pe
 from stages.s02_tracing.api_util import flatten_fun_nokwargs
-from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ClosedJaxpr, ShapedArray
 from stages.s02_tracing.pretty_printer import jaxprs_in_params
 from stages.s03_partial_eval import JaxprTrace, JaxprTracer, PartialVal, dce_jaxpr
@@ -39,8 +36,9 @@ from stages.s04_autodiff.ad_util import Zero
 from .util import (
     aval_mismatch_extra,
     bulleted,
+    carry_component,
+    check_carry_vma,
     partition_list,
-    pcast_hint,
     split_list,
     typematch,
 )
@@ -182,18 +180,6 @@ def jaxpr_forwarding(jaxpr: core.Jaxpr) -> list[int | None]:
 # ------------------------------------------------------------------ the carry of a loop
 
 
-def _carry_component(body_fun: Callable) -> Callable[[tuple], str]:
-    """How the message names a carry leaf: by the body's first parameter and the key path."""
-    try:
-        carry_name = next(iter(inspect.signature(body_fun).parameters), None)
-    except (ValueError, TypeError):
-        carry_name = None
-    if carry_name:
-        return lambda p: (f"the input carry component {carry_name}{keystr(p)}" if p
-                          else f"the input carry {carry_name}")
-    return lambda p: f"the input carry at path {keystr(p)}" if p else "the input carry"
-
-
 # --8<-- [start:check_carry_type]
 def check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
                      in_avals: Sequence[ShapedArray], out_tree: PyTreeDef,
@@ -204,8 +190,8 @@ def check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
     'scan body' or 'while_loop body'; leaves are named by key path off the body's first
     parameter, as in JAX's message.
     """
-    # EXERCISE 6.4 (carry-check): compare structures, then each leaf's type; raise JAX's errors
-    component = _carry_component(body_fun)
+    # EXERCISE 6.1 (carry-check): compare structures, then each leaf's type; raise JAX's errors
+    component = carry_component(body_fun)
     if in_tree != out_tree:
         diffs = [f"{component(path)} is a {thing1} but the corresponding component of the "
                  f"carry output is a {thing2}, so {why}"
@@ -228,28 +214,6 @@ def check_carry_type(name: str, body_fun: Callable, in_tree: PyTreeDef,
             "Revise the function so that all output types match the corresponding input types.")
     # END EXERCISE
 # --8<-- [end:check_carry_type]
-
-
-def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
-                    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
-    """Inside shard_map(check_vma=True) the carry must also keep the mesh axes it varies along
-    (stage 11); JAX refuses a carry that starts replicated and comes out varying."""
-    if all(a.vma == b.vma for a, b in zip(in_avals, out_avals, strict=True)):
-        return
-    component = _carry_component(body_fun)
-    paths = [path for path, _ in tree_flatten_with_path(tree_unflatten(in_tree, in_avals))[0]]
-    bad = [(p, a, b) for p, a, b in zip(paths, in_avals, out_avals, strict=True)
-           if a.vma != b.vma]
-    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
-             f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
-             for p, a, b in bad]
-    fixes = [f"applying `jax.lax.pcast(..., {vma_order(b.vma - a.vma)}, to='varying')`, to the "
-             f"initial carry value corresponding to {component(p)}"
-             for p, a, b in bad if b.vma - a.vma]
-    raise TypeError(
-        f"{name} function carry input and carry output must have equal types, but they "
-        f"differ:\n\n{bulleted(diffs)}\n{pcast_hint(fixes, loop=True)}"
-        "Revise the function so that all output types match the corresponding input types.")
 
 
 # --8<-- [start:promote_weak]

@@ -268,7 +268,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *,
     dbg = debug_info("fori_loop", body_fun, (0, init_val), {})  # what errors say of body_fun
     if eager.active(lower, upper) and eager.empty_range(lower, upper):
         return init_val
-    # EXERCISE 6.1 (fori-choice): concrete bounds -> scan of known length; else a while loop
+    # EXERCISE 6.2 (fori-choice): concrete bounds -> scan of known length; else a while loop
     if _is_concrete(lower) and _is_concrete(upper):
         lower_ = int(core.concrete_or_error(None, lower))
         upper_ = int(core.concrete_or_error(None, upper))

@@ -65,7 +65,7 @@ def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carr
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
     jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp
-    # EXERCISE 6.2 (scan-impl): run the body once per iteration (in reverse if asked)
+    # EXERCISE 6.3 (scan-impl): run the body once per iteration (in reverse if asked)
     ys: list[list[Any]] = [[] for _ in y_avals]
     for step in range(length):
         i = length - 1 - step if reverse else step

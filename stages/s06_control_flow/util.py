@@ -1,5 +1,6 @@
-"""Small helpers JAX keeps elsewhere: list surgery, type matching, the branches' varying axes,
-and a scan's trip count under `unroll` (which only a compiler's layout of the loop reads).
+"""Small helpers JAX keeps elsewhere: list surgery, type matching, the varying axes of a cond's
+branches and of a loop's carry, and a scan's trip count under `unroll` (which only a compiler's
+layout of the loop reads).
 
 JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` in
 jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here).
@@ -8,10 +9,11 @@ Where two pytrees differ (`equality_errors`) is stage 1's, as it is tree_util's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from stages.s01_pytrees import keystr
+from stages.s01_pytrees import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
 from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra  # noqa: F401  (JAX: core's)
@@ -110,6 +112,40 @@ def check_branch_vma(api_name: str, name1: str, name2: str, info1: str, info2: s
         f"{name1} is {info1}\n{name2} is {info2}\n\n{differences}\n"
         f"{pcast_hint(fixes, loop=False)}"
         f"Revise {name1} and/or {name2} so that all output types match.")
+
+
+def carry_component(body_fun: Callable) -> Callable[[tuple], str]:
+    """How the message names a carry leaf: by the body's first parameter and the key path."""
+    try:
+        carry_name = next(iter(inspect.signature(body_fun).parameters), None)
+    except (ValueError, TypeError):
+        carry_name = None
+    if carry_name:
+        return lambda p: (f"the input carry component {carry_name}{keystr(p)}" if p
+                          else f"the input carry {carry_name}")
+    return lambda p: f"the input carry at path {keystr(p)}" if p else "the input carry"
+
+
+def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
+                    in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
+    """Inside shard_map(check_vma=True) the carry must also keep the mesh axes it varies along
+    (stage 11); JAX refuses a carry that starts replicated and comes out varying."""
+    if all(a.vma == b.vma for a, b in zip(in_avals, out_avals, strict=True)):
+        return
+    component = carry_component(body_fun)
+    paths = [path for path, _ in tree_flatten_with_path(tree_unflatten(in_tree, in_avals))[0]]
+    bad = [(p, a, b) for p, a, b in zip(paths, in_avals, out_avals, strict=True)
+           if a.vma != b.vma]
+    diffs = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+             f"component has type {b.str_short()}{aval_mismatch_extra(a, b)}"
+             for p, a, b in bad]
+    fixes = [f"applying `jax.lax.pcast(..., {vma_order(b.vma - a.vma)}, to='varying')`, to the "
+             f"initial carry value corresponding to {component(p)}"
+             for p, a, b in bad if b.vma - a.vma]
+    raise TypeError(
+        f"{name} function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{bulleted(diffs)}\n{pcast_hint(fixes, loop=True)}"
+        "Revise the function so that all output types match the corresponding input types.")
 
 
 # ------------------------------------------------------------------ unroll

@@ -71,7 +71,7 @@ def _while_loop_impl(*args: Any, cond_nconsts: int, cond_jaxpr: ClosedJaxpr, bod
         return np.asarray(pred, dtype=bool)
 
     pred = predicate(carry)
-    # EXERCISE 6.3 (batched-predicate): loop while any example's predicate holds; update only those
+    # EXERCISE 6.4 (batched-predicate): loop while any example's predicate holds; update only those
     while pred.any():
         new = core.eval_jaxpr(body_jaxpr.jaxpr, body_jaxpr.consts, *body_consts, *carry)
         new = [as_numpy(x, a) for x, a in zip(new, avals, strict=True)]

@@ -15,11 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from stages.s01_pytrees import keystr, tree_flatten, tree_structure, tree_unflatten
-from stages.s01_pytrees.tree_util import (
-    broadcast_prefix,
-    prefix_errors,
-    tree_flatten_with_path,
-)
+from stages.s01_pytrees.key_paths import tree_flatten_with_path
+from stages.s01_pytrees.tree_util import broadcast_prefix, prefix_errors
 
 from .mesh import Mesh
 from .partition_spec import PartitionSpec

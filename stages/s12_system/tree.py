@@ -1,5 +1,14 @@
 """jax.tree: the short names (tree.map, tree.leaves, ...) for stage 1's functions."""
 
+from stages.s01_pytrees.key_paths import (
+    tree_flatten_with_path as flatten_with_path,
+)
+from stages.s01_pytrees.key_paths import (
+    tree_leaves_with_path as leaves_with_path,
+)
+from stages.s01_pytrees.key_paths import (
+    tree_map_with_path as map_with_path,
+)
 from stages.s01_pytrees.tree_util import (
     tree_all as all,  # noqa: A004
 )
@@ -7,19 +16,10 @@ from stages.s01_pytrees.tree_util import (
     tree_flatten as flatten,
 )
 from stages.s01_pytrees.tree_util import (
-    tree_flatten_with_path as flatten_with_path,
-)
-from stages.s01_pytrees.tree_util import (
     tree_leaves as leaves,
 )
 from stages.s01_pytrees.tree_util import (
-    tree_leaves_with_path as leaves_with_path,
-)
-from stages.s01_pytrees.tree_util import (
     tree_map as map,  # noqa: A004
-)
-from stages.s01_pytrees.tree_util import (
-    tree_map_with_path as map_with_path,
 )
 from stages.s01_pytrees.tree_util import (
     tree_reduce as reduce,

@@ -155,7 +155,8 @@ def test_spmd_runs_a_sharded_jit_and_a_shard_map_with_psum_on_four_cpu_devices()
     previous = runtime.set_computation_client(s11.cpu_client(4))
     try:
         with s09.use_pjrt():
-            mesh = s11.make_mesh((2, 2), ("data", "model"))
+            # Auto axes: on Explicit ones shard_map refuses a numpy argument split by its spec
+            mesh = s11.make_mesh((2, 2), ("data", "model"), (s11.AxisType.Auto,) * 2)
             x = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
             w = np.arange(24, dtype=np.float32).reshape(4, 6) / 10
             f = s11.jit(lambda a, b: onp.tanh(onp.dot(a, b)),

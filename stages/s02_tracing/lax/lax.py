@@ -215,7 +215,7 @@ def _dot_general_shape_rule(
 ) -> tuple:
     """Output dims: batch dims, then lhs free dims, then rhs free dims (each in order)."""
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    # EXERCISE 2.2 (abstract-eval): check the dimension numbers, then build the output shape
+    # EXERCISE 2.4 (abstract-eval): check the dimension numbers, then build the output shape
     sides = (("lhs", lhs, lhs_contract, lhs_batch), ("rhs", rhs, rhs_contract, rhs_batch))
     # the checks come in JAX's order, so a call breaking two rules gets JAX's message
     for side, aval, contract, batch in sides:
