@@ -253,7 +253,6 @@ class PyTreeDef:
             object.__setattr__(self, "_hash", hash(parts))
         return self._hash
 
-    # --8<-- [start:str]
     def __str__(self) -> str:
         stack: list[str] = []
         for node in self._traversal:
@@ -262,7 +261,6 @@ class PyTreeDef:
             del stack[start:]
             stack.append(_node_str(node, children))
         return f"PyTreeDef({stack[0]})"
-    # --8<-- [end:str]
 
     __repr__ = __str__
 
