@@ -113,7 +113,7 @@ def scan(f: Callable, init: Any, xs: Any = None, length: int | None = None,
         unroll = builtins.max(length, 1) if unroll else 1
     if unroll < 0:
         raise ValueError("`unroll` must be a `bool` or a non-negative `int`.")
-    out = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, reverse, int(unroll))
+    out = _bind_scan(consts, init_flat, xs_flat, jaxpr, length, reverse, unroll)
     # the body's own pair: a body returning [carry, y] makes scan return a list, as in JAX
     return tree_unflatten(out_tree, out)
 # --8<-- [end:scan]

@@ -47,7 +47,7 @@ from .common import (
     unmapped_leading_aval,
 )
 from .scan_residuals import residual_kinds, scan_known_hoisting
-from .util import merge_lists, partition_list, split_list, typematch
+from .util import merge_lists, partition_list, scan_trip_count, split_list, typematch
 
 scan_p = core.Primitive("scan")
 scan_p.multiple_results = True
@@ -62,6 +62,7 @@ def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carr
     only lays out a compiled loop (scan_trip_count): numpy steps give the same numbers."""
     if length < 0:  # traced as in JAX (a y of f32[-1]); JAX's compiler refuses it (MLIRError)
         raise ValueError(f"scan got a negative length: {length}")
+    scan_trip_count(length, unroll)  # a float unroll is traced, and refused when run
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
     jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp

@@ -10,6 +10,7 @@ Where two pytrees differ (`equality_errors`) is stage 1's, as it is tree_util's 
 from __future__ import annotations
 
 import inspect
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -153,6 +154,7 @@ def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
 
 def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
     """(loop trips, leftover iterations): with unroll=k the loop body holds k copies of `f`."""
+    unroll = operator.index(unroll)  # 2.5: JAX's TypeError, met where its loop is built
     if unroll == 0:
         return 0, length  # unroll=0 unrolls everything
     num_trips, remainder = divmod(length, unroll)

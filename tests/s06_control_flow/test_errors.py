@@ -71,6 +71,8 @@ ERRORS = {
         lambda c, x: (c, x), ZERO, (F32, np.ones(4, np.float32))),
     "scan_no_xs_no_length": lambda ns: ns.cf.scan(lambda c, x: (c, x), ZERO, None),
     "scan_negative_unroll": lambda ns: ns.cf.scan(lambda c, x: (c, x), ZERO, F32, unroll=-1),
+    # a float unroll is traced as given and refused where the loop is run
+    "scan_float_unroll": lambda ns: ns.cf.scan(lambda c, x: (c + x, c), ZERO, F32, unroll=2.5),
     "scan_f_not_callable": lambda ns: ns.cf.scan(3, 0.0, F32),
     # while_loop's predicate
     "while_cond_not_bool": lambda ns: ns.cf.while_loop(lambda c: c, lambda c: c, ZERO),

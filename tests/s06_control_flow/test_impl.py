@@ -20,7 +20,7 @@ def test_unroll_k_means_trips_of_k_bodies_then_the_rest(length, unroll, trips):
     assert scan_trip_count(length, unroll) == trips
 
 
-@pytest.mark.parametrize("unroll", [1, 2, 3, 7, True, False, 0])
+@pytest.mark.parametrize("unroll", [1, 2, 3, 7, True, False, 0, np.int64(2)])
 @pytest.mark.parametrize("reverse", [False, True])
 def test_unroll_is_a_parameter_set_as_jax_sets_it_and_changes_no_number(
         unroll, reverse, ours, theirs, close):
@@ -35,6 +35,15 @@ def test_unroll_is_a_parameter_set_as_jax_sets_it_and_changes_no_number(
     (ours_eqn,) = ours.make_jaxpr(build(ours))(*args).eqns
     (jax_eqn,) = theirs.make_jaxpr(build(theirs))(*args).eqns
     assert ours_eqn.params["unroll"] == jax_eqn.params["unroll"]
+
+
+def test_a_float_unroll_is_traced_as_given(ours, theirs):
+    # JAX keeps unroll=2.5 in the equation; only running the loop refuses it (test_errors)
+    def build(ns):
+        return lambda xs: ns.cf.scan(lambda c, x: (c + x, c), 0.0, xs, unroll=2.5)
+
+    xs = np.arange(4, dtype=F32)
+    assert str(ours.make_jaxpr(build(ours))(xs)) == str(theirs.make_jaxpr(build(theirs))(xs))
 
 
 def test_a_zero_length_scan_returns_the_init_and_empty_ys(ours, theirs, close):
