@@ -50,6 +50,11 @@ def sharded_matmul(api: Any, n: int) -> dict[str, Any]:
     out = jitted(x, w)
     shards = [[s.device.id, [[i.start, i.stop] for i in s.index], s.replica_id]
               for s in out.addressable_shards]
+    shards.append([[s.device.id, s.replica_id] for s in out.global_shards])
+    replicated = api.device_put(w, NS(mesh, P()))  # every copy is the value: the first is given
+    for a in (out, replicated):
+        last = a.addressable_data(n - 1)
+        shards.append([[d.id for d in last.devices()], np.asarray(last).tolist()])
     return dict(_texts(api, jitted, x, w), values=[np.asarray(out).tolist()],
                 spec=repr(out.sharding.spec), shards=shards)
 

@@ -47,7 +47,7 @@ class Shard:
     device: Device
     index: Index
     replica_id: int
-    data: s09_array.ArrayImpl
+    data: s09_array.ArrayImpl | None  # None: a device of another process
 
 
 class ArrayImpl(s09_array.ArrayImpl):
@@ -65,21 +65,39 @@ class ArrayImpl(s09_array.ArrayImpl):
     def _devices(self) -> list[Device]:
         return addressable(self._client, self.sharding._device_assignment)
 
+    def _all_shards(self) -> list[Shard]:
+        """A Shard per device of the sharding, in its order: the block's index, its replica
+        number counted over every device (JAX: device_replica_id_map), and this process's
+        buffer there as a one-device array (None on another process's device)."""
+        buffers = dict(zip(self._devices(), self._shards, strict=True))
+        block = self.aval.update(shape=self.sharding.shard_shape(self.shape))
+        seen: dict[tuple, int] = {}
+        out = []
+        for device, index in self.sharding.devices_indices_map(self.shape).items():
+            key = tuple((s.start, s.stop) for s in index)
+            seen[key] = replica = seen.get(key, -1) + 1
+            data = buffers.get(device)
+            out.append(Shard(device, index, replica, None if data is None else
+                             s09_array.ArrayImpl(block, data, self._client)))
+        return out
+
     @property
     def addressable_shards(self) -> list[Shard]:
+        """The blocks of the devices this process drives."""
         self._check_if_deleted()
-        index_map = self.sharding.devices_indices_map(self.shape)
-        seen: dict[Index, int] = {}
-        out = []
-        for device, data in zip(self._devices(), self._shards, strict=True):
-            index = index_map[device]
-            key = tuple((s.start, s.stop) for s in index)
-            replica = seen.get(key, 0)
-            seen[key] = replica + 1
-            block = self.sharding.shard_shape(self.shape)
-            out.append(Shard(device, index, replica, s09_array.ArrayImpl(
-                self.aval.update(shape=block), data, self._client)))
-        return out
+        return [s for s in self._all_shards() if s.data is not None]
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """Every device's block; one on another process's device has data None."""
+        self._check_if_deleted()
+        return self._all_shards()
+
+    def addressable_data(self, index: int) -> s09_array.ArrayImpl:
+        """The `index`-th addressable block as a one-device array. A fully replicated array
+        gives its first copy whatever the index, as JAX's does."""
+        self._check_if_deleted()
+        return self.addressable_shards[0 if self.sharding.is_fully_replicated else index].data
 
     def is_deleted(self) -> bool:
         return any(not d.has_value() for d in self._shards)
