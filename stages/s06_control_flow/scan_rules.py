@@ -58,11 +58,10 @@ scan_p.multiple_results = True
 # --8<-- [start:scan_impl]
 def _scan_impl(*args: Any, reverse: bool, length: int, num_consts: int, num_carry: int,
                jaxpr: ClosedJaxpr, unroll: int) -> list[Any]:
-    """Interpret the body `length` times on numpy values, stacking the per-iteration ys; `unroll`
-    only lays out a compiled loop (scan_trip_count): numpy steps give the same numbers."""
+    """`length` steps of the body on numpy, ys stacked (unroll shapes only a compiled loop)."""
     if length < 0:  # traced as in JAX (a y of f32[-1]); JAX's compiler refuses it (MLIRError)
         raise ValueError(f"scan got a negative length: {length}")
-    scan_trip_count(length, unroll)  # a float unroll is traced, and refused when run
+    scan_trip_count(length, unroll)  # checked: a float unroll is traced, refused here
     consts, carry, xs = split_list(args, [num_consts, num_carry])
     carry_avals, y_avals = split_list(jaxpr.out_avals, [num_carry])
     jaxpr = compiled(jaxpr)  # pruned, and refused if it holds forward mode over a custom_vjp

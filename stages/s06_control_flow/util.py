@@ -154,10 +154,9 @@ def check_carry_vma(name: str, body_fun: Callable, in_tree: PyTreeDef,
 
 def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
     """(loop trips, leftover iterations): with unroll=k the loop body holds k copies of `f`."""
-    unroll = operator.index(unroll)  # 2.5: JAX's TypeError, met where its loop is built
     if unroll == 0:
         return 0, length  # unroll=0 unrolls everything
-    num_trips, remainder = divmod(length, unroll)
+    num_trips, remainder = divmod(length, operator.index(unroll))  # 2.5: JAX's TypeError
     if unroll != 1 and num_trips == 1 and remainder == 0:
         return 0, length  # one trip of everything is no loop at all
     return num_trips, remainder

@@ -66,9 +66,9 @@ class ArrayImpl(s09_array.ArrayImpl):
         return addressable(self._client, self.sharding._device_assignment)
 
     def _all_shards(self) -> list[Shard]:
-        """A Shard per device of the sharding, in its order: the block's index, its replica
-        number counted over every device (JAX: device_replica_id_map), and this process's
-        buffer there as a one-device array (None on another process's device)."""
+        """Every device's block, its replica number counted over all devices (JAX:
+        device_replica_id_map), and its buffer as an array (None: another process's device)."""
+        self._check_if_deleted()
         buffers = dict(zip(self._devices(), self._shards, strict=True))
         block = self.aval.update(shape=self.sharding.shard_shape(self.shape))
         seen: dict[tuple, int] = {}
@@ -81,22 +81,12 @@ class ArrayImpl(s09_array.ArrayImpl):
                              s09_array.ArrayImpl(block, data, self._client)))
         return out
 
-    @property
-    def addressable_shards(self) -> list[Shard]:
-        """The blocks of the devices this process drives."""
-        self._check_if_deleted()
-        return [s for s in self._all_shards() if s.data is not None]
-
-    @property
-    def global_shards(self) -> list[Shard]:
-        """Every device's block; one on another process's device has data None."""
-        self._check_if_deleted()
-        return self._all_shards()
+    global_shards = property(_all_shards)
+    addressable_shards = property(lambda self: [s for s in self._all_shards()
+                                                if s.data is not None])
 
     def addressable_data(self, index: int) -> s09_array.ArrayImpl:
-        """The `index`-th addressable block as a one-device array. A fully replicated array
-        gives its first copy whatever the index, as JAX's does."""
-        self._check_if_deleted()
+        """The index-th addressable block (a fully replicated array's first, as JAX's)."""
         return self.addressable_shards[0 if self.sharding.is_fully_replicated else index].data
 
     def is_deleted(self) -> bool:
