@@ -50,8 +50,12 @@ def flatten_fun_nokwargs(f: lu.WrappedFun, in_tree: PyTreeDef) -> tuple[lu.Wrapp
 
 def check_callable(fun: Any) -> None:
     """Every transformation refuses a non-function when it is made, not when called."""
+    if isinstance(fun, staticmethod):  # JAX's C++ cache holds functions by weak reference
+        raise TypeError(f"staticmethod arguments are not supported, got {fun}")
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
+    if inspect.isgeneratorfunction(fun):  # its body would run only when iterated
+        raise TypeError(f"Expected a function, got a generator function: {fun}")
 
 
 def check_static_args_hashable(args: Sequence[Any] | Mapping[str, Any],
@@ -234,13 +238,19 @@ def check_arg(arg: Any) -> None:
         raise TypeError(f"Argument '{arg}' of type {type(arg)} is not a valid JAX type.") from None
 
 
-def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
-    """The aval of an argument of a function being traced, or JAX's error naming its path."""
-    # JAX: the message jit's (and so make_jaxpr's) argument abstraction gives
-    if isinstance(arg, np.ma.MaskedArray):  # its mask would be dropped without a word
+def check_not_masked(arg: Any) -> None:
+    """A numpy masked array is refused where JAX abstracts (jit) or places (device_put) one:
+    its mask would be dropped without a word."""
+    if isinstance(arg, np.ma.MaskedArray):
         raise ValueError("numpy masked arrays are not supported as direct inputs to JAX "
                          "functions. Use arr.filled() to convert the value to a standard numpy "
                          "array.")
+
+
+def shaped_abstractify(fun: Any, arg: Any, path: str) -> Any:
+    """The aval of an argument of a function being traced, or JAX's error naming its path."""
+    # JAX: the message jit's (and so make_jaxpr's) argument abstraction gives
+    check_not_masked(arg)
     try:
         return core.get_aval(arg)
     except OverflowError:

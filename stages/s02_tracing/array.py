@@ -44,8 +44,10 @@ class Array:
     __hash__ = None  # __eq__ compares elementwise, as for numpy arrays
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        value = np.asarray(self._value, dtype=dtype)  # read-only: the array's own values
-        return value.copy() if copy else value  # np.array(x) asks for a copy it may write to
+        # the array's own read-only values unless a copy is asked for (np.array(x) asks, to
+        # write to it) or a dtype needs one; copy=False with a new dtype: numpy's ValueError
+        kwargs = {} if copy is None else {"copy": copy}
+        return np.asarray(self._value, dtype=dtype, **kwargs)
 
     # Python asks for a plain value: numpy's checks of the shape, then the value itself.
     def __bool__(self) -> bool:

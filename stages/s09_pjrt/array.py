@@ -23,6 +23,7 @@ import numpy as np
 
 from stages.s01_pytrees import tree_map
 from stages.s02_tracing import core, dtypes
+from stages.s02_tracing.api_util import check_not_masked
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
 from stages.s07_caches.sharding_impls import SingleDeviceSharding
@@ -153,14 +154,18 @@ def device_put(x: Any, device: Any = None) -> Any:
     return tree_map(lambda leaf: _device_put_leaf(leaf, device), x)
 
 
-def _device_put_leaf(x: Any, device: Any) -> ArrayImpl:
+def _device_put_leaf(x: Any, device: Any) -> Any:
     if isinstance(x, ArrayImpl):
         if device is None:  # no device asked for: the array stays where it is, as in JAX
             return x
         client = runtime.get_computation_client()
         data = x.data_on(_device_name(client, device))
         return x if data is x._data else ArrayImpl(x.aval, data, client)
-    return _transfer(x, core.get_aval(x), device)
+    check_not_masked(x)
+    aval = core.get_aval(x)
+    if aval.dtype == dtypes.float0:  # a float0 holds nothing to place: zeros on the host
+        return np.zeros(aval.shape, dtypes.float0)  # as a jit's float0 output (backend.py)
+    return _transfer(x, aval, device)
 
 
 def _transfer(x: Any, aval: ShapedArray, device: Any = None) -> ArrayImpl:
@@ -171,12 +176,18 @@ def _transfer(x: Any, aval: ShapedArray, device: Any = None) -> ArrayImpl:
     return ArrayImpl(aval, data, client)
 
 
-def from_dlpack(x: Any, device: Any = None) -> ArrayImpl:
+def from_dlpack(x: Any, device: Any = None, copy: bool | None = None) -> ArrayImpl:
     """A device array from anything with `__dlpack__` (a torch tensor, a numpy array).
 
     The values go through host memory (`np.from_dlpack`, then a transfer): JAX's from_dlpack
-    instead wraps the producer's buffer without a copy when it is on the same device.
+    instead wraps the producer's buffer without a copy when it is on the same device, so
+    `copy=False` (never copy) is refused here where JAX takes it.
     """
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise TypeError("The array passed to from_dlpack must have __dlpack__ and "
+                        "__dlpack_device__ methods.")
+    if copy is False:
+        raise ValueError("from_dlpack(copy=False): ours always copies, through host memory")
     if isinstance(x, ArrayImpl):  # ours already: its host values (bfloat16 included)
         return _transfer(x._value, ShapedArray(x.shape, x.dtype), device)
     try:

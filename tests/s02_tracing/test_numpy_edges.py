@@ -251,6 +251,53 @@ def test_equality_with_a_container_is_refused_not_false_as_in_jax(op, other, swa
         str(jax.make_jaxpr(lambda x: op(x, None))(X))
 
 
+@pytest.mark.parametrize("other", [[0, 1], (0, 1)], ids=str)
+@pytest.mark.parametrize("swap", [False, True], ids=["array_first", "sequence_first"])
+def test_a_list_or_tuple_times_an_array_is_refused_not_repeated_as_in_jax(other, swap):
+    # Python's fallback would repeat the sequence through the array's __index__
+    def times(x):
+        return other * x if swap else x * other
+
+    for ns, cls in ((ojnp, "Array"), (jjnp, "ArrayImpl")):
+        left, right = (type(other).__name__, cls) if swap else (cls, type(other).__name__)
+        with pytest.raises(TypeError, match=rf"^unsupported operand type\(s\) for \*: "
+                           rf"'{left}' and '{right}'$"):
+            times(ns.asarray(np.int32(2)))
+    _same_error(lambda: s02.make_jaxpr(times)(np.int32(2)),
+                lambda: jax.make_jaxpr(times)(np.int32(2)))
+
+
+def test_item_assignment_says_arrays_are_immutable_as_jax_says():
+    def assign(x):
+        x[0] = 1.0
+        return x
+
+    _same_error(lambda: assign(ojnp.asarray(X)), lambda: assign(jjnp.asarray(X)))
+    _same_error(lambda: s02.make_jaxpr(assign)(X), lambda: jax.make_jaxpr(assign)(X))
+
+
+@pytest.mark.parametrize("ndigits", [None, 0, 1, -1])
+def test_round_of_an_array_is_jaxs(ndigits):
+    # round(x) is an integer array (as round(7.5) is an int); round(x, n) keeps the dtype
+    x = np.array([1.25, 2.5, -0.5, 17.0], np.float32)
+    args = () if ndigits is None else (ndigits,)
+    ours, theirs = round(ojnp.asarray(x), *args), round(jjnp.asarray(x), *args)
+    assert_same_typed_values(ours, theirs)
+    traced = [make(lambda v: round(v, *args))(x).out_avals[0].str_short()
+              for make in (s02.make_jaxpr, jax.make_jaxpr)]
+    assert traced[0] == traced[1] == ("float32[4]" if args else "int32[4]")
+
+
+def test_copy_false_with_a_new_dtype_is_numpys_error_and_astype_takes_jaxs_keywords():
+    _same_error(lambda: np.asarray(ojnp.asarray(X), dtype=np.int32, copy=False),
+                lambda: np.asarray(jjnp.asarray(X), dtype=np.int32, copy=False))
+    assert np.asarray(ojnp.asarray(X), copy=True).flags.writeable
+    assert not np.asarray(ojnp.asarray(X), copy=False).flags.writeable
+    for kwargs in ({"copy": True}, {"copy": False}, {"device": None}):
+        assert_same_typed_values(ojnp.asarray(X).astype(np.int32, **kwargs),
+                                 jjnp.asarray(X).astype(np.int32, **kwargs))
+
+
 BROAD_MASK = np.array([[1, 0, 1], [0, 1, 1]], bool)
 
 

@@ -100,6 +100,23 @@ def test_a_transformation_refuses_a_non_function_when_made_as_in_jax(transform):
     assert messages[0] == messages[1] == "Expected a callable value, got 3"
 
 
+def _generator(x):
+    yield x
+
+
+@pytest.mark.parametrize("transform", ["vmap", "jacfwd", "jacrev", "hessian"])
+@pytest.mark.parametrize("fun", [staticmethod(abs), _generator], ids=["staticmethod", "generator"])
+def test_a_staticmethod_or_a_generator_function_is_refused_when_made_as_in_jax(transform, fun):
+    messages = []
+    for lib in (s05, jax):
+        with pytest.raises(TypeError) as e:
+            getattr(lib, transform)(fun)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(("staticmethod arguments are not supported, got ",
+                                   "Expected a function, got a generator function: "))
+
+
 def test_nested_vmap_maps_two_axes(ours, theirs, close, tol):
     # an outer product by two vmaps: the inner maps x's rows, the outer y's
     make = lambda lib: lib.vmap(lib.vmap(lambda x, y: lib.lax.mul(x, y), in_axes=(0, None)),

@@ -177,6 +177,42 @@ def test_from_dlpack_takes_bfloat16_as_jax_does(make):
         "Array([1.5, -2.25], dtype=bfloat16)"
 
 
+def test_from_dlpack_refuses_what_has_no_dlpack_and_takes_copy_as_jax_does():
+    for lib in (s09, jax.dlpack):
+        with pytest.raises(TypeError, match=r"^The array passed to from_dlpack must have "
+                           r"__dlpack__ and __dlpack_device__ methods\.$"):
+            lib.from_dlpack(1.5)
+    t = torch.arange(3, dtype=torch.float32)
+    assert repr(s09.from_dlpack(t, copy=True)) == repr(jax.dlpack.from_dlpack(t, copy=True))
+    with pytest.raises(ValueError, match="ours always copies"):  # JAX can wrap without one
+        s09.from_dlpack(t, copy=False)
+
+
+def test_device_put_refuses_a_masked_array_and_keeps_a_float0_on_the_host_as_jax_does():
+    masked = np.ma.array([1.0, 2.0], mask=[0, 1])
+    messages = []
+    for put in (device_put, jax.device_put):
+        with pytest.raises(ValueError) as e:
+            put(masked)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and messages[0].startswith("numpy masked arrays are not")
+    zeros = np.zeros((2, 3), jax.dtypes.float0)
+    ours, theirs = device_put(zeros), jax.device_put(zeros)
+    assert not isinstance(ours, ArrayImpl)
+    assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype)
+
+
+def test_item_assignment_and_round_on_a_device_array_are_jaxs():
+    x, xj = device_put(np.float32([1.26, 2.5])), jax.device_put(np.float32([1.26, 2.5]))
+    assert repr(round(x)) == repr(round(xj)) == "Array([1, 2], dtype=int32)"
+    messages = []
+    for a in (x, xj):
+        with pytest.raises(TypeError) as e:
+            a[0] = 1.0
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and messages[0].startswith("JAX arrays are immutable")
+
+
 def test_a_device_prints_and_formats_as_jaxs():
     ours, theirs = device_put(np.ones(2)).device, jax.device_put(np.ones(2)).device
     assert str(ours) == f"{ours}" == str(theirs) == "cpu:0"

@@ -151,18 +151,32 @@ def _defer_to_unrecognized_arg(fun: Any, swap: bool = False):
     return method
 
 
-def _eq_or_ne(fun: Any):
-    # JAX: _operator_eq/_operator_ne; Python's fallback (identity: `x == [1]` is False) would
-    # hide a list that was meant as an array, so the containers are refused (both say ==)
-    deferring = _defer_to_unrecognized_arg(fun)
+def _refusing(fun: Any, symbol: str, containers: tuple[type, ...], swap: bool = False):
+    # JAX: _operator_eq/_ne/_mul/_rmul. Python's fallback would hide a list meant as an array:
+    # `x == [1]` is False by identity, `[1, 2] * x` repeats the list (through __index__). So
+    # these containers are refused by exact type (a namedtuple is not); == and != both say ==
+    deferring = _defer_to_unrecognized_arg(fun, swap)
 
     def method(self: Any, other: Any) -> Any:
-        if type(other) in (dict, list, set, tuple):
-            raise TypeError(f"unsupported operand type(s) for ==: {type(self).__name__!r} and "
-                            f"{type(other).__name__!r}")
+        if type(other) in containers:
+            left, right = (other, self) if swap else (self, other)
+            raise TypeError(f"unsupported operand type(s) for {symbol}: "
+                            f"{type(left).__name__!r} and {type(right).__name__!r}")
         return deferring(self, other)
 
     return method
+
+
+def _unimplemented_setitem(self: Any, index: Any, value: Any) -> None:
+    raise TypeError("JAX arrays are immutable and do not support in-place item assignment. "
+                    "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+                    "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html")
+
+
+def _operator_round(number: Any, ndigits: int | None = None) -> Any:
+    """round(x): an integer array, as round(7.5) is an int; round(x, 1) keeps the dtype."""
+    out = math_more.round(number, decimals=ndigits or 0)
+    return lax_numpy.astype(out, int) if ndigits is None else out
 
 
 _binary_operators = {
@@ -207,12 +221,19 @@ _methods = {
 
 def _set_shaped_array_attributes(shaped_array: type) -> None:
     """Install `_add`, `_radd`, ..., `_getitem`, `_T`, `_reshape`, ... as static methods."""
+    sequences, containers = (list, tuple), (dict, list, set, tuple)
     for name, fun in _binary_operators.items():
-        setattr(shaped_array, f"_{name}", staticmethod(_defer_to_unrecognized_arg(fun)))
-        setattr(shaped_array, f"_r{name}", staticmethod(_defer_to_unrecognized_arg(fun, True)))
+        op, rop = _defer_to_unrecognized_arg(fun), _defer_to_unrecognized_arg(fun, True)
+        if name == "mul":  # `*` on a list or tuple repeats it
+            op, rop = _refusing(fun, "*", sequences), _refusing(fun, "*", sequences, True)
+        setattr(shaped_array, f"_{name}", staticmethod(op))
+        setattr(shaped_array, f"_r{name}", staticmethod(rop))
     for name, fun in _comparisons.items():
-        wrap = _eq_or_ne if name in ("eq", "ne") else _defer_to_unrecognized_arg
-        setattr(shaped_array, f"_{name}", staticmethod(wrap(fun)))
+        setattr(shaped_array, f"_{name}", staticmethod(
+            _refusing(fun, "==", containers) if name in ("eq", "ne")
+            else _defer_to_unrecognized_arg(fun)))
+    shaped_array._setitem = staticmethod(_unimplemented_setitem)
+    shaped_array._operator_round = staticmethod(_operator_round)  # `round` is the method
     for name, fun in {**_unary_operators, **_methods}.items():
         setattr(shaped_array, f"_{name}", staticmethod(fun))
 
@@ -221,7 +242,7 @@ def _set_shaped_array_attributes(shaped_array: type) -> None:
 _TRACER_OPERATORS = (
     "neg pos abs invert eq ne lt le gt ge add radd sub rsub mul rmul truediv rtruediv "
     "floordiv rfloordiv mod rmod divmod rdivmod pow rpow matmul rmatmul and rand or ror "
-    "xor rxor lshift rlshift rshift rrshift getitem"
+    "xor rxor lshift rlshift rshift rrshift getitem setitem"
 ).split()
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "
@@ -251,6 +272,7 @@ def _set_tracer_aval_forwarding(tracer: type) -> None:
     """Install `__add__`, ..., `sum`, ..., `T` on the tracer class, each forwarding to the aval."""
     for op in _TRACER_OPERATORS:
         setattr(tracer, f"__{op}__", _forward_to_aval(f"_{op}"))
+    tracer.__round__ = _forward_to_aval("_operator_round")  # round(x), round(x, 1)
     for name in _TRACER_METHODS:
         setattr(tracer, name, _forward_to_aval(f"_{name}"))
     for name in _TRACER_PROPERTIES:  # x.T, x.real, x.imag

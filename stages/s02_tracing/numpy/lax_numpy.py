@@ -349,8 +349,12 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     return lax.concatenate([lax.expand_dims(x, (axis,)) for x in arrays], axis)
 
 
-def astype(x: Any, dtype: Any) -> Any:
-    """x converted to `dtype` (no equation when it already is)."""
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    """x converted to `dtype` (no equation when it already is). `copy` changes nothing: an
+    array is immutable, so a copy and the original cannot be told apart."""
+    if device is not None:
+        raise NotImplementedError("astype(device=...): stage 2 has no devices (stage 9's "
+                                  "device_put places an array)")
     if np.dtype(dtype) == np.bool_ and np.iscomplexobj(x):
         x = x != 0  # lax's conversion would read only the real part (as JAX's astype says)
     return lax.convert_element_type(x, dtype)
