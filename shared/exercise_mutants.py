@@ -1721,7 +1721,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("12.5", "eps goes inside the square root",
        "m / (jnp.sqrt(v + eps_root) + eps)", "m / jnp.sqrt(v + eps_root + eps)"),
     _m("12.5", "the second moment keeps raw gradients, not their squares",
-       "(1 - b2) * (g ** 2) + b2 * t", "(1 - b2) * g + b2 * t"),
+       "(1 - b2) * abs_sq(g) + b2 * t", "(1 - b2) * g + b2 * t"),
     _m("12.5", "eps_root is added after the square root, not under it",
        "m / (jnp.sqrt(v + eps_root) + eps)", "m / (jnp.sqrt(v) + eps_root + eps)"),
     _m("12.1", "the two words take each other's key word", """

@@ -23,6 +23,7 @@ from .optim_base import (  # the pair, the shared states and counters: re-export
     EmptyState,
     GradientTransformation,
     ScaleByAdamState,
+    abs_sq,
     bias_correction,
     cast_moments,
     identity,
@@ -127,7 +128,7 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, eps_roo
     def update(updates: Any, state: ScaleByAdamState, params: Any = None) -> tuple:
         # EXERCISE 12.5 (adam): the moments, their bias correction, and the direction
         mu = tree_map(lambda g, t: (1 - b1) * (g ** 1) + b1 * t, updates, state.mu)
-        nu = tree_map(lambda g, t: (1 - b2) * (g ** 2) + b2 * t, updates, state.nu)
+        nu = tree_map(lambda g, t: (1 - b2) * abs_sq(g) + b2 * t, updates, state.nu)
         count = safe_increment(state.count)
         if nesterov:
             mu_hat = nesterov_mu_hat(mu, updates, b1, count)
@@ -171,7 +172,7 @@ def add_decayed_weights(weight_decay: ScalarOrSchedule = 0.0,
 
 def global_norm(updates: Any) -> Any:
     """The L2 norm of all leaves together, as if they were one flat vector."""
-    sums = [jnp.sum(jnp.square(x)) for x in tree_leaves(updates)]
+    sums = [jnp.sum(abs_sq(x)) for x in tree_leaves(updates)]
     return jnp.sqrt(tree_reduce(lambda a, b: a + b, sums, 0))
 
 

@@ -77,3 +77,8 @@ def bias_correction(moment: Any, decay: float, count: Any) -> Any:
     tree_bias_correction)."""
     correction = 1 - decay ** count
     return tree_map(lambda t: t / correction.astype(t.dtype), moment)
+
+
+def abs_sq(x: Any) -> Any:
+    """|x|**2, real for a complex x (optax: numerics.abs_sq); for a real x, x * x."""
+    return (x.conj() * x).real

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import lax
+from stages.s02_tracing import dtypes, lax
 from stages.s02_tracing import numpy as jnp
 from stages.s02_tracing.numpy.util import check_arraylike
 from stages.s07_caches import jit
 
 from . import prng
-from .random_checks import canonical_shape, check_key, check_shape, float32_dtype
+from .random_checks import check_key, check_shape, float32_dtype, split_shape, static_shape
 from .random_discrete import categorical, choice, gumbel_highest, randint, samplers  # breadth
 from .special import erf_inv
 
@@ -54,7 +54,7 @@ _split = jit(prng.threefry_split, static_argnums=1)
 def split(key: Any, num: int | tuple[int, ...] = 2) -> Any:
     """`num` new keys, uint32[*num, 2], each independent of the others and of `key`."""
     check_key(key, "split")
-    return _split(key, canonical_shape(num))
+    return _split(key, split_shape(num))
 
 
 _fold_in = jit(prng.threefry_fold_in)
@@ -78,7 +78,7 @@ def bits(key: Any, shape: Any = (), dtype: Any = np.uint32) -> Any:
     check_key(key, "bits")
     if np.dtype(dtype) != np.uint32:
         raise TypeError("bits is built here for uint32 only")
-    return _bits_jit(key, canonical_shape(shape))
+    return _bits_jit(key, static_shape(shape))
 
 
 # ------------------------------------------------------------------ samplers
@@ -105,7 +105,7 @@ def uniform(key: Any, shape: Any = (), dtype: Any = np.float32, minval: Any = 0.
             maxval: Any = 1.0) -> Any:
     """Floats in [minval, maxval), 2**23 equally spaced values per unit interval."""
     check_key(key, "uniform")
-    shape, ranks = canonical_shape(shape), {np.ndim(minval), np.ndim(maxval)}
+    shape, ranks = static_shape(shape), {np.ndim(minval), np.ndim(maxval)}
     if max(ranks) > len(shape):  # JAX's lax.max(minval, floats of `shape`) refuses this
         raise TypeError(f"max: arrays must have the same number of dimensions, got "
                         f"{ {len(shape), max(ranks)} }")
@@ -124,7 +124,7 @@ _normal_jit = jit(_normal, static_argnums=(1, 2))
 def normal(key: Any, shape: Any = (), dtype: Any = np.float32) -> Any:
     """Standard normal samples: sqrt(2) * erfinv(u) for u uniform in (-1, 1)."""
     check_key(key, "normal")
-    return _normal_jit(key, canonical_shape(shape), float32_dtype(dtype, "normal"))
+    return _normal_jit(key, static_shape(shape), float32_dtype(dtype, "normal"))
 
 
 def _bernoulli(key: Any, p: Any, shape: tuple, mode: str) -> Any:
@@ -146,9 +146,9 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Any = None, mode: str = "low") -> A
         raise ValueError(f"got {mode=}, expected 'high' or 'low'")
     check_key(key, "bernoulli")
     shape = np.shape(p) if shape is None else \
-        check_shape("bernoulli", canonical_shape(shape), np.shape(p))
+        check_shape("bernoulli", static_shape(shape), np.shape(p))
     p = np.float32(p) if type(p) is float else jnp.asarray(p)
-    if not np.issubdtype(p.dtype, np.floating):
+    if not dtypes.issubdtype(p.dtype, np.floating):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p.dtype}.")
     float32_dtype(p.dtype, "bernoulli")
     return _bernoulli_jit(key, p, shape, mode)
@@ -175,7 +175,7 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32, mode: str | None 
     """Standard Gumbel samples, -log(-log(u)); mode "high" draws two uniforms per sample,
     "highest" (float32) one u from 64 bits."""
     check_key(key, "gumbel")
-    dtype, shape = float32_dtype(dtype, "gumbel"), canonical_shape(shape)
+    dtype, shape = float32_dtype(dtype, "gumbel"), static_shape(shape)
     mode = "low" if mode is None else mode  # JAX: jax_high_dynamic_range_gumbel, off
     if mode not in ("highest", "high", "low"):
         raise ValueError(f"Must provide valid mode for gumbel got: {mode}")

@@ -6,6 +6,7 @@ sampler). Kept beside the samplers so that random.py reads as the lesson: bits m
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any
 
@@ -17,10 +18,12 @@ from stages.s02_tracing.errors import canonicalize_shape
 from stages.s02_tracing.numpy.util import broadcast_shapes
 
 
-def canonical_shape(shape: Any) -> tuple[int, ...]:
-    """A shape argument (an int, or a sequence of them) as a tuple of ints."""
-    return (int(shape),) if np.ndim(shape) == 0 and not isinstance(shape, tuple) else \
-        tuple(int(d) for d in shape)
+def split_shape(num: Any) -> tuple[int, ...]:
+    """split's count (an int, or a sequence of them) as a tuple; a float or None is refused with
+    Python's own "cannot be interpreted as an integer", as JAX's split refuses it."""
+    if isinstance(num, (tuple, list)):
+        return tuple(operator.index(d) for d in num)
+    return (operator.index(num),)
 
 
 def static_shape(shape: Any) -> tuple[int, ...]:
@@ -31,10 +34,10 @@ def static_shape(shape: Any) -> tuple[int, ...]:
     return canonicalize_shape(shape)
 
 
-def int_dtype(dtype: Any, name: str) -> np.dtype:
-    """An integer dtype as JAX takes it with x64 off: None or int is int32, and a 64-bit one is
-    truncated to 32 bits with JAX's warning."""
-    dtype = np.dtype(np.int32 if dtype is None or dtype is int else dtype)
+def narrowed(dtype: Any, python_type: type, default: type) -> np.dtype:
+    """A dtype as JAX takes it with x64 off: None or the Python type is the 32-bit default, and
+    a 64-bit one is truncated to 32 bits with JAX's warning."""
+    dtype = np.dtype(default if dtype is None or dtype is python_type else dtype)
     if dtype not in dtypes.jax_dtypes:
         raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}")
     if dtypes.canonicalize_dtype(dtype) != dtype:
@@ -43,8 +46,14 @@ def int_dtype(dtype: Any, name: str) -> np.dtype:
                       f"truncated to dtype {narrow}. To enable more dtypes, set the "
                       "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
                       "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
-                      "for more.", stacklevel=3)
+                      "for more.", stacklevel=4)
         dtype = narrow
+    return dtype
+
+
+def int_dtype(dtype: Any, name: str) -> np.dtype:
+    """An integer dtype, narrowed as JAX narrows it."""
+    dtype = narrowed(dtype, int, np.int32)
     if not np.issubdtype(dtype, np.integer):
         raise TypeError(f"{name} only accepts integer dtypes, got {dtype}")
     return dtype
@@ -53,7 +62,7 @@ def int_dtype(dtype: Any, name: str) -> np.dtype:
 def check_float(dtype: Any, name: str) -> np.dtype:
     """JAX's refusal of an int or bool dtype for a sampler of floats."""
     dtype = np.dtype(dtype)
-    if not np.issubdtype(dtype, np.floating) and not (
+    if not dtypes.issubdtype(dtype, np.floating) and not (
             name == "normal" and np.issubdtype(dtype, np.complexfloating)):
         kinds = "a float or complex dtype" if name == "normal" else "a float dtype"
         raise ValueError(f"dtype argument to `{name}` must be {kinds}, got {dtype.name}")
@@ -74,7 +83,7 @@ def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...
 
 def float32_dtype(dtype: Any, name: str) -> np.dtype:
     """A float dtype the samplers here are built for: float32 (JAX's refusals first)."""
-    dtype = check_float(dtype, name)
+    dtype = check_float(narrowed(dtype, float, np.float32), name)
     if dtype != np.float32:
         raise TypeError(f"{name} is built here for float32 only, got {dtype.name}")
     return dtype

@@ -13,6 +13,9 @@ from stages.s01_pytrees.tree_util import (
     tree_all as all,  # noqa: A004
 )
 from stages.s01_pytrees.tree_util import (
+    tree_broadcast as broadcast,
+)
+from stages.s01_pytrees.tree_util import (
     tree_flatten as flatten,
 )
 from stages.s01_pytrees.tree_util import (
@@ -25,6 +28,9 @@ from stages.s01_pytrees.tree_util import (
     tree_reduce as reduce,
 )
 from stages.s01_pytrees.tree_util import (
+    tree_reduce_associative as reduce_associative,
+)
+from stages.s01_pytrees.tree_util import (
     tree_structure as structure,
 )
 from stages.s01_pytrees.tree_util import (
@@ -34,5 +40,5 @@ from stages.s01_pytrees.tree_util import (
     tree_unflatten as unflatten,
 )
 
-__all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
+           "map_with_path", "reduce", "reduce_associative", "structure", "transpose", "unflatten"]

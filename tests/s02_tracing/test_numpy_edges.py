@@ -298,6 +298,27 @@ def test_copy_false_with_a_new_dtype_is_numpys_error_and_astype_takes_jaxs_keywo
                                  jjnp.asarray(X).astype(np.int32, **kwargs))
 
 
+_REFUSED_ARGUMENTS = {
+    "sort_kind": lambda ns: ns.sort(X, kind="quicksort"),
+    "argsort_kind": lambda ns: ns.argsort(X, kind="stable"),
+    "argsort_order": lambda ns: ns.argsort(X, order="a"),
+    "take_a_list_of_indices": lambda ns: ns.take(X, [0, 1]),
+    "take_from_a_list": lambda ns: ns.take([1.0, 2.0], np.array([0])),
+    "take_along_axis_from_a_list": lambda ns: ns.take_along_axis(
+        [[1.0]], np.zeros((1, 1), np.int32), 1),
+    "take_along_axis_float_indices": lambda ns: ns.take_along_axis(
+        X, np.zeros((2, 3, 4), np.float32), 1),
+    "take_along_axis_fewer_dims": lambda ns: ns.take_along_axis(X, np.zeros(3, np.int32), 1),
+    "take_along_axis_2d_indices_without_axis": lambda ns: ns.take_along_axis(
+        X, np.zeros((2, 3), np.int32), None),
+}
+
+
+@pytest.mark.parametrize("name", list(_REFUSED_ARGUMENTS))
+def test_what_jax_refuses_in_sort_and_take_is_refused_with_its_message(name):
+    _same_error(lambda: _REFUSED_ARGUMENTS[name](ojnp), lambda: _REFUSED_ARGUMENTS[name](jjnp))
+
+
 BROAD_MASK = np.array([[1, 0, 1], [0, 1, 1]], bool)
 
 

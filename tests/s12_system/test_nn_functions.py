@@ -74,3 +74,10 @@ def test_one_hot_refuses_a_float_class_count_as_jax():
     for f in (nn.one_hot, jax.nn.one_hot):
         with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
             f(idx, 3.0)
+
+
+def test_one_hot_takes_a_list_and_refuses_a_bool_array_as_jax():
+    _bits_equal(nn.one_hot([0, 2], 3), jax.nn.one_hot([0, 2], 3))
+    for f in (nn.one_hot, jax.nn.one_hot):  # the classes are counted in x's dtype
+        with pytest.raises(TypeError, match="^iota does not accept dtype bool"):
+            f(np.array([True, False]), 3)

@@ -6,6 +6,8 @@ XLA's polynomial on both sides). JAX 0.10.2's defaults: threefry2x32, partitiona
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -424,3 +426,49 @@ def test_bernoulli_high_decides_within_one_uniforms_step_and_a_bad_mode_gets_jax
     with pytest.raises(ValueError) as ours:
         random.bernoulli(k, 0.5, mode="middle")
     assert str(ours.value) == str(theirs.value) == "got mode='middle', expected 'high' or 'low'"
+
+
+_SHAPE_AND_DTYPE_CASES = {
+    "split_by_a_float": lambda r, k: r.split(k, 2.5),
+    "split_by_a_float_in_a_tuple": lambda r, k: r.split(k, (2.0,)),
+    "split_by_none": lambda r, k: r.split(k, None),
+    "bits_of_a_float_shape": lambda r, k: r.bits(k, (2.0,)),
+    "normal_of_a_float_shape": lambda r, k: r.normal(k, (2.0,)),
+    "uniform_of_a_float": lambda r, k: r.uniform(k, 2.0),
+    "gumbel_of_a_float_shape": lambda r, k: r.gumbel(k, (2.0,)),
+    "bernoulli_of_a_float_shape": lambda r, k: r.bernoulli(k, 0.5, (2.0,)),
+    "normal_of_none": lambda r, k: r.normal(k, None),
+    "uniform_of_python_int": lambda r, k: r.uniform(k, (2,), int),
+}
+
+
+@pytest.mark.parametrize("name", list(_SHAPE_AND_DTYPE_CASES))
+def test_a_shape_or_count_that_is_no_integer_is_refused_as_jax_refuses_it(name):
+    messages = []
+    for lib in (random, jax.random):
+        with pytest.raises((TypeError, ValueError)) as e:
+            _SHAPE_AND_DTYPE_CASES[name](lib, lib.PRNGKey(0))
+        messages.append((type(e.value).__name__, str(e.value)))
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "normal", "gumbel"])
+def test_a_float64_dtype_is_float32_with_x64_off_as_in_jax(sampler):
+    # Python's float quietly, numpy's float64 with JAX's truncation warning
+    for dtype, warns in ((float, False), (np.float64, True)):
+        outs = []
+        for lib in (random, jax.random):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                outs.append(getattr(lib, sampler)(lib.PRNGKey(3), (4,), dtype))
+            assert any("float64 is not available" in str(w.message) for w in caught) == warns
+        assert outs[0].dtype == outs[1].dtype == np.float32
+        np.testing.assert_array_equal(np.asarray(outs[0]), np.asarray(outs[1]))
+
+
+def test_bfloat16_is_named_as_what_is_not_built_here_not_as_no_float():
+    for call in (lambda: random.uniform(random.PRNGKey(0), (2,), jax.numpy.bfloat16),
+                 lambda: random.bernoulli(random.PRNGKey(0), jax.numpy.bfloat16(0.5), (2,))):
+        with pytest.raises(TypeError, match="is built here for float32 only, got bfloat16"):
+            call()
+

@@ -22,7 +22,7 @@ from ..array import Array
 from ..lax import GatherDimensionNumbers, ScatterDimensionNumbers
 from ..lax.utils import canonicalize_axis, const
 from .lax_numpy import asarray
-from .util import broadcast_shapes, promote_dtypes
+from .util import broadcast_shapes, check_arraylike, promote_dtypes
 
 _ARRAYS = (core.Tracer, Array, np.ndarray)
 _ERROR_PAGE = "https://docs.jax.dev/en/latest/errors.html"
@@ -334,6 +334,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     takes them modulo the axis size."""
     from . import lax_numpy, ufuncs
 
+    check_arraylike("take", a, indices)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     a = lax_numpy.asarray(a)
@@ -361,9 +362,18 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     (broadcast against `indices`)."""
     from . import lax_numpy
 
+    check_arraylike("take_along_axis", arr, indices)  # JAX's checks, in its order
     arr, indices = lax_numpy.asarray(arr), lax_numpy.asarray(indices)
+    if not dtypes.issubdtype(indices.dtype, np.integer):
+        raise TypeError(f"take_along_axis indices must be of integer type, got {indices.dtype}")
     if axis is None:
+        if np.ndim(indices) != 1:
+            raise ValueError("take_along_axis indices must be 1D if axis=None, got shape "
+                             f"{np.shape(indices)}")
         arr, axis = lax_numpy.ravel(arr), 0
+    if np.ndim(indices) != np.ndim(arr):
+        raise ValueError("indices and arr must have the same number of dimensions; "
+                         f"{np.ndim(indices)} vs. {np.ndim(arr)}")
     axis = canonicalize_axis(axis, np.ndim(arr))
     arr_shape = list(np.shape(arr))
     arr_shape[axis] = np.shape(indices)[axis]

@@ -360,10 +360,20 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return lax.convert_element_type(x, dtype)
 
 
+def check_sort_options(name: str, kind: Any, order: Any) -> None:
+    """numpy's sort options JAX refuses: lax.sort has one algorithm, and no record arrays."""
+    if kind is not None:
+        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
+                        "stable=False to specify sort stability.")
+    if order is not None:
+        raise TypeError(f"'order' argument to {name} is not supported.")
+
+
 def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
          stable: bool = True, descending: bool = False) -> Any:
     """a sorted along `axis` (of the flattened array if None); NaNs last."""
     check_arraylike("sort", a)
+    check_sort_options("sort", kind, order)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -377,6 +387,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = N
             stable: bool = True, descending: bool = False) -> Any:
     """The indices that sort a along `axis`: an iota sorted along with the keys."""
     check_arraylike("argsort", a)
+    check_sort_options("argsort", kind, order)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0

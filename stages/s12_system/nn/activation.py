@@ -67,7 +67,8 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     unless dtype says otherwise (dtype and axis by keyword only, as in JAX)."""
     num_classes = operator.index(num_classes)  # 3.0 is refused, as JAX's concrete_dim_or_error
     dtype = np.float32 if dtype is None else dtype
-    x = jnp.expand_dims(x, axis)
+    x = jnp.expand_dims(jnp.asarray(x), axis)  # a list too, as JAX takes one
     axis = axis % np.ndim(x)
     shape = tuple(num_classes if a == axis else 1 for a in range(np.ndim(x)))
-    return jnp.equal(x, lax.broadcasted_iota(np.int32, shape, axis)).astype(dtype)
+    # the classes counted in x's own dtype: a bool x is refused by iota, as in JAX
+    return jnp.equal(x, lax.broadcasted_iota(x.dtype, shape, axis)).astype(dtype)
