@@ -319,6 +319,27 @@ def test_what_jax_refuses_in_sort_and_take_is_refused_with_its_message(name):
     _same_error(lambda: _REFUSED_ARGUMENTS[name](ojnp), lambda: _REFUSED_ARGUMENTS[name](jjnp))
 
 
+@pytest.mark.parametrize("fn", ["var", "std"])
+@pytest.mark.parametrize("kwargs", [
+    {"axis": 1, "keepdims": True, "where": X[0] > 5}, {"axis": 0, "where": X[0] > 2, "ddof": 1},
+    {"where": X > 10}, {"axis": 2, "mean": np.full((2, 3, 1), 3.0, np.float32)},
+    {"axis": (0, 2), "where": X > 3, "mean": np.float32(12.0)},
+], ids=["where_keepdims", "where_ddof", "where_all", "mean", "where_and_mean"])
+def test_var_and_std_take_where_and_mean_as_jax(fn, kwargs):
+    # where= keeps only the marked elements in the mean, the squares and the count; mean= is used
+    # in place of the computed mean
+    assert_same_typed_values(getattr(ojnp, fn)(X, **kwargs), getattr(jjnp, fn)(X, **kwargs),
+                             rtol=1e-5)
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod"])
+@pytest.mark.parametrize("x", [np.array([100, 100], np.int8), np.array([200, 100], np.uint8),
+                               np.array([True, True]), np.float16([1.5, 2.0])], ids=str)
+def test_promote_integers_false_keeps_a_narrow_int_as_jax(fn, x):
+    assert_same_typed_values(getattr(ojnp, fn)(x, promote_integers=False),
+                             getattr(jjnp, fn)(x, promote_integers=False))
+
+
 BROAD_MASK = np.array([[1, 0, 1], [0, 1, 1]], bool)
 
 

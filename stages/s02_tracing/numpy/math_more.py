@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import core, dtypes, lax
-from ..lax.utils import canonicalize_axis, const
+from ..lax.utils import const
 from . import reductions, ufuncs
 from .lax_numpy import asarray
 from .util import check_arraylike, promote_args, promote_args_inexact
@@ -89,11 +89,14 @@ def _correction(ddof: Any, correction: Any) -> Any:
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, correction: int | float | None = None) -> Any:
-    """Mean squared distance from the mean, divided by (count - ddof); NaN where that is <= 0."""
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: int | float | None = None) -> Any:
+    """Mean squared distance from the mean (or from `mean` if given), divided by (count - ddof);
+    NaN where that is <= 0. `where` keeps only the elements it marks, in both."""
     correction = _correction(ddof, correction)
     check_arraylike("var", a)
     a = asarray(a)
+    reductions.check_where("var", where)
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
     in_dtype = dtypes.dtype(a)
@@ -114,25 +117,27 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     if compute in (np.float16, dtypes.bfloat16):
         compute = np.dtype("float32")  # accumulate float16 and bfloat16 in float32
     a = lax.convert_element_type(a, compute)
-    centered = lax.sub(a, reductions.mean(a, axis, dtype=compute, keepdims=True))
+    if mean is None:
+        mean = reductions.mean(a, axis, dtype=compute, keepdims=True, where=where)
+    else:
+        check_arraylike("var", mean)
+        mean = lax.convert_element_type(mean, compute)
+    centered = lax.sub(a, mean)
     if _is_complex(compute):
         centered = lax.real(lax.mul(centered, lax.conj(centered)))
         compute = dtypes.dtype(centered)
     else:
         centered = lax.square(centered)
-    axes = tuple(range(np.ndim(a))) if axis is None else \
-        (axis if isinstance(axis, (tuple, list)) else (axis,))
-    count = 1
-    for ax in axes:
-        count *= np.shape(a)[canonicalize_axis(ax, np.ndim(a))]
-    normalizer = lax.sub(np.array(count, compute), lax.convert_element_type(correction, compute))
-    total = reductions.sum(centered, axis, dtype=compute, keepdims=keepdims)
+    count = reductions.reduction_count(a, axis, keepdims, where, compute)
+    normalizer = lax.sub(count, lax.convert_element_type(correction, compute))
+    total = reductions.sum(centered, axis, dtype=compute, keepdims=keepdims, where=where)
     result = lax.convert_element_type(lax.div(total, normalizer), dtype)
     return ufuncs.where(normalizer > 0, result, np.nan)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, correction: int | float | None = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: int | float | None = None) -> Any:
     """The square root of var (same arguments)."""
     correction = _correction(ddof, correction)
     check_arraylike("std", a)
@@ -142,7 +147,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
             raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.std is not supported.")
-    return lax.sqrt(var(a, axis, dtype, correction=correction, keepdims=keepdims))
+    return lax.sqrt(var(a, axis, dtype, correction=correction, keepdims=keepdims, where=where,
+                        mean=mean))
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:

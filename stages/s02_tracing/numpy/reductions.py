@@ -72,7 +72,7 @@ def _identity(dtype: np.dtype, name: str) -> Any:
     return np.array(info.min if name == "max" else info.max, dtype)
 
 
-def _check_where(name: str, where: Any) -> None:
+def check_where(name: str, where: Any) -> None:
     if where is not None:
         check_arraylike(name, where)
         if dtypes.dtype(where) != np.bool_:
@@ -105,30 +105,34 @@ def _with_initial(combine: Any, result: Any, initial: Any) -> Any:
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-        keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
-    """Sum over `axis` (all axes by default); narrow ints accumulate as int32, f16 as f32
-    unless `dtype` is given; a bool sum is an `or`."""
+        keepdims: bool = False, initial: Any = None, where: Any = None,
+        promote_integers: bool = True) -> Any:
+    """Sum over `axis` (all axes by default); narrow ints accumulate as int32 (unless
+    promote_integers=False), f16 as f32, unless `dtype` is given; a bool sum is an `or`."""
     return _sum_like("sum", lax.reduce_sum, lax.reduce_or, a, axis, dtype, out, keepdims,
-                     initial, where)
+                     initial, where, promote_integers)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
-         keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
+         keepdims: bool = False, initial: Any = None, where: Any = None,
+         promote_integers: bool = True) -> Any:
     """Product over `axis` (all axes by default), accumulated as sum is; a bool product is
     an `and`."""
     return _sum_like("prod", lax.reduce_prod, lax.reduce_and, a, axis, dtype, out, keepdims,
-                     initial, where)
+                     initial, where, promote_integers)
 
 
 def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, dtype: Any,
-              out: None, keepdims: bool, initial: Any, where: Any) -> Any:
+              out: None, keepdims: bool, initial: Any, where: Any,
+              promote_integers: bool = True) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
-    _check_where(name, where)
+    check_where(name, where)
     (a,) = promote_dtypes_numeric(a)  # True + True is 2
     axes = _reduction_axes(a, axis)
     if dtype is None:
-        result_dtype = _promote_integer_dtype(dtypes.dtype(a))
+        result_dtype = dtypes.dtype(a)
+        result_dtype = _promote_integer_dtype(result_dtype) if promote_integers else result_dtype
     else:
         result_dtype = dtypes.canonicalize_dtype(dtype)
     # an explicit dtype is also the accumulator's
@@ -148,7 +152,7 @@ def _reduce_chooser(name: str, lax_reduce):
            initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)
-        _check_where(name, where)
+        check_where(name, where)
         if initial is None and where is not None:  # an empty selection would have no answer
             raise ValueError(f"reduction operation {name} does not have an identity, so to "
                              "use a where mask one has to specify 'initial'")
@@ -190,7 +194,7 @@ def _logical(name: str, lax_reduce: Any, a: Any, axis: Any, out: None, keepdims:
              where: Any) -> Any:
     _no_out(name, out)
     check_arraylike(name, a)
-    _check_where(name, where)
+    check_where(name, where)
     axes = _reduction_axes(a, axis)
     if np.iscomplexobj(a):  # JAX's _cast_to_bool: `real` first, then the conversion
         a = lax.real(a)
@@ -204,7 +208,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
     """sum / count, in floating point: `div` by the count as a literal."""
     _no_out("mean", out)
     check_arraylike("mean", a)
-    _check_where("mean", where)
+    check_where("mean", where)
     if dtype is None:
         result_dtype = dtypes.dtype(a)
         if not dtypes.issubdtype(result_dtype, np.inexact):
@@ -213,14 +217,16 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         result_dtype = dtypes.canonicalize_dtype(dtype)
     computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
     total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
-    if where is None:
-        # JAX jits mean, so the count is a literal (a constant, never a traced conversion)
-        normalizer = np.asarray(math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis)),
-                                computation_dtype)
-    else:  # the count of the elements kept
-        normalizer = sum(broadcast_to(where, np.shape(a)), axis, dtype=computation_dtype,
-                         keepdims=keepdims)
+    normalizer = reduction_count(a, axis, keepdims, where, computation_dtype)
     return lax.convert_element_type(lax.div(total, normalizer), result_dtype)
+
+
+def reduction_count(a: Any, axis: Any, keepdims: bool, where: Any, dtype: Any) -> Any:
+    """How many elements each reduction along `axis` takes (JAX: _count): without `where`, a
+    literal (JAX jits mean and var, so never a traced conversion); with it, the kept ones."""
+    if where is None:
+        return np.asarray(math.prod(np.shape(a)[d] for d in _reduction_axes(a, axis)), dtype)
+    return sum(broadcast_to(where, np.shape(a)), axis, dtype=dtype, keepdims=keepdims)
 
 
 def _arg_chooser(name: str, lax_arg):
