@@ -15,7 +15,7 @@ from typing import Any
 
 from stages.s01_pytrees import tree_flatten, tree_map
 from stages.s02_tracing import core
-from stages.s02_tracing.api_util import fun_signature, infer_argnums_and_argnames
+from stages.s02_tracing.api_util import fun_name, fun_signature, infer_argnums_and_argnames
 from stages.s02_tracing.errors import UnexpectedTracerError
 
 from .ad_util import stop_gradient_p
@@ -24,19 +24,27 @@ from .ad_util import stop_gradient_p
 def resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
     """The arguments bound to fun's signature, keywords moved into their positions (the call
     primitives take positions); JAX's message when they do not bind."""
-    # JAX: api_util.resolve_kwargs and its caller in custom_jvp/custom_vjp.__call__
+    # JAX: api_util.resolve_kwargs and its caller in custom_jvp/custom_vjp.__call__. A partial's
+    # signature is opaque (*args, **kwargs), so a keyword passed to one has no position either
+    opaque = isinstance(fun, functools.partial)
     try:
-        bound = inspect.signature(functools.partial(fun) if isinstance(
-            fun, functools.partial) else fun).bind(*args, **kwargs)
+        bound = inspect.signature(_opaque if opaque else fun).bind(*args, **kwargs)
+        bound.apply_defaults()
+        passed = [k for k in bound.kwargs if k in kwargs]  # keyword-only, or caught by **kwargs
+        if passed:
+            raise TypeError("The following keyword arguments could not be resolved to "
+                            f"positions: {', '.join(passed)}")
     except ValueError:  # no signature to read (a builtin): positions are positions
         return args
     except TypeError as err:
-        name = getattr(fun, "__name__", "fun")
-        raise TypeError(f"The input arguments to the {kind}-decorated function {name} could "
-                        "not be resolved to positional-only arguments. Binding failed with the "
-                        f"error:\n{err}") from err
-    bound.apply_defaults()
+        raise TypeError(f"The input arguments to the {kind}-decorated function "
+                        f"{fun_name(fun)} could not be resolved to positional-only arguments. "
+                        f"Binding failed with the error:\n{err}") from err
     return bound.args
+
+
+def _opaque(*args: Any, **kwargs: Any) -> None:
+    """The signature JAX gives a functools.partial."""
 
 
 def split_nondiff(fun: Callable, nondiff_argnums: tuple[int, ...], args: tuple

@@ -52,7 +52,7 @@ POLICIES = {
 
 
 def _without_source(description: str) -> str:
-    # JAX adds " from <file>:<line> (<function>)" to an equation's output; we keep no sources
+    # JAX adds " from <file>:<line> (<function>)"; ours carries no source through partial eval
     return description.split(" from /")[0]
 
 

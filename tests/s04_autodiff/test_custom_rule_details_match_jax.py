@@ -3,6 +3,7 @@ optimize_remat flag, each against JAX (the oracle)."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -155,3 +156,34 @@ def test_optimize_remat_with_symbolic_zeros_is_refused_as_in_jax():
 
     assert _error(call(s04)) == _error(call(jax)) == (
         "NotImplementedError", "remat optimization for custom_vjp does not support symbolic zeros")
+
+
+def _keyword_only(a, *, b=2.0):
+    return a * b
+
+
+def _var_keywords(a, **kwargs):
+    return a * kwargs.get("b", 2.0)
+
+
+def _two(a, b):
+    return a * b
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+@pytest.mark.parametrize("fun", [_keyword_only, _var_keywords, functools.partial(_two)],
+                         ids=["keyword_only", "var_keywords", "partial"])
+def test_a_keyword_with_no_position_is_refused_not_dropped_as_jax(kind, fun):
+    # the call primitives take positions: a keyword-only argument, one caught by **kwargs, or
+    # any keyword of a partial (whose signature JAX treats as opaque) has none
+    def call(lib):
+        wrapped = getattr(lib, kind)(fun)
+        if kind == "custom_jvp":
+            wrapped.defjvp(lambda p, t: (fun(*p), t[0]))
+        else:
+            wrapped.defvjp(lambda *a: (fun(*a), None), lambda r, ct: (ct,))
+        return wrapped(F32(1.5), b=F32(0.5))
+
+    ours, theirs = _error(lambda: call(s04)), _error(lambda: call(jax))
+    assert ours == theirs
+    assert "could not be resolved to positions: b" in ours[1]
