@@ -30,6 +30,7 @@ Beside it:
   activation_lowering.py  GELU and softshrink: float16, bfloat16 in float32, rounded once
   pool_lowering.py        max pooling, forward and backward, by windows that tile the input
   pointwise_ops.py        addcmul, addcdiv, pow by a bool, `//`: numbers as their kernels use them
+  rnn_cells.py            the fused LSTM and GRU cells torch calls on our device, as gate math
   kernel_checks.py        what a CPU kernel refuses that its meta kernel lets through
   lowering_context.py     a post order to one StableHLO module with stage 8's builder
   metrics.py              the lazy core's counters in stage 9's metrics_report()
@@ -56,6 +57,7 @@ from . import (
     pointwise_ops,
     pool_lowering,
     register_xla,
+    rnn_cells,
     shape_inference,
     tensor,
     tensor_impl,
@@ -105,6 +107,7 @@ __all__ = [
     "pointwise_ops",
     "pool_lowering",
     "register_xla",
+    "rnn_cells",
     "shape_inference",
     "sync",
     "tensor",

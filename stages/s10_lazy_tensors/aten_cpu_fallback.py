@@ -14,9 +14,8 @@ import torch
 from stages.s02_tracing.core import ShapedArray
 
 from . import device_data, graph_executor, metrics
-from .op_schema import is_inplace
 from .tensor import DEVICE_TYPE, get_xla_tensor, is_lazy, make_tensor_from_data, to_numpy_dtype
-from .tensor_impl import refuse_write_through_view
+from .tensor_impl import refuse_write_through_view, set_view_in_place
 
 
 def _on_cpu(x: Any) -> Any:
@@ -27,29 +26,57 @@ def _on_cpu(x: Any) -> Any:
 
 def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     """Run the op on the CPU: fetch the lazy arguments (one graph), run, upload the results
-    (C++: xla_fallback, counted as `aten::<op>`)."""
-    if is_inplace(func) and is_lazy(args[0]):
-        refuse_write_through_view(args[0])  # else the result would land in the view alone
+    and what it wrote (C++: xla_fallback, counted as `aten::<op>`)."""
+    written = _written_arguments(func, args, kwargs)  # add_'s self, mm.out's out, sort's pair
+    for t in written:
+        refuse_write_through_view(t)  # else the result would land in the view alone
     # C++: c10::toString(op.operator_name()), the overload included: "aten::sort.stable"
     metrics.counter(func.name()).add_value(1)
     flat, spec = torch.utils._pytree.tree_flatten((args, kwargs))
     lazy = [x for x in flat if is_lazy(x)]
     hosts = iter(graph_executor.get_tensors(lazy))
     cpu_flat = [next(hosts) if is_lazy(x) else _on_cpu(x) for x in flat]
+    cpu_of: dict[int, Any] = {}  # a lazy tensor -> its first CPU copy (`x.add_(x)`: the one
+    for x, cpu in zip(flat, cpu_flat, strict=True):  # written is the first)
+        if is_lazy(x):
+            cpu_of.setdefault(id(x), cpu)
     cpu_args, cpu_kwargs = torch.utils._pytree.tree_unflatten(cpu_flat, spec)
     result = func(*cpu_args, **cpu_kwargs)
+    lazy_of = {}  # a written CPU copy -> its lazy tensor, which the op returns (`out is o`)
+    for t in written:  # the CPU kernel wrote (and may have resized: nonzero's out) the copy
+        host = cpu_of[id(t)]
+        _write_back(t, host)
+        lazy_of[id(host)] = t
+    return torch.utils._pytree.tree_map(
+        lambda x: lazy_of[id(x)] if id(x) in lazy_of else _upload(x), result)
 
-    def upload(x: Any) -> Any:
-        if not isinstance(x, torch.Tensor) or is_lazy(x):
-            return x
-        aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
-        return make_tensor_from_data(device_data.tensor_to_data(x, aval), aval, x.dtype)
-    if is_inplace(func):  # write the CPU result back into the lazy tensor
-        data = get_xla_tensor(args[0])
-        data.set_data_handle(get_xla_tensor(upload(result)).handle)
-        data.version += 1
-        return args[0]
-    return torch.utils._pytree.tree_map(upload, result)
+
+def _written_arguments(func: Any, args: tuple, kwargs: dict) -> list[Any]:
+    """The lazy tensors the op writes: its schema's arguments marked `(a!)`."""
+    out = []
+    for i, a in enumerate(func._schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        value = kwargs.get(a.name) if a.kwarg_only or i >= len(args) else args[i]
+        out += [t for t in (value if isinstance(value, (list, tuple)) else [value]) if is_lazy(t)]
+    return out
+
+
+def _upload(x: Any) -> Any:
+    if not isinstance(x, torch.Tensor) or is_lazy(x):
+        return x
+    aval = ShapedArray(tuple(x.shape), to_numpy_dtype(x.dtype))
+    return make_tensor_from_data(device_data.tensor_to_data(x, aval), aval, x.dtype)
+
+
+def _write_back(dst: Any, host: torch.Tensor) -> None:
+    """The CPU kernel's values of a written argument, now the lazy tensor's own."""
+    new = _upload(host)
+    if tuple(host.shape) != tuple(dst.shape):  # resized by the kernel: new sizes too
+        set_view_in_place(dst, new)
+    else:
+        get_xla_tensor(dst).set_data_handle(get_xla_tensor(new).handle)
+    get_xla_tensor(dst).version += 1
 
 
 def local_scalar_dense(x: Any) -> Any:

@@ -9,8 +9,9 @@ an integer `self`: ours gives it the number and the `self` the kernel would see,
 Pow.cpp copies the base for an exponent of True and fills ones for False (a bool stays bool,
 where the meta kernel says int64); an integer division that rounds casts a number to the result's
 dtype unchecked (uint8 // 300 divides by 44), where torch's reference refuses it (scalar_tensor).
-Beside them, one op that is not pointwise: nll_loss, whose kernel reads a uint8 target that its
-meta kernel (a gather) refuses.
+Beside them, two ops that are not pointwise: nll_loss, whose kernel reads a uint8 target that
+its meta kernel (a gather) refuses, and index_fill, whose kernel casts a 0-d tensor value to the
+tensor's dtype where torch's reference refuses another dtype.
 """
 
 from __future__ import annotations
@@ -98,3 +99,11 @@ def _byte_target(func: Any, at: int) -> Callable[..., Any]:
 
 SPECIAL[aten.nll_loss_forward.default] = _byte_target(aten.nll_loss_forward.default, 1)
 SPECIAL[aten.nll_loss_backward.default] = _byte_target(aten.nll_loss_backward.default, 2)
+
+
+def _index_fill_tensor(self: Any, dim: int, index: Any, value: Any) -> Any:
+    """index_fill with a 0-d tensor value, cast first to self's dtype (as the kernel fills)."""
+    return decomposition_table[aten.index_fill.int_Tensor](self, dim, index, value.to(self.dtype))
+
+
+SPECIAL[aten.index_fill.int_Tensor] = _index_fill_tensor

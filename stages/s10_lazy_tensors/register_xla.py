@@ -101,8 +101,8 @@ def _overload(name: str) -> Any:
 def ops_to_register() -> dict[str, Any]:
     """Every aten op with a rule or a path of its own, and every op whose composite kernel
     would otherwise run first, by name (rules keyed by a name are the IR's own: SPMD's)."""
-    # imported here, not above: pointwise_ops imports tensor.py, which imports this module
-    from . import pointwise_ops  # noqa: F401 - it adds its ops to SPECIAL on import
+    # imported here, not above: both import tensor.py, which imports this module
+    from . import pointwise_ops, rnn_cells  # noqa: F401 - they add their ops to SPECIAL
     from .aten_xla_type import SPECIAL
     from .lowering import LOWERINGS
 
