@@ -36,8 +36,8 @@ def cpu_fallback(func: Any, args: tuple, kwargs: dict) -> Any:
     lazy = [x for x in flat if is_lazy(x)]
     hosts = iter(graph_executor.get_tensors(lazy))
     cpu_flat = [next(hosts) if is_lazy(x) else _on_cpu(x) for x in flat]
-    cpu_of: dict[int, Any] = {}  # a lazy tensor -> its first CPU copy (`x.add_(x)`: the one
-    for x, cpu in zip(flat, cpu_flat, strict=True):  # written is the first)
+    cpu_of: dict[int, Any] = {}  # each lazy tensor's first CPU copy, the one a kernel writes
+    for x, cpu in zip(flat, cpu_flat, strict=True):  # (`x.add_(x)` passes x twice)
         if is_lazy(x):
             cpu_of.setdefault(id(x), cpu)
     cpu_args, cpu_kwargs = torch.utils._pytree.tree_unflatten(cpu_flat, spec)
