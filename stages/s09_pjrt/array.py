@@ -176,7 +176,7 @@ def _transfer(x: Any, aval: ShapedArray, device: Any = None) -> ArrayImpl:
     return ArrayImpl(aval, data, client)
 
 
-def from_dlpack(x: Any, device: Any = None, copy: bool | None = None) -> ArrayImpl:
+def from_dlpack(x: Any, device: Any = None, *, copy: bool | None = None) -> ArrayImpl:
     """A device array from anything with `__dlpack__` (a torch tensor, a numpy array).
 
     The values go through host memory (`np.from_dlpack`, then a transfer): JAX's from_dlpack
