@@ -14,6 +14,7 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   lax_numpy_more.py linspace, eye, tril/triu, outer, roll, flip, tile, repeat, split, diag
   math_more.py      round, var, std, count_nonzero, isclose, allclose, log2, log10
   searching.py      nonzero, flatnonzero, argwhere, where(condition) alone; bincount
+  sorting.py        sort and argsort, through lax.sort's stable variadic sort
 """
 
 from . import (  # noqa: F401
@@ -25,6 +26,7 @@ from . import (  # noqa: F401
     math_more,
     reductions,
     searching,
+    sorting,
     ufuncs,
     util,
 )
@@ -35,9 +37,10 @@ from .lax_numpy_more import *  # noqa: F403
 from .math_more import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .searching import *  # noqa: F403
+from .sorting import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 from .util import *  # noqa: F403
 
 __all__ = [*lax_numpy.__all__, *lax_numpy_more.__all__, *math_more.__all__,
-           *reductions.__all__, *searching.__all__, *ufuncs.__all__, *util.__all__, "einsum",
-           "take", "take_along_axis"]
+           *reductions.__all__, *searching.__all__, *sorting.__all__, *ufuncs.__all__,
+           *util.__all__, "einsum", "take", "take_along_axis"]

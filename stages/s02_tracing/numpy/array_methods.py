@@ -15,7 +15,16 @@ import numpy as np
 
 from .. import core, lax
 from ..array import Array
-from . import indexing, lax_numpy, lax_numpy_more, math_more, reductions, searching, ufuncs
+from . import (
+    indexing,
+    lax_numpy,
+    lax_numpy_more,
+    math_more,
+    reductions,
+    searching,
+    sorting,
+    ufuncs,
+)
 
 # ------------------------------------------------------------------ indexing
 
@@ -128,9 +137,9 @@ def _dynamic_take(arr: Any, starts: list, limits: list, squeeze_axes: list) -> A
 # ------------------------------------------------------------------ methods
 
 
-def _reshape(a: Any, *args: Any) -> Any:
+def _reshape(a: Any, *args: Any, order: str = "C") -> Any:
     shape = args[0] if len(args) == 1 else args
-    return lax_numpy.reshape(a, shape)
+    return lax_numpy.reshape(a, shape, order)
 
 
 def _transpose(a: Any, *args: Any) -> Any:
@@ -213,8 +222,8 @@ _methods = {
     "round": math_more.round, "std": math_more.std, "var": math_more.var,
     "trace": lax_numpy_more.trace, "repeat": lax_numpy_more.repeat,
     "diagonal": lax_numpy_more.diagonal, "conj": ufuncs.conj, "conjugate": ufuncs.conjugate,
-    "real": ufuncs.real, "imag": ufuncs.imag, "sort": lax_numpy.sort,
-    "argsort": lax_numpy.argsort, "take": indexing.take, "mT": _matrix_transpose,
+    "real": ufuncs.real, "imag": ufuncs.imag, "sort": sorting.sort,
+    "argsort": sorting.argsort, "take": indexing.take, "mT": _matrix_transpose,
     "nonzero": searching.nonzero,
 }
 

@@ -20,10 +20,10 @@ from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
-    "arange", "argsort", "array", "asarray", "astype", "bfloat16", "bool_", "complex64",
+    "arange", "array", "asarray", "astype", "bfloat16", "bool_", "complex64",
     "concatenate", "dot", "expand_dims", "float16", "float32", "full", "full_like", "int16",
     "int32", "int8", "matmul", "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape",
-    "result_type", "shape", "size", "sort", "squeeze", "stack", "swapaxes", "transpose",
+    "result_type", "shape", "size", "squeeze", "stack", "swapaxes", "transpose",
     "uint16", "uint32", "uint8", "zeros", "zeros_like",
 ]
 
@@ -98,9 +98,15 @@ def _leaves(a: Any) -> list[Any]:
     return [np.asarray(a) if isinstance(a, str) else a]  # a str is a dtype name to np.dtype
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """As asarray (a numpy value is always copied; an Array, immutable, need not be)."""
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
+          ndmin: int = 0) -> Any:
+    """As asarray (a numpy value is always copied; an Array, immutable, need not be), with
+    leading axes of size 1 added up to `ndmin`."""
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
     out = asarray(object, dtype)
+    if ndmin > np.ndim(out):
+        out = lax.expand_dims(out, tuple(range(ndmin - np.ndim(out))))
     return out.copy() if copy and isinstance(out, np.ndarray) else out
 
 
@@ -256,8 +262,9 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
 # ------------------------------------------------------------------ shapes
 
 
-def reshape(a: Any, shape: Any) -> Any:
-    """Row-major reshape; one size may be -1 (inferred)."""
+def reshape(a: Any, shape: Any, order: str = "C", *, copy: Any = None) -> Any:
+    """Row-major reshape (order="F": column-major); one size may be -1 (inferred). `copy`
+    changes nothing, as in JAX: an array is immutable."""
     check_arraylike("reshape", a)
     new = list(_shape_tuple(shape))
     total = math.prod(np.shape(a))
@@ -278,11 +285,20 @@ def reshape(a: Any, shape: Any) -> Any:
             f"cannot reshape array of shape {np.shape(a)} (size {total}) into shape "
             f"{shape} (size {math.prod(new)})"
         )
-    return lax.reshape(a, tuple(new))
+    if order == "C":
+        return lax.reshape(a, tuple(new))
+    if order == "F":  # column-major: read with the axes reversed, write them reversed
+        reversed_axes = tuple(range(np.ndim(a)))[::-1]
+        return transpose(lax.reshape(a, tuple(new[::-1]), reversed_axes))
+    if order == "A":
+        raise NotImplementedError("np.reshape order=A is not implemented.")
+    raise ValueError(f"Unexpected value for 'order' argument: {order}.")
 
 
-def ravel(a: Any) -> Any:
-    return reshape(a, (np.size(a),))
+def ravel(a: Any, order: str = "C") -> Any:
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
+    return reshape(a, (np.size(a),), order)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
@@ -316,20 +332,25 @@ def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> Any:
     return lax.squeeze(a, axes)
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
-    """Join arrays along an existing axis, after promoting them to one dtype."""
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
+    """Join arrays along an existing axis, after promoting them to one dtype (or to `dtype`)."""
     if not len(arrays):
         raise ValueError("Need at least one array to concatenate.")
     check_arraylike("concatenate", *arrays)
     if axis is None:  # raveled first, then promoted, as in JAX: any ranks will do
-        return concatenate([ravel(x) for x in arrays], axis=0)
+        return concatenate([ravel(x) for x in arrays], axis=0, dtype=dtype)
     if np.ndim(arrays[0]) == 0:  # other ranks that differ: lax.concatenate's error
         raise ValueError("Zero-dimensional arrays cannot be concatenated.")
     axis = canonicalize_axis(axis, np.ndim(arrays[0]))
-    return lax.concatenate(promote_dtypes(*arrays), axis)
+    return lax.concatenate(_joined(arrays, dtype), axis)
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+def _joined(arrays: Sequence[Any], dtype: Any) -> list[Any]:
+    """The arrays in one dtype: promoted together, or each converted to `dtype`."""
+    return promote_dtypes(*arrays) if dtype is None else [asarray(x, dtype) for x in arrays]
+
+
+def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
     """Join arrays along a new axis: expand_dims then concatenate.
 
     JAX 0.10.2 has a `stack` primitive for this; we keep to the primitives the stage builds,
@@ -337,6 +358,8 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     """
     if not len(arrays):
         raise ValueError("Need at least one array to stack.")
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     check_arraylike("stack", *arrays)
     shapes = [np.shape(x) for x in arrays]
     shown = ", ".join(map(str, shapes))
@@ -345,8 +368,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     if len(set(shapes)) != 1:
         raise ValueError(f"All input arrays must have the same shape. Got {shown}.")
     axis = canonicalize_axis(axis, np.ndim(arrays[0]) + 1)
-    arrays = promote_dtypes(*arrays)
-    return lax.concatenate([lax.expand_dims(x, (axis,)) for x in arrays], axis)
+    return lax.concatenate([lax.expand_dims(x, (axis,)) for x in _joined(arrays, dtype)], axis)
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
@@ -358,43 +380,3 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     if np.dtype(dtype) == np.bool_ and np.iscomplexobj(x):
         x = x != 0  # lax's conversion would read only the real part (as JAX's astype says)
     return lax.convert_element_type(x, dtype)
-
-
-def check_sort_options(name: str, kind: Any, order: Any) -> None:
-    """numpy's sort options JAX refuses: lax.sort has one algorithm, and no record arrays."""
-    if kind is not None:
-        raise TypeError(f"'kind' argument to {name} is not supported. Use stable=True or "
-                        "stable=False to specify sort stability.")
-    if order is not None:
-        raise TypeError(f"'order' argument to {name} is not supported.")
-
-
-def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
-         stable: bool = True, descending: bool = False) -> Any:
-    """a sorted along `axis` (of the flattened array if None); NaNs last."""
-    check_arraylike("sort", a)
-    check_sort_options("sort", kind, order)
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = canonicalize_axis(axis, np.ndim(a))
-    out = lax.sort(a, dimension=axis, is_stable=stable)
-    # JAX: descending is the ascending sort reversed
-    return lax.rev(out, [axis]) if descending else out
-
-
-def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
-            stable: bool = True, descending: bool = False) -> Any:
-    """The indices that sort a along `axis`: an iota sorted along with the keys."""
-    check_arraylike("argsort", a)
-    check_sort_options("argsort", kind, order)
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = canonicalize_axis(axis, np.ndim(a))
-    iota = lax.broadcasted_iota(np.int32, np.shape(a), axis)
-    if descending and stable:
-        # reversed in, reversed out: equal keys keep their first-come order
-        a, iota = lax.rev(a, [axis]), lax.rev(iota, [axis])
-    indices = lax.sort((a, iota), dimension=axis, is_stable=stable, num_keys=1)[1]
-    return lax.rev(indices, [axis]) if descending else indices
