@@ -164,3 +164,28 @@ class Compiled(_Stage):
         outs = self._executable.call(*self._traced._p.consts, *leaves)
         return tree_unflatten(self.out_tree, outs)
 
+
+
+# --8<-- [start:device_mismatch]
+class DeviceAssignmentMismatchError(ValueError):
+    """A backend's refusal to run one program on arguments committed to two devices.
+
+    `fails` holds the two arguments found, each (index, aval, device ids, platform): the
+    backend knows devices, and jit, which catches this, knows the function's name and its
+    arguments' names (JAX: stages.DeviceAssignmentMismatchError, raised in pxla, worded in
+    pjit). Raised outside a jit (an eager op), it says what it can without them.
+    """
+
+    def __init__(self, fails: list[tuple[int, Any, list[int], str]], fun_name: str = ""):
+        self.fails = fails
+        super().__init__(device_assignment_mismatch_error(fun_name, fails, None))
+
+
+def device_assignment_mismatch_error(fun_name: str, fails: list[tuple[int, Any, list[int], str]],
+                                     arg_names: Any) -> str:
+    """JAX's words for two arguments committed to different devices."""
+    got = [f"argument {'' if arg_names is None else arg_names[i]} of {fun_name} with shape "
+           f"{aval.str_short()} and with device ids {ids} on platform {platform}"
+           for i, aval, ids, platform in fails]
+    return f"Received incompatible devices for jitted computation. Got {got[0]} and {got[1]}"
+# --8<-- [end:device_mismatch]

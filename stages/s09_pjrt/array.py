@@ -12,6 +12,12 @@ host values (`_value`): its operators and methods (through the primitives, as a 
 conversions, printing and pickling all read that. This subclass keeps a PJRT `Data` handle
 instead of a numpy array, fetches `_value` from the device once, and adds what a device has
 (readiness, deletion and donation, devices, DLPack).
+
+An array is *committed* to its device when it was put there on purpose (`device_put` with a
+device, `from_dlpack`) or computed from a committed array; a jitted call runs on the device its
+committed arguments are on, moving the uncommitted ones there, and refuses committed arguments
+on two devices. An uncommitted array (`device_put(x)`, a jit of host values) goes wherever it
+is needed.
 """
 
 from __future__ import annotations
@@ -36,10 +42,12 @@ from .computation_client import ComputationClient, Data
 class ArrayImpl(Array):
     """An array on one device: `aval` plus a PJRT buffer handle."""
 
-    __slots__ = ("_data", "_client", "_npy_value", "__weakref__")
+    __slots__ = ("_data", "_client", "_npy_value", "committed", "__weakref__")
 
-    def __init__(self, aval: ShapedArray, data: Data, client: ComputationClient):
+    def __init__(self, aval: ShapedArray, data: Data, client: ComputationClient,
+                 committed: bool = False):
         self.aval, self._data, self._client = aval, data, client
+        self.committed = committed  # put on its device on purpose: jit runs there (JAX: same)
         self._npy_value: np.ndarray | None = None
 
     # --8<-- [start:state]
@@ -86,6 +94,11 @@ class ArrayImpl(Array):
         self._check_if_deleted()
         return self._client.copy_to_device(data, device)
 
+    @property
+    def device_name(self) -> str:
+        """The client's name of the device holding the buffer ("CPU:1")."""
+        return self._data.device
+
     def devices(self) -> set[Device]:
         self._check_if_deleted()
         return {self.device}
@@ -109,8 +122,8 @@ class ArrayImpl(Array):
         return runtime.device_object(self._client, self._data.device)
 
     def copy(self) -> ArrayImpl:
-        """A new buffer with the same values, on the same device."""
-        return _transfer(self._value, self.aval, self.device)
+        """A new buffer with the same values, on the same device, as committed as this one."""
+        return _transfer(self._value, self.aval, self.device, self.committed)
 
     def __reduce__(self) -> tuple:  # pickled as its host values, unpickled onto the device
         return _transfer, (self._value, self.aval)
@@ -150,7 +163,7 @@ def _device_name(client: ComputationClient, device: Any) -> str:
 def device_put(x: Any, device: Any = None) -> Any:
     """`x` on `device` (the default device if None): a host value is transferred, a device
     array already there is returned as it is, one elsewhere is copied; a pytree leaf by leaf
-    (JAX: jax.device_put)."""
+    (JAX: jax.device_put). With a device the result is committed to it."""
     return tree_map(lambda leaf: _device_put_leaf(leaf, device), x)
 
 
@@ -160,20 +173,21 @@ def _device_put_leaf(x: Any, device: Any) -> Any:
             return x
         client = runtime.get_computation_client()
         data = x.data_on(_device_name(client, device))
-        return x if data is x._data else ArrayImpl(x.aval, data, client)
+        return ArrayImpl(x.aval, data, client, committed=True)  # a new array, as JAX's
     check_not_masked(x)
     aval = core.get_aval(x)
     if aval.dtype == dtypes.float0:  # a float0 holds nothing to place: zeros on the host
         return np.zeros(aval.shape, dtypes.float0)  # as a jit's float0 output (backend.py)
-    return _transfer(x, aval, device)
+    return _transfer(x, aval, device, committed=device is not None)
 
 
-def _transfer(x: Any, aval: ShapedArray, device: Any = None) -> ArrayImpl:
+def _transfer(x: Any, aval: ShapedArray, device: Any = None,
+              committed: bool = False) -> ArrayImpl:
     """Host values `x` of `aval`, transferred to `device` (the default device if None)."""
     client = runtime.get_computation_client()
     (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)],
                                         [_device_name(client, device)])
-    return ArrayImpl(aval, data, client)
+    return ArrayImpl(aval, data, client, committed)
 
 
 def from_dlpack(x: Any, device: Any = None, *, copy: bool | None = None) -> ArrayImpl:
@@ -189,14 +203,14 @@ def from_dlpack(x: Any, device: Any = None, *, copy: bool | None = None) -> Arra
     if copy is False:
         raise ValueError("from_dlpack(copy=False): ours always copies, through host memory")
     if isinstance(x, ArrayImpl):  # ours already: its host values (bfloat16 included)
-        return _transfer(x._value, ShapedArray(x.shape, x.dtype), device)
+        return _transfer(x._value, ShapedArray(x.shape, x.dtype), device, committed=True)
     try:
         host = np.from_dlpack(x)
     except RuntimeError:  # numpy reads no bfloat16 (DLPack's kDLBfloat): read the bits, view
         if str(getattr(x, "dtype", "")).rpartition(".")[2] != "bfloat16":
             raise
         host = np.from_dlpack(_as_int16(x)).view(dtypes.bfloat16)
-    return device_put(host, device)
+    return _transfer(host, core.get_aval(host), device, committed=True)  # committed, as JAX's
 
 
 def _as_int16(x: Any) -> Any:

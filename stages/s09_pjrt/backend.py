@@ -10,9 +10,10 @@ jit's default and sends eager primitives through stage 7's per-primitive cache.
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from stages.s02_tracing import config, dtypes
 from stages.s02_tracing.core import ClosedJaxpr
 from stages.s07_caches import api, dispatch
 from stages.s07_caches.compiler import CompileOptions
+from stages.s07_caches.stages import DeviceAssignmentMismatchError
 from stages.s07_caches.xla_bridge import Device, register_backend_factory
 from stages.s08_lowering.backend import StableHloProgram, lower_to_stablehlo
 
@@ -29,7 +31,7 @@ from .array import ArrayImpl
 from .computation_client import CompileInstance, Computation, ComputationClient
 
 MAGIC = b"UAPIPJRT"  # our executable format: MAGIC | header length | JSON header | XLA's bytes
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the header holds the module's text
 _LOWERING_PLATFORMS = {"CPU": "cpu", "CUDA": "cuda", "ROCM": "rocm", "TPU": "tpu"}
 
 
@@ -38,17 +40,22 @@ class PjRtExecutable:
     """A compiled jit: call it with every argument; it passes the kept ones to the device."""
 
     def __init__(self, program: StableHloProgram, computation: Computation,
-                 client: ComputationClient):
+                 client: ComputationClient, compile_on: Callable[[str], PjRtExecutable]):
         self.program, self.computation, self.client = program, computation, client
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
         self.device = computation.devices[0]
         self._float0_outs = any(a.dtype == dtypes.float0 for a in self.out_avals)
+        self._compile_on, self._on_devices = compile_on, {self.device: self}
 
     def call(self, *args: Any) -> list[ArrayImpl]:
-        device, arguments, host = self.device, [], []
+        device, arguments, host, committed = self.device, [], [], False
         for i in self.program.kept_var_idx:
             x = args[i]
             if type(x) is ArrayImpl:  # already a buffer (raises if deleted or donated)
+                if x.committed:
+                    if x.device_name != device:  # the program runs where its arguments are
+                        return self.on_device(self.committed_device(args)).call(*args)
+                    committed = True
                 arguments.append(x.data_on(device))
             else:  # a host value: transferred below, all in one TransferToDevice
                 host.append(len(arguments))
@@ -61,10 +68,33 @@ class PjRtExecutable:
         outs = self.client.execute_computation(self.computation, arguments, device)
         if self._float0_outs:  # a float0 result holds nothing: numpy zeros, as JAX's handler
             return [np.zeros(a.shape, a.dtype) if a.dtype == dtypes.float0 else
-                    ArrayImpl(a, d, self.client) for a, d in zip(self.out_avals, outs, strict=True)]
-        return [ArrayImpl(aval, data, self.client)
+                    ArrayImpl(a, d, self.client, committed)
+                    for a, d in zip(self.out_avals, outs, strict=True)]
+        return [ArrayImpl(aval, data, self.client, committed)
                 for aval, data in zip(self.out_avals, outs, strict=True)]
     # --8<-- [end:executable]
+
+    def committed_device(self, args: Sequence[Any]) -> str:
+        """The one device the committed arguments are on; for two, the error jit words."""
+        first = None
+        for i in self.program.kept_var_idx:
+            x = args[i]
+            if type(x) is not ArrayImpl or not x.committed:
+                continue
+            if first is None:
+                first = (i, x)
+            elif x.device_name != first[1].device_name:
+                raise DeviceAssignmentMismatchError(
+                    [(j, y.aval, [y.device.id], y.device.platform.upper())
+                     for j, y in (first, (i, x))], self.program.module_name)
+        assert first is not None, "called only when an argument is committed"
+        return first[1].device_name
+
+    def on_device(self, device: str) -> PjRtExecutable:
+        """This program compiled for `device` (JAX compiles one per device assignment)."""
+        if device not in self._on_devices:
+            self._on_devices[device] = self._compile_on(device)
+        return self._on_devices[device]
 
     def as_text(self) -> str:
         """XLA's optimized HLO: what the compiler made of the StableHLO (JAX: same)."""
@@ -102,16 +132,20 @@ class PjRtBackend:
                                   donated_invars=donated_invars, keep_unused=keep_unused,
                                   platform=self.platform)
 
-    def compile(self, program: StableHloProgram, options: CompileOptions) -> PjRtExecutable:
-        device = self.client.get_default_device()
+    def compile(self, program: StableHloProgram, options: CompileOptions,
+                device: str | None = None) -> PjRtExecutable:
+        device = device or self.client.get_default_device()
         instance = CompileInstance(Computation(program.module_name, program.text, [device]),
                                    device, [device],
                                    env_option_overrides=options.env_option_overrides)
         (computation,) = self.client.compile([instance])
-        return PjRtExecutable(program, computation, self.client)
+        return PjRtExecutable(program, computation, self.client,
+                              functools.partial(self.compile, program, options))
 
     def serialize(self, executable: PjRtExecutable) -> bytes:
-        header = json.dumps(dict(executable.program.header(), format=FORMAT_VERSION)).encode()
+        # the module's text too: a program read back may be compiled again for another device
+        header = json.dumps(dict(executable.program.header(), format=FORMAT_VERSION,
+                                 text=executable.program.text)).encode()
         body = self.client.serialize_computation(executable.computation)
         return MAGIC + struct.pack(">I", len(header)) + header + body
 
@@ -123,9 +157,10 @@ class PjRtBackend:
         header = json.loads(data[start:start + size])
         if header.get("format") != FORMAT_VERSION:
             raise ValueError(f"format {header.get('format')}, expected {FORMAT_VERSION}")
-        program = StableHloProgram.from_header(header)
+        program = StableHloProgram.from_header(header, header["text"])
         computation = self.client.deserialize_computation(data[start + size:])
-        return PjRtExecutable(program, computation, self.client)
+        return PjRtExecutable(program, computation, self.client,
+                              functools.partial(self.compile, program, options))
 
 
 register_backend_factory("pjrt", PjRtBackend, priority=-1)  # only when asked for: use_pjrt()

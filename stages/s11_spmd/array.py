@@ -59,7 +59,8 @@ class ArrayImpl(s09_array.ArrayImpl):
                  client: ComputationClient):
         # shards: one per addressable device of the sharding, in its device order; on a mesh
         # with Explicit axes the layout is part of the type
-        super().__init__(with_sharding_type(aval, sharding), shards[0], client)
+        # committed, as every array JAX lays out with a sharding
+        super().__init__(with_sharding_type(aval, sharding), shards[0], client, committed=True)
         self.sharding, self._shards = sharding, list(shards)
 
     def _devices(self) -> list[Device]:
@@ -78,7 +79,7 @@ class ArrayImpl(s09_array.ArrayImpl):
             seen[key] = replica = seen.get(key, -1) + 1
             data = buffers.get(device)
             out.append(Shard(device, index, replica, None if data is None else
-                             s09_array.ArrayImpl(block, data, self._client)))
+                             s09_array.ArrayImpl(block, data, self._client, True)))
         return out
 
     global_shards = property(_all_shards)
