@@ -51,9 +51,7 @@ _trace_cache = WeakrefCache(
     "leaf avals, debug info (JAX: pe.trace_to_jaxpr)", explain=explain.explain_tracing_cache_miss)
 
 
-class JitInfo(NamedTuple):
-    """What is known about a jitted function before it is called (JAX: PjitInfo)."""
-
+class JitInfo(NamedTuple):  # what is known of a jitted function before a call (JAX: PjitInfo)
     static_argnums: tuple[int, ...]
     static_argnames: tuple[str, ...]
     donate_argnums: tuple[int, ...]
@@ -63,9 +61,7 @@ class JitInfo(NamedTuple):
     inline: bool  # staged as the function's own equations, not a jit equation
 
 
-class InType(NamedTuple):
-    """The trace cache's view of the arguments: their tree (statics inside) and leaf avals."""
-
+class InType(NamedTuple):  # the trace cache's view of the arguments: tree (statics in), avals
     tree: PyTreeDef
     avals: tuple[core.ShapedArray, ...]
 
@@ -116,16 +112,13 @@ class JitWrapped:
                 if leaves is not None:  # None: an int beyond int32, refused by the slow path
                     try:
                         outs = entry.executable.unsafe_call(*leaves)
-                    except stages.DeviceAssignmentMismatchError as e:
-                        raise self._device_mismatch(e, args, kwargs) from None
+                    except stages.DeviceAssignmentMismatchError as e:  # named as JAX names it
+                        raise stages.device_mismatch(e, self, args, kwargs) from None
                     return outs[0] if entry.out_is_leaf else tree_unflatten(entry.out_tree, outs)
         with attribute_to(self._stats):
             p, args_flat = _infer_params(self._fun, self._jit_info, args, kwargs)
             api_util.check_has_values(args_flat[len(p.consts):], p.arg_names, p.in_avals)
-            try:
-                out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
-            except stages.DeviceAssignmentMismatchError as e:
-                raise self._device_mismatch(e, args, kwargs) from None
+            out_flat = jit_p.bind(*args_flat, **p.params)  # a transformation decides
         return tree_unflatten(p.out_tree, out_flat)
     # --8<-- [end:call]
 
@@ -164,14 +157,6 @@ class JitWrapped:
         key = (ji, treedef, tuple(sig), statics, config.trace_context())
         return key, None if overflow else leaves  # an int beyond int32 is keyed, never run
         # END EXERCISE
-
-    def _device_mismatch(self, e: stages.DeviceAssignmentMismatchError, args: tuple,
-                         kwargs: dict) -> ValueError:
-        """The backend's refusal, worded with this function's name and its arguments' names."""
-        p, _ = _infer_params(self._fun, self._jit_info, args, kwargs)
-        names = ("",) * len(p.consts) + p.arg_names
-        fun = getattr(self._fun, "__qualname__", getattr(self._fun, "__name__", str(self._fun)))
-        return ValueError(stages.device_assignment_mismatch_error(fun, e.fails, names))
 
     def _cache_miss(self, args: tuple, kwargs: dict) -> _FastpathEntry:
         """Layers 2-5: trace (or reuse a trace), lower, compile; what layer 1 will hold."""

@@ -181,6 +181,16 @@ class DeviceAssignmentMismatchError(ValueError):
         super().__init__(device_assignment_mismatch_error(fun_name, fails, None))
 
 
+def device_mismatch(e: DeviceAssignmentMismatchError, jitted: Any, args: tuple,
+                    kwargs: dict) -> ValueError:
+    """The backend's refusal, worded with the jitted function's name and its arguments' names
+    (read from a trace of the call: a trace-cache hit)."""
+    fun = jitted.__wrapped__
+    name = getattr(fun, "__qualname__", getattr(fun, "__name__", str(fun)))
+    return ValueError(device_assignment_mismatch_error(name, e.fails,
+                                                       jitted.trace(*args, **kwargs)._p.arg_names))
+
+
 def device_assignment_mismatch_error(fun_name: str, fails: list[tuple[int, Any, list[int], str]],
                                      arg_names: Any) -> str:
     """JAX's words for two arguments committed to different devices."""

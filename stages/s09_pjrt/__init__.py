@@ -17,7 +17,7 @@ Reading path (the lesson, in order):
 
 Beside it:
   metrics.py        timers and counters, and metrics_report() in torch_xla's format
-  runtime.py        the process's one client, and PJRT_DEVICE's default
+  runtime.py        the process's one client, PJRT_DEVICE's default, and use_pjrt(): jit on it
 """
 
 from . import (
@@ -30,12 +30,12 @@ from . import (
     runtime,
 )
 from .array import ArrayImpl, device_put, from_dlpack
-from .backend import PjRtBackend, use_pjrt
+from .backend import PjRtBackend
 from .computation_client import CompileInstance, Computation, ComputationClient, Data
 from .metrics import metrics_report
 from .pjrt_computation_client import PjRtComputationClient
 from .pjrt_registry import initialize_pjrt, register_pjrt_plugin
-from .runtime import device_type, get_computation_client
+from .runtime import device_type, get_computation_client, use_pjrt
 
 __all__ = [
     "ArrayImpl",

@@ -13,11 +13,8 @@ conversions, printing and pickling all read that. This subclass keeps a PJRT `Da
 instead of a numpy array, fetches `_value` from the device once, and adds what a device has
 (readiness, deletion and donation, devices, DLPack).
 
-An array is *committed* to its device when it was put there on purpose (`device_put` with a
-device, `from_dlpack`) or computed from a committed array; a jitted call runs on the device its
-committed arguments are on, moving the uncommitted ones there, and refuses committed arguments
-on two devices. An uncommitted array (`device_put(x)`, a jit of host values) goes wherever it
-is needed.
+A *committed* array was put on its device on purpose (`device_put` with a device, `from_dlpack`)
+or computed from one; a jitted call runs where its committed arguments are (backend.py).
 """
 
 from __future__ import annotations
@@ -94,10 +91,7 @@ class ArrayImpl(Array):
         self._check_if_deleted()
         return self._client.copy_to_device(data, device)
 
-    @property
-    def device_name(self) -> str:
-        """The client's name of the device holding the buffer ("CPU:1")."""
-        return self._data.device
+    device_name = property(lambda self: self._data.device)  # the client's name: "CPU:1"
 
     def devices(self) -> set[Device]:
         self._check_if_deleted()

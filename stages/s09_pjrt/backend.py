@@ -4,8 +4,8 @@ JAX: jax/_src/xla_bridge.py (a backend per platform, made by a registered factor
 (`ExecuteReplicated`: arguments to buffers, execute, outputs to arrays) and compiler.py (the
 serialized executable in the persistent cache). Stage 7 asks a backend to `lower`, `compile`,
 `serialize` and `deserialize`; this one lowers with stage 8, compiles through the
-ComputationClient and returns device arrays before the device is done. `use_pjrt()` makes it
-jit's default and sends eager primitives through stage 7's per-primitive cache.
+ComputationClient and returns device arrays before the device is done.
+`runtime.use_pjrt()` makes it jit's default.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from stages.s02_tracing import config, dtypes
+from stages.s02_tracing import dtypes
 from stages.s02_tracing.core import ClosedJaxpr
-from stages.s07_caches import api, dispatch
 from stages.s07_caches.compiler import CompileOptions
 from stages.s07_caches.stages import DeviceAssignmentMismatchError
 from stages.s07_caches.xla_bridge import Device, register_backend_factory
@@ -76,19 +75,14 @@ class PjRtExecutable:
 
     def committed_device(self, args: Sequence[Any]) -> str:
         """The one device the committed arguments are on; for two, the error jit words."""
-        first = None
-        for i in self.program.kept_var_idx:
-            x = args[i]
-            if type(x) is not ArrayImpl or not x.committed:
-                continue
-            if first is None:
-                first = (i, x)
-            elif x.device_name != first[1].device_name:
+        committed = [(i, args[i]) for i in self.program.kept_var_idx
+                     if type(args[i]) is ArrayImpl and args[i].committed]
+        for i, x in committed[1:]:
+            if x.device_name != committed[0][1].device_name:
                 raise DeviceAssignmentMismatchError(
                     [(j, y.aval, [y.device.id], y.device.platform.upper())
-                     for j, y in (first, (i, x))], self.program.module_name)
-        assert first is not None, "called only when an argument is committed"
-        return first[1].device_name
+                     for j, y in (committed[0], (i, x))], self.program.module_name)
+        return committed[0][1].device_name
 
     def on_device(self, device: str) -> PjRtExecutable:
         """This program compiled for `device` (JAX compiles one per device assignment)."""
@@ -164,29 +158,3 @@ class PjRtBackend:
 
 
 register_backend_factory("pjrt", PjRtBackend, priority=-1)  # only when asked for: use_pjrt()
-
-
-# --8<-- [start:use_pjrt]
-class use_pjrt:
-    """From here on, jit compiles and runs through PJRT and this thread's eager primitives
-    run as tiny jits (stage 7's op-by-op dispatch); used as a context manager, until the
-    block ends. Switching backends empties jit's in-memory caches: their first layer's key
-    does not name the backend."""
-
-    def __init__(self, eager_ops: bool = True):
-        self._prev = config.platforms.value
-        config.platforms.set_global("pjrt")
-        api.clear_caches()
-        self._op_by_op = dispatch.op_by_op() if eager_ops else None
-        if self._op_by_op is not None:
-            self._op_by_op.__enter__()
-
-    def __enter__(self) -> use_pjrt:
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        if self._op_by_op is not None:
-            self._op_by_op.__exit__(*exc_info)
-        config.platforms.set_global(self._prev)
-        api.clear_caches()
-# --8<-- [end:use_pjrt]

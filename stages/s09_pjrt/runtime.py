@@ -5,6 +5,7 @@ and torch_xla/runtime.py (`device_type`, which reads PJRT_DEVICE, and
 `_maybe_select_default_device`, which importing torch_xla runs: when PJRT_DEVICE is unset it sets
 TPU if libtpu and a chip are found, else NEURON, else CPU, with a warning). Ours, simpler, picks
 CPU and says so once. The registry (pjrt_registry.py) turns the device type into a client.
+`use_pjrt()` makes jit run on that client (backend.py's backend) and eager ops with it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from typing import Any
 
+from stages.s02_tracing import config
+from stages.s07_caches import api, dispatch
 from stages.s07_caches.xla_bridge import Device
 
 from .computation_client import ComputationClient
@@ -76,3 +80,29 @@ def device_name(client: ComputationClient, device: Device) -> str:
         if client.device_id(name) == device.id:
             return name
     raise ValueError(f"{device} is not a device of {client}")
+
+
+# --8<-- [start:use_pjrt]
+class use_pjrt:
+    """From here on, jit compiles and runs through PJRT and this thread's eager primitives
+    run as tiny jits (stage 7's op-by-op dispatch); used as a context manager, until the
+    block ends. Switching backends empties jit's in-memory caches: their first layer's key
+    does not name the backend."""
+
+    def __init__(self, eager_ops: bool = True):
+        self._prev = config.platforms.value
+        config.platforms.set_global("pjrt")
+        api.clear_caches()
+        self._op_by_op = dispatch.op_by_op() if eager_ops else None
+        if self._op_by_op is not None:
+            self._op_by_op.__enter__()
+
+    def __enter__(self) -> use_pjrt:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self._op_by_op is not None:
+            self._op_by_op.__exit__(*exc_info)
+        config.platforms.set_global(self._prev)
+        api.clear_caches()
+# --8<-- [end:use_pjrt]

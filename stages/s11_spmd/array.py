@@ -58,8 +58,7 @@ class ArrayImpl(s09_array.ArrayImpl):
     def __init__(self, aval: core.ShapedArray, sharding: Sharding, shards: Sequence[Data],
                  client: ComputationClient):
         # shards: one per addressable device of the sharding, in its device order; on a mesh
-        # with Explicit axes the layout is part of the type
-        # committed, as every array JAX lays out with a sharding
+        # with Explicit axes the layout is part of the type; committed, as JAX's sharded arrays
         super().__init__(with_sharding_type(aval, sharding), shards[0], client, committed=True)
         self.sharding, self._shards = sharding, list(shards)
 
