@@ -24,7 +24,9 @@ from stages.s01_pytrees import (
 )
 from stages.s02_tracing import core
 
+from . import xla_bridge
 from .api_util import ShapeDtypeStruct
+from .sharding_impls import SingleDeviceSharding
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +147,20 @@ class Compiled(_Stage):
     def runtime_executable(self) -> Any:
         return self._executable.xla_executable
 
+    @property
+    def input_shardings(self) -> Any:
+        """Each argument's sharding, in the (args, kwargs) tree: the backend's default device,
+        or None for an argument the program does not read (JAX: same)."""
+        kept = set(self._executable.xla_executable.program.kept_var_idx)
+        skip = len(self._traced._p.consts)
+        return tree_unflatten(self.in_tree, [_default_sharding() if skip + i in kept else None
+                                             for i in range(self.in_tree.num_leaves)])
+
+    @property
+    def output_shardings(self) -> Any:
+        """Each output's sharding, in the output tree."""
+        return tree_unflatten(self.out_tree, [_default_sharding()] * self.out_tree.num_leaves)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != self.in_tree:
@@ -164,6 +180,10 @@ class Compiled(_Stage):
         outs = self._executable.call(*self._traced._p.consts, *leaves)
         return tree_unflatten(self.out_tree, outs)
 
+
+
+def _default_sharding() -> SingleDeviceSharding:
+    return SingleDeviceSharding(xla_bridge.get_backend().devices()[0])
 
 
 # --8<-- [start:device_mismatch]

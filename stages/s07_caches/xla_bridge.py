@@ -46,6 +46,7 @@ class Program(Protocol):
     """What `lower` returns (JAX: an MLIR module)."""
 
     module_name: str  # e.g. "jit_f": the prefix of the persistent cache key
+    kept_var_idx: Sequence[int]  # the arguments it reads (keep_unused=False drops the rest)
 
     def as_text(self, dialect: str | None = None, debug_info: bool = False) -> str: ...
 
@@ -57,6 +58,7 @@ class Program(Protocol):
 class Executable(Protocol):
     """What `compile` returns (JAX: a LoadedExecutable)."""
 
+    program: Program
     in_avals: Sequence[ShapedArray]  # every argument, even those the program does not read
     out_avals: Sequence[ShapedArray]
 
