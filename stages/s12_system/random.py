@@ -15,6 +15,7 @@ import numpy as np
 
 from stages.s02_tracing import dtypes, lax
 from stages.s02_tracing import numpy as jnp
+from stages.s02_tracing.lax.utils import canonicalize_axis
 from stages.s02_tracing.numpy.util import check_arraylike
 from stages.s07_caches import jit
 
@@ -184,38 +185,40 @@ def gumbel(key: Any, shape: Any = (), dtype: Any = np.float32, mode: str | None 
 
 # ------------------------------------------------------------------ permutation
 
-def _shuffle(key: Any, x: Any) -> Any:
+def _shuffle(key: Any, x: Any, axis: int) -> Any:
     # JAX: a few rounds of sorting by fresh 32-bit keys, enough that ties are unlikely to matter
-    rounds = int(np.ceil(3 * np.log(max(1, x.shape[0])) / np.log(np.iinfo(np.uint32).max)))
+    rounds = int(np.ceil(3 * np.log(max(1, x.size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         keys = prng.threefry_split(key, (2,))
         key = lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,))
         subkey = lax.reshape(lax.slice(keys, (1, 0), (2, 2)), (2,))
-        _, x = lax.sort((_bits(subkey, x.shape), x), num_keys=1)  # values move, bit for bit
+        # values move along `axis`, bit for bit
+        _, x = lax.sort((_bits(subkey, x.shape), x), dimension=axis, num_keys=1)
     return x
 
 
-def _permutation(key: Any, x: Any, n: int) -> Any:
-    if x is None or np.ndim(x) == 1 or n == 0:  # no rows: nothing to gather
-        return _shuffle(key, lax.iota(np.int32, n) if x is None else x)
-    order = _shuffle(key, lax.iota(np.int32, n))
-    return jnp.take(x, order, axis=0, unique_indices=True)  # a gather of whole rows
+def _permutation(key: Any, x: Any, axis: int, independent: bool) -> Any:
+    if independent or np.ndim(x) == 1 or x.shape[axis] == 0:  # no rows: nothing to gather
+        return _shuffle(key, x, axis)  # each vector along `axis` on its own
+    order = _shuffle(key, lax.iota(np.int32, x.shape[axis]), 0)
+    return jnp.take(x, order, axis=axis, unique_indices=True)  # whole slices, in one order
 
 
-_permutation_jit = jit(_permutation, static_argnums=2)
+_permutation_jit = jit(_permutation, static_argnums=(2, 3))
 
 
-def permutation(key: Any, x: Any, axis: int = 0) -> Any:
-    """A random permutation of range(x), or of x's rows (axis 0 only)."""
+def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
+    """A random permutation of range(x), or of x's slices along `axis` (with `independent`,
+    each vector along it shuffled on its own)."""
     check_key(key, "permutation")
     check_arraylike("permutation", x)
+    axis = canonicalize_axis(axis, np.ndim(x) or 1)
     if np.ndim(x) == 0:
         if not np.issubdtype(np.result_type(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _permutation_jit(key, None, max(int(x), 0))  # JAX's arange(x): none if x < 0
-    if axis != 0:
-        raise NotImplementedError("permutation is built here along axis 0")
-    return _permutation_jit(key, x, int(np.shape(x)[0]))
+        # JAX's arange(x): none if x < 0
+        return _permutation_jit(key, jnp.arange(max(int(x), 0)), 0, True)
+    return _permutation_jit(key, x, axis, bool(independent))
 
 
 samplers.update(uniform=uniform, gumbel=gumbel, permutation=permutation)  # choice draws with them

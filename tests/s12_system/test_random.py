@@ -100,6 +100,22 @@ def test_permutation_matches_jax(seed):
     _same(random.permutation(k, -3), jax.random.permutation(kj, -3))  # arange(-3): empty
 
 
+AXES = {"columns": dict(axis=1), "last": dict(axis=-1),
+        "independent_rows": dict(axis=0, independent=True),
+        "independent_columns": dict(axis=1, independent=True),
+        "independent_1d": dict(axis=0, independent=True), "no_columns": dict(axis=1)}
+
+
+@pytest.mark.parametrize("name", AXES)
+def test_permutation_along_an_axis_and_independent_matches_jax(name):
+    x = np.arange(1, 1 + 4 * 600, dtype=np.float32).reshape(4, 600)  # 2400 values: two rounds
+    x = x[0] if name == "independent_1d" else np.zeros((3, 0)) if name == "no_columns" else x
+    for seed in (0, 5):
+        k, kj = random.PRNGKey(seed), jax.random.PRNGKey(seed)
+        _bits_equal(random.permutation(k, x, **AXES[name]),
+                    jax.random.permutation(kj, x, **AXES[name]))
+
+
 def _bits_equal(ours, theirs):
     ours, theirs = np.asarray(ours), np.asarray(theirs)
     assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
