@@ -192,8 +192,7 @@ def _shuffle(key: Any, x: Any, axis: int) -> Any:
         keys = prng.threefry_split(key, (2,))
         key = lax.reshape(lax.slice(keys, (0, 0), (1, 2)), (2,))
         subkey = lax.reshape(lax.slice(keys, (1, 0), (2, 2)), (2,))
-        # values move along `axis`, bit for bit
-        _, x = lax.sort((_bits(subkey, x.shape), x), dimension=axis, num_keys=1)
+        _, x = lax.sort((_bits(subkey, x.shape), x), dimension=axis, num_keys=1)  # bit for bit
     return x
 
 
@@ -216,8 +215,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
     if np.ndim(x) == 0:
         if not np.issubdtype(np.result_type(x), np.integer):
             raise TypeError("x must be an integer or at least 1-dimensional")
-        # JAX's arange(x): none if x < 0
-        return _permutation_jit(key, jnp.arange(max(int(x), 0)), 0, True)
+        return _permutation_jit(key, jnp.arange(max(int(x), 0)), 0, True)  # x < 0: empty
     return _permutation_jit(key, x, axis, bool(independent))
 
 
