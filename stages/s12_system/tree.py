@@ -1,4 +1,8 @@
-"""jax.tree: the short names (tree.map, tree.leaves, ...) for stage 1's functions."""
+"""jax.tree: the short names (tree.map, tree.leaves, ...) for stage 1's functions, and `static`,
+a dataclass field that register_dataclass keeps out of the leaves."""
+
+import dataclasses
+from typing import Any
 
 from stages.s01_pytrees.key_paths import (
     tree_flatten_with_path as flatten_with_path,
@@ -41,4 +45,12 @@ from stages.s01_pytrees.tree_util import (
 )
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
-           "map_with_path", "reduce", "reduce_associative", "structure", "transpose", "unflatten"]
+           "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose",
+           "unflatten"]
+
+
+def static(**kwargs: Any) -> Any:
+    """`dataclasses.field(**kwargs)` marked `metadata["static"] = True` (a metadata given may
+    override it, as in JAX): register_dataclass puts the field in the treedef, not the leaves."""
+    metadata = {"static": True, **(kwargs.pop("metadata", {}) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)
