@@ -548,7 +548,33 @@ def scalars_and_dtypes(api: Any, n: int) -> dict[str, Any]:
     return dict(values=[np.asarray(o).tolist() for o in outs], meta=json.loads(json.dumps(meta)))
 
 
+def closures_and_axis_orders(api: Any, n: int) -> dict[str, Any]:
+    """A body that closes over a value of an enclosing grad, vmap or jit (it becomes a
+    replicated argument the transformation sees), and a ppermute over two axes named out of
+    the mesh's order (each group's devices taken in id order)."""
+    mesh = api.make_mesh((n // 2, 2), ("x", "y"))
+    P, c = api.P, api.collectives
+    a = np.arange(n * 4, dtype=np.float32).reshape(n, 4)
+
+    def total(w):
+        return api.shard_map(lambda b: b * w, mesh=mesh, in_specs=P("x"),
+                             out_specs=P("x"))(a).sum()
+
+    scaled = api.jit(lambda b, w: api.shard_map(lambda v: v * w, mesh=mesh, in_specs=P("x"),
+                                                out_specs=P("x"))(b))
+    perm = [(k, (k + 1) % n) for k in range(n)]
+    shifted = api.jit(api.shard_map(lambda v: c.ppermute(v, ("y", "x"), perm), mesh=mesh,
+                                    in_specs=P(("x", "y")), out_specs=P(("x", "y"))))
+    x = np.arange(n, dtype=np.float32)
+    values = [float(api.grad(total)(np.float32(3))), float(api.jit(api.grad(total))(np.float32(3))),
+              np.asarray(api.vmap(total)(np.float32([1, 2]))).tolist(),
+              np.asarray(scaled(a, np.float32(2))).tolist(), np.asarray(shifted(x)).tolist(),
+              np.asarray(api.grad(lambda v: (shifted(v) * x).sum())(x)).tolist()]
+    return dict(_texts(api, shifted, x), values=values)
+
+
 PROGRAMS: dict[str, Callable[[Any, int], dict[str, Any]]] = {
+    "closures_and_axis_orders": closures_and_axis_orders,
     "scalars_and_dtypes": scalars_and_dtypes,
     "explicit_axes": explicit_axes,
     "explicit_control_flow": explicit_control_flow,

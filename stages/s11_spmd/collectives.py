@@ -167,7 +167,8 @@ def _ppermute_rule(ctx, x, *, axis_name, perm):
     ends = [(s % len(groups[0]), d % len(groups[0])) for s, d in perm]
     if len({s for s, _ in ends}) < len(ends) or len({d for _, d in ends}) < len(ends):
         raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
-    pairs = [[g[s], g[d]] for g in groups for s, d in perm]
+    # a group's devices in id order, whatever order the axes were named in (JAX: same)
+    pairs = [[g[s], g[d]] for g in map(sorted, groups) for s, d in perm]
     rows = ", ".join(f"[{s}, {d}]" for s, d in pairs)
     props = (f"{_CHANNEL}, source_target_pairs = dense<[{rows}]> : "
              f"tensor<{len(pairs)}x2xi64>")

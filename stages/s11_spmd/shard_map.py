@@ -97,6 +97,12 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any,
             with extend_axis_env_nd(mesh.shape.items()):  # the mesh axes are named axes inside
                 jaxpr, out_avals, consts = s02_pe.trace_to_jaxpr_dynamic(flat_f, block_avals)
             # END EXERCISE
+        if any(isinstance(c, core.Tracer) for c in consts):
+            # it closed over an enclosing trace's values (a w under grad): they become leading
+            # arguments, replicated on every device, so the transformation sees them (JAX: same)
+            jaxpr = s02_pe.convert_constvars_jaxpr(jaxpr)
+            leaves, flat_in = [*consts, *leaves], [PartitionSpec()] * len(consts) + flat_in
+            consts = []
         closed = core.ClosedJaxpr(jaxpr, consts)
         outs_tree = tree_unflatten(out_tree(), list(out_avals))  # avals stand in as leaves
         flat_out = checks.flat_specs("out", out_specs, outs_tree)

@@ -14,9 +14,9 @@ from shared.spmd_programs import PROGRAMS, SIZES
 from tests.s11_spmd.conftest import OURS, cpu_devices, jax_results
 
 PROGRAM_NAMES = sorted(PROGRAMS)
-LOWERED = ["collectives_program", "data_parallel_mlp", "explicit_axes", "grouped_collectives",
-           "mlp_2d",
-           "shard_map_program", "shard_map_psum", "sharded_matmul"]
+LOWERED = ["closures_and_axis_orders", "collectives_program", "data_parallel_mlp",
+           "explicit_axes", "grouped_collectives", "mlp_2d", "shard_map_program", "shard_map_psum",
+           "sharded_matmul"]
 
 
 class Ours(dict):
