@@ -18,6 +18,7 @@ Beside it:
   shard_map_rules.py  its rules: jvp, transpose, batching, one manual region when lowered
   shard_map_checks.py its checks, with JAX's messages
   pjit_checks.py      jit's checks of its shardings and arguments (statics, keywords, trees)
+  single_device.py    jit on one device: its SingleDeviceShardings, arrays committed to one
   jit_equation.py     a jit equation run eagerly (grad or vmap of our jit) on its jaxpr's mesh
   donation.py         donated buffers paired with outputs by each device's block
   collectives.py      stage 5's psum, all_gather, ppermute, axis_index... lowered over a mesh

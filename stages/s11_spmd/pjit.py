@@ -47,6 +47,7 @@ from .pjit_checks import (
 from .sharding_constraint import with_out_constraints
 from .sharding_impls import NamedSharding, Sharding, hlo_to_named_sharding
 from .sharding_in_types import has_explicit_axes, pjit_check_aval_sharding
+from .single_device import arg_sharding, one_device, put_on
 
 
 class ShardedProgram:
@@ -105,18 +106,14 @@ def lower_sharded(closed: core.ClosedJaxpr, name: str, in_shardings: Sequence[An
                            [(s, a.ndim) for s, a in zip(out_shardings, out_avals, strict=True)],
                            len(devices))
     # an argument nobody placed is replicated (JAX: it would be on the first device)
-    in_full = [s if s is not None else NamedSharding(_any_mesh(given), P())
-               for s in in_shardings]
+    mesh = next(s.mesh for s in given if isinstance(s, NamedSharding))
+    in_full = [s if s is not None else NamedSharding(mesh, P()) for s in in_shardings]
     program = ShardedProgram(module.name, mlir.module_text(module, meshes), devices, closed,
                              kept, in_full, out_shardings, mlir.use_shardy_partitioner.value)
     program.asked_in = list(in_shardings)
-    program.mesh = _any_mesh(given)  # an output or a constraint may name it where no input does
+    program.mesh = mesh  # an output or a constraint may name it where no input does
     return program
 # --8<-- [end:lower]
-
-
-def _any_mesh(shardings: Sequence[Sharding]) -> Any:
-    return next(s.mesh for s in shardings if isinstance(s, NamedSharding))
 
 
 class ShardedExecutable:
@@ -139,7 +136,7 @@ class ShardedExecutable:
         # what the partitioner decided where nobody said: for the arguments, their layout
         n_in, n_out = len(program.kept), len(program.out_avals)
         params = computation.parameter_shardings() or [None] * n_in  # none on one device
-        outs = computation.output_shardings() or [None] * n_out
+        outs = (computation.output_shardings() or [None] * n_out)[:n_out]  # () has one
         self.in_shardings = list(program.in_shardings)
         for k, i in enumerate(program.kept):
             if program.asked_in[i] is None:
@@ -192,8 +189,7 @@ class ShardedJit:
         given = flatten_shardings(self._in, args)
         given += [None] * (len(leaves) - len(given))  # keyword arguments: none given
         # an argument already laid out keeps its layout where jit gives none; not another one
-        ins = [sharding_in_types.committed_sharding(s, x) if isinstance(x, ArrayImpl) else s
-               for s, x in zip(given, leaves, strict=True)]
+        ins = [arg_sharding(s, x) for s, x in zip(given, leaves, strict=True)]
         outs = flatten_shardings(self._out, traced.out_info, "out_shardings")
         outs = [a.sharding if s is None else s  # an output typed by its sharding: laid out so
                 for s, a in zip(outs, traced.jaxpr.out_avals, strict=True)]
@@ -224,7 +220,8 @@ class ShardedJit:
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, *self._dynamic(args, kwargs))
         p = traced._p.params
-        if places_nothing(traced.jaxpr, ins, outs, p["keep_unused"]):
+        if one_device(ins, outs, traced.jaxpr) or places_nothing(traced.jaxpr, ins, outs,
+                                                                 p["keep_unused"]):
             return traced.lower()  # a program for one device, as the call runs it
         return lower_sharded(traced.jaxpr, p["name"], ins, outs,
                              p["donated_invars"], p["keep_unused"])
@@ -258,8 +255,10 @@ class ShardedJit:
             return tree_unflatten(out_tree, executable.call(*leaves))
         traced = self._jit.trace(*args, **kwargs)
         ins, outs = self._shardings(traced, *dynamic)
-        if places_nothing(traced.jaxpr, ins, outs, traced._p.params["keep_unused"]):
-            # nothing laid out that the program uses: stage 9's path, one device
+        device = one_device(ins, outs, traced.jaxpr)
+        if device or places_nothing(traced.jaxpr, ins, outs, traced._p.params["keep_unused"]):
+            # one device, or nothing laid out that the program uses: stage 9's path
+            args, kwargs = put_on(device, args, kwargs, self._static_nums, self._static_names)
             return self._jit(*args, **kwargs)
         key = (id(traced.jaxpr), tuple(ins), tuple(outs), mlir.use_shardy_partitioner.value)
         entry = self._executables.get(key)

@@ -1,0 +1,114 @@
+"""jit with one-device shardings and arrays committed to one device, against JAX on 8 CPU
+devices: a SingleDeviceSharding in in_shardings or out_shardings places the program on its
+device; a committed argument takes it there; beside a mesh's sharding, or another device's,
+JAX's errors; and a sharded program with no outputs.
+
+`python test_single_device.py jax|ours` runs the programs in a process of its own (JAX's CPU
+device count is fixed when it starts) and prints JSON; the test compares the two.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(f: Any) -> Any:
+    """An array as [values, its sharding's repr, committed]; an error as [type, message]."""
+    try:
+        out = f()
+        if isinstance(out, tuple):
+            return ["tuple", len(out)]
+        return [np.asarray(out).tolist(), repr(out.sharding), out.committed]
+    except Exception as e:  # noqa: BLE001 (the oracle's exception, whatever it is)
+        return [type(e).__name__, str(e)]
+
+
+def programs(api: Any) -> dict[str, Any]:
+    d, jit, dp, SDS, NS, P = api.devices(), api.jit, api.device_put, api.SDS, api.NS, api.P
+    mesh = api.Mesh(np.array(d, dtype=object).reshape(4, 2), ("x", "y"))
+    a = np.arange(16, dtype=np.float32).reshape(8, 2)
+    on3, laid = dp(a, d[3]), dp(a, NS(mesh, P("x")))
+
+    def twice(v):
+        return v * 2
+
+    def mul(v, w):
+        return v * w
+
+    return {
+        "in_shardings one device": _run(lambda: jit(twice, in_shardings=SDS(d[3]))(a)),
+        "out_shardings one device": _run(lambda: jit(twice, out_shardings=SDS(d[3]))(a)),
+        "in_shardings moves a committed array": _run(
+            lambda: jit(twice, in_shardings=SDS(d[2]))(on3)),
+        "in_shardings takes an uncommitted array": _run(
+            lambda: jit(twice, in_shardings=SDS(d[3]))(dp(a))),
+        "out_shardings beside a committed array": _run(
+            lambda: jit(twice, out_shardings=SDS(d[3]))(on3)),
+        "a static argument stays as it is": _run(
+            lambda: jit(mul, in_shardings=SDS(d[1]), static_argnums=1)(a, 3)),
+        "committed and host": _run(lambda: jit(mul)(on3, a)),
+        "committed beside a mesh's array": _run(lambda: jit(mul)(on3, laid)),
+        "a mesh's in_sharding for a committed array": _run(
+            lambda: jit(twice, in_shardings=NS(mesh, P("x")))(on3)),
+        "one device in, the mesh out": _run(
+            lambda: jit(twice, in_shardings=SDS(d[3]), out_shardings=NS(mesh, P("x")))(a)),
+        "one device in, another out": _run(
+            lambda: jit(twice, in_shardings=SDS(d[3]), out_shardings=SDS(d[2]))(a)),
+        "no outputs": _run(lambda: jit(lambda v: (), keep_unused=True)(laid)),
+    }
+
+
+def _api(who: str) -> Any:
+    if who == "jax":
+        import jax
+
+        jax.config.update("jax_num_cpu_devices", 8)
+        jax.config.update("jax_platforms", "cpu")
+        from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+
+        return types.SimpleNamespace(
+            devices=jax.devices, jit=jax.jit, device_put=jax.device_put, SDS=SingleDeviceSharding,
+            NS=NamedSharding, P=PartitionSpec,
+            Mesh=lambda dv, n: Mesh(dv, n, axis_types=(AxisType.Auto,) * len(n)))
+    import stages.s11_spmd as s11
+
+    return types.SimpleNamespace(
+        devices=s11.devices, jit=s11.jit, device_put=s11.device_put, SDS=s11.SingleDeviceSharding,
+        NS=s11.NamedSharding, P=s11.P,
+        Mesh=lambda dv, n: s11.Mesh(dv, n, (s11.AxisType.Auto,) * len(n)))
+
+
+@functools.cache
+def _programs_in_a_process(who: str) -> dict[str, Any]:
+    got = subprocess.run([sys.executable, __file__, who], capture_output=True, text=True,
+                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+    assert got.returncode == 0, got.stderr[-3000:]
+    return json.loads(got.stdout)
+
+
+def test_one_device_shardings_and_committed_arrays_are_jaxs():
+    ours, theirs = _programs_in_a_process("ours"), _programs_in_a_process("jax")
+    assert list(ours) == list(theirs)
+    for key in theirs:
+        assert ours[key] == theirs[key], key
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "jax":
+        print(json.dumps(programs(_api("jax"))))
+    else:
+        from tests.s11_spmd.conftest import cpu_devices
+
+        with cpu_devices(8):
+            print(json.dumps(programs(_api("ours"))))
