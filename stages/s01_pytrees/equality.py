@@ -43,8 +43,10 @@ def _equality_errors(path: tuple, tree1: Any, tree2: Any, is_leaf: Callable[[Any
     kids2, meta2 = flatten_one_level_with_keys(tree2)
     kids1, kids2 = list(kids1), list(kids2)
     if len(kids1) != len(kids2):
-        diff = " ".join(repr(getattr(k, "key", k)) for k in
-                        {k for k, _ in kids1} ^ {k for k, _ in kids2})
+        try:  # JAX names the keys that differ only when each has a hashable `.key`
+            diff = " ".join(repr(k.key) for k in {k for k, _ in kids1} ^ {k for k, _ in kids2})
+        except (AttributeError, TypeError):
+            diff = ""
 
         def children(t: Any, n: int) -> str:
             return f"{type(t)} with {n} child{'ren' if n > 1 else ''}"

@@ -54,17 +54,19 @@ def _flatten_dict(d: dict) -> tuple[tuple, tuple]:
     return tuple(d[k] for k in keys), tuple(keys)
 
 
-def _flatten_dict_with_keys(d: dict) -> tuple[list, tuple]:
+def _flatten_dict_with_keys(d: dict) -> tuple[tuple, tuple]:
     keys = _sorted_dict_keys(d)
-    return [(DictKey(k), d[k]) for k in keys], tuple(keys)
+    return tuple((DictKey(k), d[k]) for k in keys), tuple(keys)
 
 
-def _flatten_sequence_with_keys(xs: Sequence) -> tuple[list, None]:
-    return [(SequenceKey(i), x) for i, x in enumerate(xs)], None
+def _flatten_sequence_with_keys(xs: Sequence) -> tuple[tuple, None]:
+    return tuple((SequenceKey(i), x) for i, x in enumerate(xs)), None
 
 
-def _flatten_namedtuple_with_keys(t: tuple) -> tuple[list, type]:
-    return [(GetAttrKey(name), x) for name, x in zip(t._fields, t, strict=True)], type(t)
+def _flatten_namedtuple_with_keys(t: tuple) -> tuple[tuple, type]:
+    if not isinstance(t._fields, tuple) or len(t._fields) != len(t):
+        raise ValueError("A namedtuple's _fields attribute should have the same size as the tuple.")
+    return tuple((GetAttrKey(name), x) for name, x in zip(t._fields, t, strict=True)), type(t)
 
 
 # The built-in node types, shared by every registry (so their treedefs compare equal across them).
@@ -107,6 +109,27 @@ def checked(to_iterable: Callable) -> Callable:
         return out
 
     return to_iterable_checked
+
+
+def checked_with_keys(to_iterable_with_keys: Callable) -> Callable:
+    """A user's flatten-with-keys rule, its output checked as the C++ registry checks it: the
+    (key, child) pairs come back as a list."""
+    def to_iterable_with_keys_checked(x: Any) -> tuple[list, Any]:
+        out = to_iterable_with_keys(x)
+        what = ("The to_iterable_with_keys function for a custom PyTree node should return a "
+                "(key_leaf_pairs, aux_data) tuple")
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"{what}, got {out!r}")
+        try:
+            pairs = list(out[0])
+        except TypeError:
+            raise ValueError(f"{what} where 'key_leaf_pairs' is iterable, got {out!r}") from None
+        for pair in pairs:
+            if not isinstance(pair, tuple) or len(pair) != 2:
+                raise ValueError(f"{what} where 'child{pair!r}")  # JAX's text stops there
+        return pairs, out[1]
+
+    return to_iterable_with_keys_checked
 
 
 def _is_known_leaf(leaf_predicate: Callable[..., Any], x: Any, path: tuple | None) -> bool:
@@ -153,8 +176,9 @@ class PyTreeRegistry:
     def register_node(self, nodetype: type, to_iterable: Callable, from_iterable: Callable,
                       to_iterable_with_keys: Callable | None = None) -> Registration:
         """Register a custom node type; a type can be registered once."""
-        registration = Registration(PyTreeKind.CUSTOM, nodetype, checked(to_iterable),
-                                    from_iterable, to_iterable_with_keys)
+        registration = Registration(
+            PyTreeKind.CUSTOM, nodetype, checked(to_iterable), from_iterable,
+            to_iterable_with_keys and checked_with_keys(to_iterable_with_keys))
         self.add_registration(registration)
         return registration
 
@@ -285,6 +309,8 @@ def tuple_treedef(registry: PyTreeRegistry, treedefs: Iterable[PyTreeDef]) -> Py
     traversal: list[Node] = []
     num_leaves = arity = 0
     for treedef in treedefs:
+        if treedef._registry is not registry:
+            raise ValueError("PyTree registries of PyTreeDefs passed to Tuple() must match.")
         traversal.extend(treedef._traversal)
         num_leaves += treedef.num_leaves
         arity += 1

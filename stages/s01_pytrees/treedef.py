@@ -207,6 +207,8 @@ class PyTreeDef:
 
     def compose(self, inner: PyTreeDef) -> PyTreeDef:
         """This structure with the `inner` structure in place of every leaf."""
+        if inner._registry is not self._registry:
+            raise ValueError("PyTree registries of PyTreeDefs passed to Compose() must match.")
         traversal: list[Node] = []
         for node in self._traversal:
             if node.kind is PyTreeKind.LEAF:
