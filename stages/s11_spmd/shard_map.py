@@ -72,6 +72,9 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any,
     if f is None:
         return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
                                  check_vma=check_vma)
+    if not callable(f):
+        raise TypeError("shard_map requires a callable for its first argument, but got "
+                        f"{f} of type {type(f)}.")
     if mesh is None:
         mesh = get_mesh()
         if mesh is None:
@@ -157,7 +160,13 @@ def _impl(*args: Any, jaxpr: core.ClosedJaxpr, mesh: Mesh, in_specs: tuple,
           out_specs: tuple, **params: Any) -> list[Any]:
     """Eagerly: the same equation inside a jit over the mesh, each argument laid out as its
     spec says (JAX runs an eager shard_map through jit too)."""
+    from .array import ArrayImpl, device_put
     from .pjit import jit
+
+    # an array laid out otherwise is laid out as its spec says first (JAX relayouts it too)
+    args = tuple(device_put(x, NamedSharding(mesh, s)) if isinstance(x, ArrayImpl) and
+                 not x.sharding.is_equivalent_to(NamedSharding(mesh, s), x.ndim) else x
+                 for x, s in zip(args, in_specs, strict=True))
 
     def call(*xs: Any) -> list[Any]:
         return shard_map_p.bind(*xs, jaxpr=jaxpr, mesh=mesh, in_specs=in_specs,

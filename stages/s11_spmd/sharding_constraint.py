@@ -16,7 +16,7 @@ from typing import Any
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
 from stages.s01_pytrees.tree_util import broadcast_prefix
-from stages.s02_tracing import core
+from stages.s02_tracing import core, source_info_util
 from stages.s02_tracing.lax.utils import drop_params
 from stages.s04_autodiff import ad
 from stages.s04_autodiff.jvp_rules import deflinear
@@ -157,10 +157,23 @@ def reshard(x: Any, out_shardings: Any) -> Any:
     outs = []
     for leaf, s in zip(leaves, per_leaf, strict=True):
         s = canonicalize_sharding(s, "reshard")
+        _check_explicit(s)
         s.check_compatible_aval(core.get_aval(leaf).shape)
         outs.append(reshard_p.bind(leaf, dst_sharding=s) if isinstance(leaf, core.Tracer)
                     else _impl(leaf, sharding=s))  # a value: laid out now
     return tree_unflatten(tree, outs)
+
+
+def _check_explicit(s: NamedSharding) -> None:
+    """reshard changes a type: only Explicit axes are in types (JAX's message)."""
+    types = dict(zip(s.mesh.axis_names, s.mesh.axis_types, strict=True))
+    for name in s.spec.used_axes():
+        if types[name] != AxisType.Explicit:
+            raise ValueError(
+                "PartitionSpec passed to reshard cannot contain axis names that are of type Auto "
+                f"or Manual. Got PartitionSpec: {s.spec} with axis name: {name} of type: "
+                f"{types[name]}. This error occurs at source:  "
+                f"{source_info_util.summarize(source_info_util.current())}")
 
 
 def _reshard_abstract_eval(aval: core.ShapedArray, *, dst_sharding: NamedSharding

@@ -72,8 +72,11 @@ def sharding_text(shape: Sequence[int], sharding: Sharding, *, scale: float = 1.
 # --8<-- [end:layout]
 
 
-def visualize_sharding(shape: Sequence[int], sharding: Sharding, **kwargs: Any) -> None:
-    print(sharding_text(shape, sharding, **kwargs))
+def visualize_sharding(shape: Sequence[int], sharding: Sharding, *, use_color: bool = True,
+                       color_map: Any = None, **kwargs: Any) -> None:
+    """Print the table (JAX's keywords; ours draws no colours, so those two change nothing)."""
+    text = sharding_text(shape, sharding, **kwargs)
+    print(text, end="" if text.endswith("\n") else "\n")
 
 
 def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:

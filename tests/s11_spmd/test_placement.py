@@ -1,9 +1,10 @@
-"""jit with one-device shardings and arrays committed to one device, against JAX on 8 CPU
-devices: a SingleDeviceSharding in in_shardings or out_shardings places the program on its
-device; a committed argument takes it there; beside a mesh's sharding, or another device's,
-JAX's errors; and a sharded program with no outputs.
+"""Where a program runs and how its arguments are laid out, against JAX on 8 CPU devices: a
+SingleDeviceSharding in in_shardings or out_shardings places the program on its device; a
+committed argument takes it there; beside a mesh's sharding, or another device's, JAX's errors;
+a sharded program with no outputs; an eager shard_map of an array laid out otherwise (laid out
+anew); reshard to an Auto axis and shard_map of no function (JAX's refusals).
 
-`python test_single_device.py jax|ours` runs the programs in a process of its own (JAX's CPU
+`python test_placement.py jax|ours` runs the programs in a process of its own (JAX's CPU
 device count is fixed when it starts) and prints JSON; the test compares the two.
 """
 
@@ -66,6 +67,11 @@ def programs(api: Any) -> dict[str, Any]:
         "one device in, another out": _run(
             lambda: jit(twice, in_shardings=SDS(d[3]), out_shardings=SDS(d[2]))(a)),
         "no outputs": _run(lambda: jit(lambda v: (), keep_unused=True)(laid)),
+        "an eager shard_map lays its argument out anew": _run(lambda: api.shard_map(
+            twice, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(dp(a, NS(mesh, P(None, "y"))))),
+        "reshard to an Auto axis": _run(lambda: jit(lambda v: api.reshard(v, NS(mesh, P("x"))))(a)),
+        "shard_map of no function": _run(lambda: api.shard_map(3, mesh=mesh, in_specs=P("x"),
+                                                                out_specs=P("x"))),
     }
 
 
@@ -79,13 +85,14 @@ def _api(who: str) -> Any:
 
         return types.SimpleNamespace(
             devices=jax.devices, jit=jax.jit, device_put=jax.device_put, SDS=SingleDeviceSharding,
-            NS=NamedSharding, P=PartitionSpec,
+            NS=NamedSharding, P=PartitionSpec, shard_map=jax.shard_map,
+            reshard=jax.sharding.reshard,
             Mesh=lambda dv, n: Mesh(dv, n, axis_types=(AxisType.Auto,) * len(n)))
     import stages.s11_spmd as s11
 
     return types.SimpleNamespace(
         devices=s11.devices, jit=s11.jit, device_put=s11.device_put, SDS=s11.SingleDeviceSharding,
-        NS=s11.NamedSharding, P=s11.P,
+        NS=s11.NamedSharding, P=s11.P, shard_map=s11.shard_map, reshard=s11.reshard,
         Mesh=lambda dv, n: s11.Mesh(dv, n, (s11.AxisType.Auto,) * len(n)))
 
 
@@ -97,7 +104,7 @@ def _programs_in_a_process(who: str) -> dict[str, Any]:
     return json.loads(got.stdout)
 
 
-def test_one_device_shardings_and_committed_arrays_are_jaxs():
+def test_placements_and_refusals_are_jaxs():
     ours, theirs = _programs_in_a_process("ours"), _programs_in_a_process("jax")
     assert list(ours) == list(theirs)
     for key in theirs:
