@@ -8,7 +8,6 @@ format, written as a small function of the printer.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -59,12 +58,15 @@ def constant(value: np.ndarray, type: str) -> Value:
                result_name=name).result
 
 
-def elementwise(name: str, *operands: Value, result_type: str | None = None) -> Value:
-    """A unary or n-ary elementwise op: `stablehlo.negate %x : T`, `stablehlo.add %x, %y : T`."""
+def elementwise(name: str, *operands: Value, result_type: str | None = None,
+                functional: bool = False) -> Value:
+    """A unary or n-ary elementwise op: `stablehlo.negate %x : T`, `stablehlo.add %x, %y : T`;
+    `functional`: always `(T) -> R`, as MLIR prints a bitcast_convert even from T to T."""
     out = operands[0].type if result_type is None else result_type
     return _op(f"stablehlo.{name}", operands, [out],
-               lambda p, op: f"{p.op_name(op)} {p.vs(op.operands)} : "
-                             f"{_same_or_functional_type(p, op)}").result
+               lambda p, op: f"{p.op_name(op)} {p.vs(op.operands)} : " + (
+                   _functional_type(p, op) if functional else
+                   _same_or_functional_type(p, op))).result
 
 
 def complex(re: Value, im: Value, result_type: str) -> Value:
@@ -203,16 +205,13 @@ def reduce_window(x: Value, init: Value, window: Sequence[int], strides: Sequenc
     """`stablehlo.reduce_window`, printed in MLIR's generic form; the caller fills the body."""
     body = Region([scalar_type, scalar_type])
 
-    def array(xs: Sequence[int]) -> str:
-        return "array<i64: " + ", ".join(str(int(x)) for x in xs) + ">"
-
     props = {  # MLIR prints an op's properties sorted by name
-        "base_dilations": array([1] * len(window)),
+        "base_dilations": i64_array([1] * len(window)),
         "padding": f"dense<[{', '.join(_ints(p) for p in padding)}]> : "
                    f"tensor<{len(padding)}x2xi64>",
-        "window_dilations": array([1] * len(window)),
-        "window_dimensions": array(window),
-        "window_strides": array(strides),
+        "window_dilations": i64_array([1] * len(window)),
+        "window_dimensions": i64_array(window),
+        "window_strides": i64_array(strides),
     }
     props_text = ", ".join(f"{k} = {props[k]}" for k in sorted(props))
     return _op("stablehlo.reduce_window", [x, init], [x.type],
@@ -271,10 +270,30 @@ def call(callee: str, args: Sequence[Value], result_types: Sequence[str]) -> lis
 
 
 def symbol(name: str) -> str:
-    """`@name`, quoted when it is not a bare identifier (`@"jit_a.b-c"`)."""
-    if re.fullmatch(r"[A-Za-z_][\w$.]*", name):
+    """`@name`, quoted when it is not a bare ASCII identifier (`@"jit_a.b-c"`)."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$.]*", name):
         return f"@{name}"
-    return "@" + json.dumps(name)
+    return "@" + string(name)
+
+
+def string(text: str) -> str:
+    """A quoted MLIR string, escaped as MLIR prints one: a backslash doubled, and a backslash and
+    two upper-case hex digits for each UTF-8 byte of a quote or of anything not printable ASCII
+    (a tab is `\\09`, `ü` is `\\C3\\BC`)."""
+    out = []
+    for byte in text.encode("utf-8"):
+        if byte == ord("\\"):
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and byte != ord('"'):
+            out.append(chr(byte))
+        else:
+            out.append(f"\\{byte:02X}")
+    return '"' + "".join(out) + '"'
+
+
+def i64_array(xs: Sequence[int]) -> str:
+    """`array<i64: 1, 2>`; `array<i64>` when empty."""
+    return "array<i64: " + ", ".join(str(int(x)) for x in xs) + ">" if len(xs) else "array<i64>"
 
 
 def convolution(lhs: Value, rhs: Value, dimension_numbers: tuple[str, str, str],

@@ -125,7 +125,7 @@ def lower_jaxpr(closed_jaxpr: core.ClosedJaxpr, name: str = "fun", *,
         result_paths(out_tree)
     if names is not None:
         for attrs, result_name in zip(main.result_attrs, names, strict=True):
-            attrs["jax.result_info"] = f'"{result_name}"'
+            attrs["jax.result_info"] = hlo.string(result_name)
     module.add_function(main)
     with ir.InsertionPoint(main.body.block):
         const_values = ir_consts(consts, [v.aval for v in jaxpr.constvars])

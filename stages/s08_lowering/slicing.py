@@ -63,7 +63,7 @@ def _bare_gather(ctx: LoweringRuleContext, operand: ir.Value, indices: ir.Value,
         ("start_index_map", dn.start_index_map)], len(ctx.avals_in[1].shape) - 1)
     props = {"dimension_numbers": attr,
              "indices_are_sorted": str(bool(indices_are_sorted)).lower(),
-             "slice_sizes": "array<i64: " + ", ".join(str(int(s)) for s in slice_sizes) + ">"}
+             "slice_sizes": hlo.i64_array(slice_sizes)}
     out = aval_to_ir_type(ctx.avals_out[0])
     return [hlo.generic_op("stablehlo.gather", [operand, indices], [out],
                     _generic("stablehlo.gather", props)).result]

@@ -72,6 +72,7 @@ REFUSED = {
     "ravel_unknown": lambda n: n.ravel(n.ones(6), order="X"),
     "array_order_F": lambda n: n.array([1], order="F"),
     "stack_out": lambda n: n.stack([n.ones(2)], out=n.ones((1, 2))),
+    "arange_complex": lambda n: n.arange(0, 3, 1j),
 }
 
 

@@ -161,6 +161,9 @@ def index_plan(shape: Sequence[int], idx: Any, normalize: bool = True) -> Plan:
         arrays = [a if np.shape(a) == s else
                   lax.broadcast_in_dim(a, s, tuple(range(len(s) - np.ndim(a), len(s))))
                   for a in arrays]
+    # then each is read as int32, JAX's index dtype: a uint32 2**31 wraps to -2**31 (clamped
+    # to 0 by the gather) as it does in JAX, where kept unsigned it would clamp to the end
+    arrays = [lax.convert_element_type(a, np.int32) for a in arrays]
     columns = [lax.broadcast_in_dim(a, (*s, 1), tuple(range(len(s)))) for a in arrays]
     columns += [lax.full((*s, 1), st, np.int32) for st in starts]
     if not columns:

@@ -164,13 +164,19 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if dtype is None:
         dtype = dtypes.result_type(start, *(v for v in (stop, step) if v is not None))
     dtype = dtypes.canonicalize_dtype(dtype)
+    if any(np.iscomplexobj(v) for v in (start, stop, step)):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported"
+                         " starting in JAX v0.10.0.")
     if stop is None:
         start, stop = 0, start
-    if step is not None:
+    if step is not None:  # a float narrower than 32 bits is stepped in float32, then rounded
+        work = np.dtype(np.float32) if dtypes.issubdtype(dtype, np.floating) and \
+            dtype.itemsize < 4 else dtype
         size = builtins.max(0, int(np.ceil((stop - start) / step)))
-        iota = lax.broadcasted_iota(dtype, (size,), 0)
-        scaled = lax.mul(lax.convert_element_type(step, dtype), iota)
-        return lax.add(lax.convert_element_type(start, dtype), scaled)
+        iota = lax.broadcasted_iota(work, (size,), 0)
+        scaled = lax.mul(lax.convert_element_type(step, work), iota)
+        return lax.convert_element_type(lax.add(lax.convert_element_type(start, work), scaled),
+                                        dtype)
     size = builtins.max(0, int(np.ceil(stop - start)))
     iota = lax.broadcasted_iota(dtype, (size,), 0)
     return iota if start == 0 else lax.add(lax.convert_element_type(start, dtype), iota)
