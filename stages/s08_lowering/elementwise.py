@@ -169,6 +169,5 @@ register_lowering(lax.integer_pow_p, _integer_pow_lowering)
 register_lowering(lax.pow_p, _pow_lowering)
 register_lowering(lax.select_n_p, _select_n_lowering)
 register_lowering(lax.convert_element_type_p, _convert_element_type_lowering)
-register_lowering(lax.bitcast_convert_type_p, lambda ctx, x, new_dtype: [  # the shape may change
-    hlo.elementwise("bitcast_convert", x, result_type=aval_to_ir_type(ctx.avals_out[0]),
-                    functional=True)])
+register_lowering(lax.bitcast_convert_type_p, lambda ctx, x, new_dtype: [hlo.elementwise(
+    "bitcast_convert", x, result_type=aval_to_ir_type(ctx.avals_out[0]), functional=True)])
