@@ -19,7 +19,7 @@ from stages.s01_pytrees import tree_flatten, tree_unflatten
 from .. import dtypes
 from .bitwise import bitwise_or
 from .elementwise import add
-from .kernels import max_impl
+from .kernels import max_impl, min_impl
 from .reductions import cumred_shape_rule, number_dtype_rule, reduce_op_shape_rule
 from .slicing import slice_in_dim
 from .structural import concatenate, pad, rev
@@ -36,17 +36,35 @@ def _cumulative_impl(ufunc: Any, complex_op: Callable | None = None):
         if not x.shape[axis]:
             out = x
         elif complex_op is not None and np.iscomplexobj(x):  # a fold numpy has no loop for
-            # from the init, -inf, as XLA's reduce_window folds: the first element is combined
-            # too (logaddexp wraps its imaginary part)
+            # cumlogsumexp from the init, -inf, as XLA's reduce_window folds: the first element
+            # is combined too (logaddexp wraps its imaginary part); max and min from the first,
+            # in XLA's complex order (numpy's NaN rules differ)
             out = np.moveaxis(x, axis, 0).copy()
-            acc = np.full_like(out[0], -np.inf)
-            for i in range(out.shape[0]):
-                out[i] = acc = complex_op(acc, out[i])
+            if reverse and complex_op is not _complex_logaddexp and np.isnan(out).any():
+                out = _suffix_folds(complex_op, out)  # XLA's order, which NaNs tell apart
+            else:
+                acc = np.full_like(out[0], -np.inf) if complex_op is _complex_logaddexp else \
+                    out[0]
+                for i in range(out.shape[0]):
+                    out[i] = acc = complex_op(acc, out[i])
             out = np.moveaxis(out, 0, axis)
         else:
             out = ufunc.accumulate(x, axis=axis, dtype=x.dtype)
         return np.flip(out, axis) if reverse else out
     return impl
+
+
+def _suffix_folds(op: Callable, flipped: np.ndarray) -> np.ndarray:
+    """A reversed complex cummax or cummin with NaNs, as XLA's reduce_window computes it: each
+    output folds its window in the array's own order, which no running fold reproduces (with
+    NaNs, XLA's complex max is not commutative). `flipped` is the array reversed."""
+    out = flipped.copy()
+    for i in range(1, out.shape[0]):
+        acc = flipped[i]
+        for j in range(i - 1, -1, -1):
+            acc = op(acc, flipped[j])
+        out[i] = acc
+    return out
 
 
 def _complex_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -74,8 +92,8 @@ def _cumulative(name: str, ufunc: Any, dtype_rule: Any, complex_op: Callable | N
 
 
 cumprod_p, cumprod = _cumulative("cumprod", np.multiply, number_dtype_rule("cumprod"))
-cummax_p, cummax = _cumulative("cummax", np.maximum, number_dtype_rule("cummax"))
-cummin_p, cummin = _cumulative("cummin", np.minimum, number_dtype_rule("cummin"))
+cummax_p, cummax = _cumulative("cummax", np.maximum, number_dtype_rule("cummax"), max_impl)
+cummin_p, cummin = _cumulative("cummin", np.minimum, number_dtype_rule("cummin"), min_impl)
 cumlogsumexp_p, cumlogsumexp = _cumulative("cumlogsumexp", np.logaddexp,
                                            number_dtype_rule("cumlogsumexp"),
                                            complex_op=_complex_logaddexp)
