@@ -205,3 +205,9 @@ def flatten_args(args: tuple, kwargs: dict) -> tuple[list[Any], PyTreeDef]:
 @functools.lru_cache(maxsize=64)
 def _leaf_args_treedef(n: int) -> PyTreeDef:
     return tree_structure((tuple(range(n)), {}))
+
+
+def check_donate_alias(donate: Any, may_alias: Any) -> None:
+    """device_put's two buffer hints, which JAX refuses together."""
+    if donate and may_alias:
+        raise ValueError("may_alias and donate cannot be True at the same time.")

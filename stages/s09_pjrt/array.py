@@ -29,6 +29,7 @@ from stages.s02_tracing import core, dtypes
 from stages.s02_tracing.api_util import check_not_masked
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ShapedArray
+from stages.s07_caches.api_util import check_donate_alias
 from stages.s07_caches.sharding_impls import SingleDeviceSharding
 from stages.s07_caches.xla_bridge import Device
 
@@ -136,12 +137,8 @@ class ArrayImpl(Array):
         return self._data.dlpack_device()
 
 
-def _aval_of_array(x: ArrayImpl) -> ShapedArray:
-    return x.aval
-
-
 # stage 2's get_aval (and so jit, grad, vmap) knows a device array by its aval
-core.pytype_aval_mappings[ArrayImpl] = _aval_of_array
+core.pytype_aval_mappings[ArrayImpl] = lambda x: x.aval
 
 
 def _device_name(client: ComputationClient, device: Any) -> str:
@@ -154,10 +151,11 @@ def _device_name(client: ComputationClient, device: Any) -> str:
     return str(device)
 
 
-def device_put(x: Any, device: Any = None) -> Any:
-    """`x` on `device` (the default device if None): a host value is transferred, a device
-    array already there is returned as it is, one elsewhere is copied; a pytree leaf by leaf
-    (JAX: jax.device_put). With a device the result is committed to it."""
+def device_put(x: Any, device: Any = None, *, donate: Any = False, may_alias: Any = None) -> Any:
+    """`x` on `device` (the default device if None): a host value is transferred, a device array
+    there is returned as it is, one elsewhere copied, leaf by leaf (JAX: jax.device_put); with a
+    device, committed. `donate` and `may_alias` are hints, as on JAX's CPU client."""
+    check_donate_alias(donate, may_alias)
     return tree_map(lambda leaf: _device_put_leaf(leaf, device), x)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from stages.s01_pytrees import tree_flatten, tree_unflatten
 from stages.s01_pytrees.tree_util import broadcast_prefix
 from stages.s02_tracing import core
+from stages.s07_caches.api_util import check_donate_alias
 from stages.s07_caches.xla_bridge import Device
 from stages.s09_pjrt import array as s09_array
 from stages.s09_pjrt import runtime
@@ -166,10 +167,10 @@ def put_shards(x: np.ndarray, sharding: Sharding, client: ComputationClient) -> 
 
 
 # --8<-- [start:device_put]
-def device_put(x: Any, device: Any = None) -> Any:
-    """`x` on a device, or laid out by a sharding: one buffer per device, each holding the
-    block the sharding gives it (JAX: jax.device_put). `x` may be a pytree, `device` a
-    prefix of it."""
+def device_put(x: Any, device: Any = None, *, donate: Any = False, may_alias: Any = None) -> Any:
+    """`x` on a device, or laid out by a sharding: one buffer per device, each holding the block
+    the sharding gives it (JAX: jax.device_put); a pytree, `device` a prefix of it."""
+    check_donate_alias(donate, may_alias)
     leaves, tree = tree_flatten(x)
     targets = broadcast_prefix(device, x, is_leaf=lambda d: d is None or
                                isinstance(d, (Sharding, Device, str, PartitionSpec)))

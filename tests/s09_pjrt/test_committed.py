@@ -68,6 +68,10 @@ def programs(api: Any) -> dict[str, Any]:
         "jit, a host value between them": _run(lambda: jit(lambda p, q, r: p + q + r)(
             on1, a, on2)),
         "eager op on a committed array": _run(lambda: on1 + 1),
+        "device_put, donated (a hint: the source stays)": _run(
+            lambda: [dp(free, d[1], donate=True), free][1]),
+        "device_put, donated and aliased": _run(lambda: dp(free, d[1], donate=True,
+                                                           may_alias=True)),
         "grad on a committed array": _run(lambda: api.grad(lambda p: (p * p).sum())(on1)),
         "vmap on a committed array": _run(lambda: api.vmap(twice)(on1)),
     }
