@@ -8,7 +8,8 @@ fence before the snippets extension runs:
 - the fence in plain view shows the section as `make exercise` leaves it in the workspace: each
   exercise block replaced by its task comment and a `raise NotImplementedError(...)`;
 - the include itself moves, unchanged, into a collapsed `??? success "Show the reference
-  solution ..."` block right below, so the solution is one click away and never in plain view.
+  solution ..."` block right below, so the solution is one click away and never in plain view,
+  nor in the search index (the block is marked `data-search-exclude`).
 
 It works on the include lines, so a new page, or an include re-pointed at another file, is
 folded with no change here. tests/course/test_pages.py builds the site and checks that no
@@ -142,6 +143,8 @@ def _folded(open_line: str, close_line: str, indent: str, specs: list[str], text
     inner = [open_line, *body, close_line]
     folded = [f'{indent}??? success "{title}"', ""] + [
         "    " + line if line.strip() else "" for line in inner]
+    if not indent:  # kept out of the search index too, whose previews would show it
+        folded = ["<div markdown data-search-exclude>", "", *folded, "", "</div>"]
     return plain + [""] + folded
 
 

@@ -40,8 +40,10 @@ def to_numpy_dtype(dtype: torch.dtype) -> np.dtype:
 
 # --8<-- [start:tensor_data]
 class XLATensorData:
-    """What a lazy tensor holds (C++: XLATensor and its Data): exactly one of a device buffer
-    (`handle`), a pending IR value (`ir_value`), or host data waiting to be uploaded."""
+    """What a lazy tensor holds (C++: XLATensor and its Data): a device buffer (`handle`), a
+    pending IR value (`ir_value`), or both once an op has read the buffer (its device_data
+    node, kept). torch_xla's third state, host data not uploaded yet (`tensor_data`), stays
+    empty here: ours uploads at once."""
 
     __slots__ = ("handle", "ir_value", "tensor_data", "unique_id", "aval", "dtype", "version",
                  "view_of", "__weakref__")

@@ -8,6 +8,7 @@ to a site just built from this tree (`.ci/run` runs `make docs` first), it reads
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 import subprocess
@@ -278,3 +279,31 @@ def test_the_site_reads_offline(site):
         remote += re.findall(r'<link[^>]+rel="stylesheet"[^>]+href="(https?:[^"]+)"', text)
         assert not remote, f"{page}: fetches {remote}"
         assert "graph LR" not in text and 'class="mermaid"' not in text
+
+
+@pytest.mark.slow
+def test_no_exercise_solution_is_in_the_search_index(site):
+    # the search previews show indexed text: the folded solutions are marked to stay out of it
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    text = "\n".join(html.unescape(doc["text"]) for doc in index["docs"])
+    for number, solution in _solution_lines().items():
+        found = [line for line in solution if line in text]
+        assert len(found) < min(2, len(solution)), f"exercise {number}: {found[:3]}"
+
+
+def test_every_include_of_source_is_inside_a_code_fence():
+    # a bare `--8<--` line pastes the source as paragraphs, where the fold hook never looks:
+    # an exercise's solution would be in plain view, unformatted
+    bare = []
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        fence = None
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            opening = re.match(r"^\s*(`{3,}|~{3,})", line)
+            if opening:
+                if fence is None:
+                    fence = opening[1]
+                elif line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                    fence = None
+            elif fence is None and re.match(r"""^\s*-+8<-+\s+["']""", line):
+                bare.append(f"{page.relative_to(ROOT)}:{number}")
+    assert bare == []
