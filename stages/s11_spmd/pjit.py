@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from stages.s01_pytrees import tree_flatten, tree_unflatten
-from stages.s02_tracing import core
+from stages.s02_tracing import config, core
 from stages.s02_tracing.api_util import fun_signature
 from stages.s07_caches import dispatch
 from stages.s07_caches import pjit as s07_pjit
@@ -248,8 +248,8 @@ class ShardedJit:
         leaves, tree = tree_flatten(dynamic)  # what the program takes: no static argument
         static = self._static_nums or self._static_names  # their values: stage 7 keys them
         sig = None if static else self._signature(leaves)
-        hit = self._fast.get((tree, sig, mlir.use_shardy_partitioner.value)) \
-            if sig is not None else None
+        fast_key = (tree, sig, mlir.use_shardy_partitioner.value, config.trace_context())
+        hit = self._fast.get(fast_key) if sig is not None else None
         if hit is not None:  # the same types and layouts as a call before: run at once
             executable, out_tree = hit
             return tree_unflatten(out_tree, executable.call(*leaves))
@@ -269,8 +269,7 @@ class ShardedJit:
             entry = (traced.jaxpr, program.compile())
             self._executables[key] = entry
         if sig is not None and not traced._p.consts:
-            self._fast[(tree, sig, mlir.use_shardy_partitioner.value)] = (entry[1],
-                                                                         traced.out_tree)
+            self._fast[fast_key] = (entry[1], traced.out_tree)
         return tree_unflatten(traced.out_tree, entry[1].call(*leaves))
 
 

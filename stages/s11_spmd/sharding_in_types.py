@@ -13,13 +13,12 @@ what the program prints is what the partitioner does.
 
 from __future__ import annotations
 
-import threading
 import types
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from stages.s02_tracing import core
+from stages.s02_tracing import config, core
 from stages.s02_tracing.vma import has_jaxpr
 from stages.s08_lowering import sharding_in_types as s08_types
 
@@ -31,11 +30,12 @@ from .sharding_rules import ShardingTypeError, sharding_rules
 # ------------------------------------------------------------------ the mesh in context
 
 
-class _MeshState(threading.local):
-    mesh: Mesh | None = None
-
-
-_context = _MeshState()
+# The mesh set_mesh entered, per thread: a flag of jit's trace context, as JAX's
+# mesh_context_manager is, so a function traced under one mesh is traced again under another
+# (a bare PartitionSpec inside names it).
+mesh_context_manager = config.config.add(config.State(
+    "mesh_context_manager", None, "the mesh jax.set_mesh entered", lambda text: None,
+    include_in_trace_context=True))
 
 
 class set_mesh:
@@ -43,17 +43,17 @@ class set_mesh:
     good; as a context manager, until the block ends."""
 
     def __init__(self, mesh: Mesh | None):
-        self.prev, _context.mesh = _context.mesh, mesh
+        self.prev = mesh_context_manager.swap_local(mesh)
 
     def __enter__(self) -> Mesh | None:
-        return _context.mesh
+        return mesh_context_manager.value
 
     def __exit__(self, *exc_info: Any) -> None:
-        _context.mesh = self.prev
+        mesh_context_manager.set_local(self.prev)
 
 
 def get_mesh() -> Mesh | None:
-    return _context.mesh
+    return mesh_context_manager.value
 
 
 def committed_sharding(given: Any, x: Any) -> Any:
@@ -71,12 +71,12 @@ def committed_sharding(given: Any, x: Any) -> Any:
 def canonicalize_sharding(sharding: Any, api_name: str) -> NamedSharding:
     """A NamedSharding from a NamedSharding, or from a PartitionSpec and the mesh in context."""
     if isinstance(sharding, PartitionSpec):
-        if _context.mesh is None:
+        if get_mesh() is None:
             raise ValueError(
                 "Using PartitionSpec when you are not under a mesh context is not allowed. "
                 "Please pass a NamedSharding instance or enter into a mesh context via "
                 f"`jax.set_mesh`. Got {sharding}")
-        return NamedSharding(_context.mesh, sharding)
+        return NamedSharding(get_mesh(), sharding)
     if not isinstance(sharding, NamedSharding):
         raise TypeError(f"{api_name} takes a NamedSharding or a PartitionSpec, got {sharding}")
     return sharding
@@ -87,10 +87,10 @@ def pspec_to_sharding(api_name: str, s: Any) -> Any:
     else as it is (JAX: api.pspec_to_sharding)."""
     if not isinstance(s, PartitionSpec):
         return s
-    if _context.mesh is None:
+    if get_mesh() is None:
         raise ValueError("Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed "
                          f"to {api_name}")
-    return NamedSharding(_context.mesh, s)
+    return NamedSharding(get_mesh(), s)
 
 
 def pjit_check_aval_sharding(shardings: Sequence[Any], avals: Sequence[Any],
@@ -184,7 +184,7 @@ def _mesh(avals: Sequence[Any]) -> Mesh:
         one, other = list(meshes)[:2]
         raise ValueError(f"Mesh for all inputs should be equal. Got one mesh: {one} and "
                          f"another mesh: {other}")
-    return meshes.pop() if meshes else _context.mesh
+    return meshes.pop() if meshes else get_mesh()
 
 
 # --8<-- [start:out_sharding]

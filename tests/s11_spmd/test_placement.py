@@ -2,7 +2,8 @@
 SingleDeviceSharding in in_shardings or out_shardings places the program on its device; a
 committed argument takes it there; beside a mesh's sharding, or another device's, JAX's errors;
 a sharded program with no outputs; an eager shard_map of an array laid out otherwise (laid out
-anew); reshard to an Auto axis and shard_map of no function (JAX's refusals).
+anew); reshard to an Auto axis and shard_map of no function (JAX's refusals); a jit traced
+under one set_mesh and called under another (traced again: the mesh is in the trace context).
 
 `python test_placement.py jax|ours` runs the programs in a process of its own (JAX's CPU
 device count is fixed when it starts) and prints JSON; the test compares the two.
@@ -72,7 +73,20 @@ def programs(api: Any) -> dict[str, Any]:
         "reshard to an Auto axis": _run(lambda: jit(lambda v: api.reshard(v, NS(mesh, P("x"))))(a)),
         "shard_map of no function": _run(lambda: api.shard_map(3, mesh=mesh, in_specs=P("x"),
                                                                 out_specs=P("x"))),
+        "a jit traced under one set_mesh, called under another": _run(
+            lambda: _under_two_meshes(api, d, a)),
     }
+
+
+def _under_two_meshes(api: Any, d: list, a: np.ndarray) -> Any:
+    """The context mesh is part of the trace context: a bare P names the mesh of the call."""
+    line = api.Mesh(np.array(d[:4], dtype=object), ("x",), explicit=True)
+    square = api.Mesh(np.array(d[:4], dtype=object).reshape(2, 2), ("x", "y"), explicit=True)
+    g = api.jit(lambda v: api.reshard(v * 2.0, api.P("x")))
+    with api.set_mesh(line):
+        g(a)
+    with api.set_mesh(square):
+        return g(a)
 
 
 def _api(who: str) -> Any:
@@ -86,14 +100,16 @@ def _api(who: str) -> Any:
         return types.SimpleNamespace(
             devices=jax.devices, jit=jax.jit, device_put=jax.device_put, SDS=SingleDeviceSharding,
             NS=NamedSharding, P=PartitionSpec, shard_map=jax.shard_map,
-            reshard=jax.sharding.reshard,
-            Mesh=lambda dv, n: Mesh(dv, n, axis_types=(AxisType.Auto,) * len(n)))
+            reshard=jax.sharding.reshard, set_mesh=jax.set_mesh,
+            Mesh=lambda dv, n, explicit=False: Mesh(
+                dv, n, axis_types=(AxisType.Explicit if explicit else AxisType.Auto,) * len(n)))
     import stages.s11_spmd as s11
 
     return types.SimpleNamespace(
         devices=s11.devices, jit=s11.jit, device_put=s11.device_put, SDS=s11.SingleDeviceSharding,
         NS=s11.NamedSharding, P=s11.P, shard_map=s11.shard_map, reshard=s11.reshard,
-        Mesh=lambda dv, n: s11.Mesh(dv, n, (s11.AxisType.Auto,) * len(n)))
+        set_mesh=s11.set_mesh, Mesh=lambda dv, n, explicit=False: s11.Mesh(
+            dv, n, (s11.AxisType.Explicit if explicit else s11.AxisType.Auto,) * len(n)))
 
 
 @functools.cache
