@@ -94,18 +94,22 @@ _NAMED_TUPLE = Registration(
 )
 
 
+def _check_pair(out: Any, what: str, first: str) -> None:
+    """A user's flatten output is a (`first`, aux_data) tuple whose first item is iterable."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise ValueError(f"{what}, got {out!r}")
+    try:
+        iter(out[0])
+    except TypeError:
+        raise ValueError(f"{what} where '{first}' is iterable, got {out!r}") from None
+
+
 def checked(to_iterable: Callable) -> Callable:
     """A user's flatten rule, its output checked with the C++ registry's messages."""
     def to_iterable_checked(x: Any) -> tuple[Iterable[Any], Any]:
         out = to_iterable(x)
-        what = ("The to_iterable function for a custom PyTree node should return a (children, "
-                "aux_data) tuple")
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise ValueError(f"{what}, got {out!r}")
-        try:
-            iter(out[0])
-        except TypeError:
-            raise ValueError(f"{what} where 'children' is iterable, got {out!r}") from None
+        _check_pair(out, "The to_iterable function for a custom PyTree node should return a "
+                    "(children, aux_data) tuple", "children")
         return out
 
     return to_iterable_checked
@@ -118,12 +122,8 @@ def checked_with_keys(to_iterable_with_keys: Callable) -> Callable:
         out = to_iterable_with_keys(x)
         what = ("The to_iterable_with_keys function for a custom PyTree node should return a "
                 "(key_leaf_pairs, aux_data) tuple")
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise ValueError(f"{what}, got {out!r}")
-        try:
-            pairs = list(out[0])
-        except TypeError:
-            raise ValueError(f"{what} where 'key_leaf_pairs' is iterable, got {out!r}") from None
+        _check_pair(out, what, "key_leaf_pairs")
+        pairs = list(out[0])
         for pair in pairs:
             if not isinstance(pair, tuple) or len(pair) != 2:
                 raise ValueError(f"{what} where 'child{pair!r}")  # JAX's text stops there

@@ -8,6 +8,7 @@ alone never changes them.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -61,3 +62,16 @@ class Delta:
 @pytest.fixture
 def delta() -> type[Delta]:
     return Delta
+
+
+@contextlib.contextmanager
+def four_cpu_devices():
+    """A client of four CPU devices (CPU_NUM_DEVICES=4) as the process's, the old one back after."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CPU_NUM_DEVICES", "4")
+        four = s09.initialize_pjrt("CPU")
+    previous = s09.runtime.set_computation_client(four)
+    try:
+        yield four
+    finally:
+        s09.runtime.set_computation_client(previous)

@@ -20,6 +20,7 @@ from stages.s02_tracing import core
 from stages.s02_tracing import numpy as jnp
 from stages.s07_caches import util
 from stages.s09_pjrt import ArrayImpl, device_put
+from tests.s09_pjrt.conftest import four_cpu_devices
 
 
 @pytest.mark.parametrize("value", [
@@ -298,16 +299,10 @@ def test_values_read_before_a_donation_are_refused_after_it_as_in_jax():
 
 
 def test_device_put_without_a_device_leaves_an_array_where_it_is_as_jax_does():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CPU_NUM_DEVICES", "4")
-        four = s09.initialize_pjrt("CPU")
-    previous = s09.runtime.set_computation_client(four)
-    try:
+    with four_cpu_devices():
         x = device_put(np.arange(3.0, dtype=np.float32), "CPU:3")
         assert device_put(x) is x and x.device.id == 3
         assert device_put(x, "CPU:1").device.id == 1
-    finally:
-        s09.runtime.set_computation_client(previous)
 
 
 def test_the_device_of_a_deleted_array_is_refused_as_jax_refuses_it():

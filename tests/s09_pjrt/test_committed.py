@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pytest
+
+from tests.s09_pjrt.conftest import four_cpu_devices
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,20 +122,12 @@ def test_two_devices_are_named_in_jaxs_words():
                    "ids [2] on platform CPU"]
 
 
-if __name__ == "__main__":
-    print(json.dumps(programs(_api(sys.argv[1]))))
-
-
 def test_an_executable_read_back_from_the_cache_compiles_again_for_a_committed_device():
     import stages.s07_caches as s07
     import stages.s09_pjrt as s09
     from stages.s07_caches.compiler import get_compile_options
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CPU_NUM_DEVICES", "4")
-        four = s09.initialize_pjrt("CPU")
-    previous = s09.runtime.set_computation_client(four)
-    try:
+    with four_cpu_devices():
         backend = s09.PjRtBackend()
         x = s09.device_put(np.arange(3, dtype=np.float32))
         written = s07.jit(lambda v: v * 2.0 + 1.0).lower(x).compile().runtime_executable()
@@ -144,5 +137,7 @@ def test_an_executable_read_back_from_the_cache_compiles_again_for_a_committed_d
         (out,) = read.call(on2)
         assert out.device_name == "CPU:2" and out.committed
         np.testing.assert_array_equal(out, [1.0, 3.0, 5.0])
-    finally:
-        s09.runtime.set_computation_client(previous)
+
+
+if __name__ == "__main__":
+    print(json.dumps(programs(_api(sys.argv[1]))))

@@ -28,15 +28,21 @@ def check_sort_options(name: str, kind: Any, order: Any) -> None:
         raise TypeError(f"'order' argument to {name} is not supported.")
 
 
-def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
-         stable: bool = True, descending: bool = False) -> Any:
-    """a sorted along `axis` (of the flattened array if None); NaNs last."""
-    check_arraylike("sort", a)
-    check_sort_options("sort", kind, order)
+def _sort_operand(name: str, a: Any, axis: int | None, kind: Any, order: Any
+                  ) -> tuple[Any, int]:
+    """The array to sort and its axis (the flattened array's 0 if None), after the checks."""
+    check_arraylike(name, a)
+    check_sort_options(name, kind, order)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = canonicalize_axis(axis, np.ndim(a))
+    return a, canonicalize_axis(axis, np.ndim(a))
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
+         stable: bool = True, descending: bool = False) -> Any:
+    """a sorted along `axis` (of the flattened array if None); NaNs last."""
+    a, axis = _sort_operand("sort", a, axis, kind, order)
     out = lax.sort(a, dimension=axis, is_stable=stable)
     # JAX: descending is the ascending sort reversed
     return lax.rev(out, [axis]) if descending else out
@@ -45,12 +51,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None
 def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None,
             stable: bool = True, descending: bool = False) -> Any:
     """The indices that sort a along `axis`: an iota sorted along with the keys."""
-    check_arraylike("argsort", a)
-    check_sort_options("argsort", kind, order)
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    axis = canonicalize_axis(axis, np.ndim(a))
+    a, axis = _sort_operand("argsort", a, axis, kind, order)
     iota = lax.broadcasted_iota(np.int32, np.shape(a), axis)
     if descending and stable:
         # reversed in, reversed out: equal keys keep their first-come order
