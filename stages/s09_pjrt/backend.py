@@ -44,7 +44,7 @@ class PjRtExecutable:
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
         self.device = computation.devices[0]
         self._float0_outs = any(a.dtype == dtypes.float0 for a in self.out_avals)
-        self._compile_on, self._on_devices = compile_on, {self.device: self}
+        self._compile_on, self._on_devices = compile_on, {}  # other devices' executables
 
     def call(self, *args: Any) -> list[ArrayImpl]:
         device, arguments, host, committed = self.device, [], [], False
@@ -86,6 +86,8 @@ class PjRtExecutable:
 
     def on_device(self, device: str) -> PjRtExecutable:
         """This program compiled for `device` (JAX compiles one per device assignment)."""
+        if device == self.device:
+            return self
         if device not in self._on_devices:
             self._on_devices[device] = self._compile_on(device)
         return self._on_devices[device]
