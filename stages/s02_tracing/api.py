@@ -52,7 +52,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
             closed_jaxpr, _args_flat, out_tree = pe.trace_to_jaxpr(fun, args, kwargs, dbg,
                                                                    static)
         if return_shape:
-            shapes = [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
                       for a in closed_jaxpr.out_avals]
             return closed_jaxpr, tree_unflatten(out_tree, shapes)
         return closed_jaxpr

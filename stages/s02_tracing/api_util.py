@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -168,14 +169,20 @@ def argnums_partial2(fun: Callable, dyn_argnums: int | Sequence[int], args: Sequ
 
 
 def fun_sourceinfo(fun: Callable) -> str:
-    """`f at /path/file.py:12`, or just the name when there is no source."""
-    while hasattr(fun, "__wrapped__"):
-        fun = fun.__wrapped__
-    name = getattr(fun, "__name__", "<unnamed function>")
+    """`f at /path/file.py:12`; a builtin's bare name; `<unknown>` for an object with no code
+    (a callable instance). The name holds no space: `DebugInfo.func_name` is its first word."""
+    while isinstance(fun, functools.partial):  # a partial is named after the function it wraps
+        fun = fun.func
+    fun = inspect.unwrap(fun)
     code = getattr(fun, "__code__", None)
-    if code is None:
-        return name
-    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+    if code is not None and hasattr(fun, "__name__"):
+        return f"{fun.__name__} at {code.co_filename}:{code.co_firstlineno}"
+    try:
+        text = str(fun)
+    except Exception:
+        return "<unknown>"
+    builtin = re.match(r"<built-in function (\S+)>", text)
+    return builtin.group(1) if builtin else "<unknown>"
 
 
 def result_paths(out_tree: PyTreeDef) -> tuple[str, ...]:

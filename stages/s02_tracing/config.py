@@ -175,7 +175,7 @@ def trace_context() -> tuple[Any, ...]:
 
 def trace_context_names() -> tuple[str, ...]:
     """The names of the flags in `trace_context()`, in the same order."""
-    return (*(s.name for s in config.trace_states), "axis_env")
+    return (*(s.name for s in config.trace_states), "axis_env_state")
 
 
 # ------------------------------------------------------------------ the flags jit reads

@@ -20,6 +20,7 @@ import numpy as np
 from stages.s01_pytrees import tree_map
 from stages.s02_tracing import core, dtypes, lax, vma
 from stages.s02_tracing.axis_env import get_axis_env
+from stages.s02_tracing.lax.reductions import reduce_op_shape_rule
 from stages.s02_tracing.lax.utils import canonicalize_axis, const
 
 AxisName = Hashable
@@ -248,15 +249,18 @@ def ppermute(x: Any, axis_name: AxisName | Sequence[AxisName],
 # --------------------------------------------------------------------- the primitives
 
 
-def _reduce_positional(reducer: Any, x: Any, axes: Sequence[Any]) -> Any:
+def _positional_axes(aval: core.ShapedArray, axes: Sequence[Any]) -> tuple[int, ...]:
+    """The int axes of a collective, checked as lax's reductions check theirs (JAX: the same
+    shape rule): a negative one is refused, not counted from the end."""
     pos = tuple(a for a in axes if isinstance(a, int))
-    return reducer(x, axis=pos) if pos else x
+    reduce_op_shape_rule(aval, axes=pos)
+    return pos
 
 
 def _allreduce_abstract_eval(api_name: str, aval: core.ShapedArray, *, axes: tuple,
                              axis_index_groups: Any) -> core.ShapedArray:
     _check_axis_names(axes, api_name)
-    pos = {a for a in axes if isinstance(a, int)}
+    pos = _positional_axes(aval, axes)
     return aval.update(shape=tuple(d for i, d in enumerate(aval.shape) if i not in pos))
 
 
@@ -267,7 +271,8 @@ def _allreduce_impl(reducer: Any, api_name: str, x: np.ndarray, *, axes: tuple,
     if not all(isinstance(a, int) for a in axes):
         raise NotImplementedError("a collective over a named axis runs only under the map "
                                   "that binds the name")
-    return np.asarray(_reduce_positional(reducer, x, axes))
+    pos = _positional_axes(core.get_aval(x), axes)
+    return np.asarray(reducer(x, pos)) if pos else np.asarray(x)
 
 
 def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
@@ -278,7 +283,11 @@ def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
     return prim
 
 
-psum_p = _allreduce_primitive("psum", np.sum)
+def _sum(x: Any, axes: tuple[int, ...]) -> Any:
+    return np.sum(x, axis=axes)
+
+
+psum_p = _allreduce_primitive("psum", _sum)
 
 
 def _psum_invariant_abstract_eval(aval: core.ShapedArray, *, axes: tuple) -> core.ShapedArray:
@@ -292,11 +301,12 @@ def _psum_invariant_abstract_eval(aval: core.ShapedArray, *, axes: tuple) -> cor
 
 
 psum_invariant_p = core.Primitive("psum_invariant")
-psum_invariant_p.def_impl(lambda x, *, axes: _allreduce_impl(np.sum, "psum", x, axes=axes,
-                                                              axis_index_groups=None))
+psum_invariant_p.def_impl(lambda x, *, axes: _allreduce_impl(_sum, "psum", x,
+                                                              axes=axes, axis_index_groups=None))
 psum_invariant_p.def_abstract_eval(_psum_invariant_abstract_eval)
-pmax_p = _allreduce_primitive("pmax", np.max)
-pmin_p = _allreduce_primitive("pmin", np.min)
+# lax's reductions: over an empty axis they give XLA's identity (-inf or the int type's least)
+pmax_p = _allreduce_primitive("pmax", lax.reduce_max)
+pmin_p = _allreduce_primitive("pmin", lax.reduce_min)
 pmax = _reducer(pmax_p)
 pmax.__name__, pmax.__doc__ = "pmax", "The maximum of x over every index of the named axis."
 pmin = _reducer(pmin_p)

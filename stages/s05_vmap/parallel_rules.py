@@ -62,7 +62,8 @@ def _batched_reduction_collective(prim: Any, if_unmapped: Any, axis_data: AxisDa
     _no_groups_in_vmap(axis_index_groups, _GROUPS_REFUSED)
     # EXERCISE 5.7 (named-axis): the batch axis first; our name becomes positional axis 0
     x = moveaxis(x, d, 0)
-    new_axes = tuple(a + 1 if isinstance(a, int) else 0 if a == axis_data.name else a
+    # a negative axis is not counted from the end: it stays, for the bind to refuse (JAX: same)
+    new_axes = tuple(a + (a >= 0) if isinstance(a, int) else 0 if a == axis_data.name else a
                      for a in axes)
     return _reduce(prim, x, new_axes), (not_mapped if ours else 0)
     # END EXERCISE
@@ -210,7 +211,7 @@ def _reduce_scatter_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequ
     if len(axis_name) > 1:
         raise NotImplementedError("Please open a feature request!")
     # the sum over examples; example k keeps slice k of it, so slices become the batch
-    y = const(x, axis_size) * x if d is not_mapped else lax.reduce_sum(x, (d,))
+    y = x * const(x, axis_size) if d is not_mapped else lax.reduce_sum(x, (d,))
     if tiled:
         y = _split(scatter_dimension, axis_size, y)
     return y, scatter_dimension

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from stages.s02_tracing import core
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
+from stages.s02_tracing import source_info_util
 from stages.s02_tracing.core import ClosedJaxpr, Var
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad, ad_checkpoint
@@ -282,7 +283,14 @@ batching.primitive_batchers[jit_p] = _pjit_batcher
 
 def _pjit_staging_rule(trace: s02_pe.DynamicJaxprTrace, *tracers: Any, **params: Any) -> Any:
     """`jit(f, inline=True)` staged: f's equations join the jaxpr being built, with no jit
-    equation around them. Any other jit is staged as one equation (JAX: pjit_staging_rule)."""
+    equation around them. Any other jit is staged as one equation (JAX: pjit_staging_rule).
+    Compiler options belong to the program XLA compiles: only the outermost jit takes them."""
+    if params["compiler_options_kvs"]:
+        raise ValueError(
+            "`compiler_options` can only be passed to top-level `jax.jit`. Got compiler_options="
+            f"{dict(params['compiler_options_kvs'])} specified on a nested jit with name: "
+            f"{params['name']} and source info: "
+            f"{source_info_util.summarize(source_info_util.current())}")
     if not (params["inline"] and all(
             s is UNSPECIFIED for s in (*params["in_shardings"], *params["out_shardings"]))):
         return trace.default_process_primitive(jit_p, list(tracers), params)

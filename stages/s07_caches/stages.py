@@ -22,7 +22,7 @@ from stages.s01_pytrees import (
     tree_map,
     tree_unflatten,
 )
-from stages.s02_tracing import core
+from stages.s02_tracing import config, core
 
 from . import xla_bridge
 from .api_util import ShapeDtypeStruct
@@ -43,8 +43,8 @@ class ArgInfo:
 
 def _out_info(out_tree: Any, out_avals: Any, weak: bool = True) -> Any:
     """The outputs' shapes and dtypes; weak types are a tracing fact, gone once lowered."""
-    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak and a.weak_type)
-                                     for a in out_avals])
+    return tree_unflatten(out_tree, [
+        ShapeDtypeStruct(a.shape, a.dtype, weak_type=weak and a.weak_type) for a in out_avals])
 
 
 class _Stage:
@@ -162,6 +162,9 @@ class Compiled(_Stage):
         return tree_unflatten(self.out_tree, [_default_sharding()] * self.out_tree.num_leaves)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config.disable_jit.value:  # only the program is kept, not the function to run
+            raise ValueError("Disable jit is not supported in the AOT path since the function is "
+                             f"not available for (jit({self._traced._p.params['name']}))")
         leaves, in_tree = tree_flatten((args, kwargs))
         if in_tree != self.in_tree:
             errs = list(equality_errors_pytreedef(in_tree, self.in_tree))

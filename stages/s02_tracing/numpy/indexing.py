@@ -347,13 +347,17 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     indices = lax_numpy.asarray(indices)
     if mode == "raise":
         raise NotImplementedError("The 'raise' mode to jnp.take is not supported.")
+    if mode not in (None, "fill", "clip", "wrap"):
+        raise ValueError(f"Invalid mode '{mode}' for np.take")
+    if np.shape(a)[axis] == 0:  # nothing to gather from: only nothing can be taken (JAX: same)
+        if np.size(indices) != 0:
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
+        return a
     # clipped indices count from 0, and wrapped ones are in range already: neither normalized
     normalize = mode not in ("clip", "wrap")
     if mode == "wrap":
         indices, mode = ufuncs.remainder(indices, const(indices, np.shape(a)[axis])), \
             "promise_in_bounds"
-    elif mode not in (None, "fill", "clip"):
-        raise ValueError(f"Invalid mode '{mode}' for np.take")
     return rewriting_take(a, (slice(None),) * axis + (indices,),
                           "fill" if mode is None else mode, fill_value, unique_indices,
                           indices_are_sorted, normalize_indices=normalize)
