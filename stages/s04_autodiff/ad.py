@@ -228,7 +228,10 @@ def linearize(traceable: lu.WrappedFun, *primals: Any, has_aux: bool = False) ->
     n_out = len(out_pvals) - sum(nonzeros())
     primal_pvals, nz_tangent_pvals = out_pvals[:n_out], iter(out_pvals[n_out:])
     if not all(pval.is_known() for pval in primal_pvals):
-        raise ValueError("linearize: a primal output depends on an input tangent")
+        raise ValueError(  # a primal output depends on an input tangent (JAX's words)
+            "Linearization failed to produce known values for all output primals. This is "
+            "typically caused by attempting to differentiate a function uses an operation that "
+            "does not support reverse-mode autodiff.")
     primals_out = [pval.get_known() for pval in primal_pvals]
     tangents_out = []
     for p, nz in zip(primals_out, nonzeros(), strict=True):

@@ -156,6 +156,8 @@ def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for:
         if traced_for == "vjp" and not isinstance(p, np.ndarray):
             check_arg(p)  # JAX's vjp words a non-array this way, a bad numpy dtype as get_aval
         core.get_aval(p)
+    if traced_for == "vjp":  # JAX's vjp (so grad) canonicalizes: a float64 input is float32
+        primals_flat = [dtypes.canonicalize_value(p) for p in primals_flat]
     f = lu.wrap_init(fun, debug_info=debug_info(traced_for, fun, tuple(primals), {}))
     if has_aux:
         flat_fun, out_trees = flatten_fun_nokwargs2(f, in_tree)
@@ -196,12 +198,12 @@ class VJP:
     residuals = property(lambda self: self.f_jvp.residuals)
 
     # --8<-- [start:vjp_call]
-    def __call__(self, ct: Any, *extra_args: Any) -> tuple[Any, ...]:
+    def __call__(self, out_ct: Any, *extra_args: Any) -> tuple[Any, ...]:
         if extra_args:
             name = self.debug_info.func_name if self.debug_info else "<unknown>"
             raise TypeError(_VJP_TOO_MANY_ARGS.format(name, len(extra_args) + 1))
         f_jvp = self.f_jvp
-        cts_flat, ct_tree = tree_flatten(ct)
+        cts_flat, ct_tree = tree_flatten(out_ct)
         if ct_tree != f_jvp.out_tree:
             where = self.debug_info.func_src_info if self.debug_info else "<unknown>"
             raise ValueError(

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from stages.s02_tracing import core
+from stages.s02_tracing import core, dtypes
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing.core import ClosedJaxpr
 from stages.s02_tracing.partial_eval import (
@@ -58,6 +58,8 @@ class CustomCallPrimitive(core.Primitive):
             table = f"{self.name}_rules"
             raise NotImplementedError(f"'{self.name}' has no rule for {type(trace).__name__} "
                                       f"in {table}")
+        # the user's functions see canonical values, as JAX's bind gives every primitive
+        args = [dtypes.canonicalize_value(x) for x in args]
         return rule(trace, self, fun, *rules, args, **params)
 
     def abstract_eval(self, *avals, call_jaxpr, **params):
@@ -226,16 +228,19 @@ def _dynamic_custom_vjp_call(trace, primitive, fun, fwd, bwd, tracers, *, out_tr
 
 
 def _jaxpr_trace_custom_call(trace, primitive, fun, *rest, **params):
-    """Known inputs: bind on the parent trace, rules and all. Unknown ones: partial eval is
-    building a linear function, where the rule is not needed: call the function."""
-    # JAX: JaxprTrace.process_custom_jvp_call (its process_custom_vjp_call also stages the
-    # unknown case whole)
+    """Known inputs: bind on the parent trace, rules and all. Unknown ones, for a custom_jvp:
+    partial eval is building a linear function, where the rule is not needed: call the
+    function. For a custom_vjp the unknown call is recorded whole, `bwd` kept: a later grad of
+    the unknown jaxpr must still use it."""
+    # JAX: JaxprTrace.process_custom_jvp_call and process_custom_vjp_call
     *rules, tracers = rest
     tracers = [trace.to_jaxpr_tracer(t) for t in tracers]
     if all(t.is_known() for t in tracers):
         vals = [t.pval.get_known() for t in tracers]
         with core.set_current_trace(trace.parent_trace):
             return primitive.bind(*vals, subfuns=(fun, *rules), **params)
+    if primitive is custom_vjp_call_p:
+        return _dynamic_custom_vjp_call(trace, primitive, fun, *rules, tracers, **params)
     with core.set_current_trace(trace):
         return fun.call_wrapped(*tracers)
 

@@ -141,7 +141,9 @@ def test_a_primal_output_that_reads_a_tangent_is_refused_like_jax(use_ours, ours
         return ns.lax.sin(x)
 
     f.defjvp(lambda p, t: (ns.lax.add(p[0], t[0]), t[0]))
-    msg = ("a primal output depends on an input tangent" if use_ours
-           else "Linearization failed to produce known values for all output primals")
-    with pytest.raises(ValueError, match=msg):
+    with pytest.raises(ValueError) as err:
         ns.linearize(f, np.float32(1.0))
+    assert str(err.value) == (
+        "Linearization failed to produce known values for all output primals. This is "
+        "typically caused by attempting to differentiate a function uses an operation that "
+        "does not support reverse-mode autodiff.")
