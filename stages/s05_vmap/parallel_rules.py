@@ -245,11 +245,13 @@ def _all_to_all_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
                                        **params), d
         return P.all_to_all_p.bind(x, split_axis=split_axis + (d <= split_axis),
                                    concat_axis=concat_axis + (d <= concat_axis), **params), d
-    if len(names) > 1:
-        raise NotImplementedError("all_to_all over several axis names under vmap")
     size = axis_data.size
     if d is not_mapped:
         x, d = lax.broadcast(x, (size,)), 0
+    if len(names) > 1:
+        pos = names.index(axis_data.name)
+        return _all_to_all_among_names(x, d, size, names[:pos], names[pos + 1:], split_axis,
+                                       concat_axis, tiled)
     if split_axis == concat_axis:
         # chunk k of example j goes to example k, in slot j: swap the chunk and batch axes
         axis = split_axis + (d <= split_axis)
@@ -260,6 +262,31 @@ def _all_to_all_batcher(axis_data: AxisData, vals: Sequence[Any], dims: Sequence
         return _fold(axis, lax.transpose(x, perm)), d
     x = _fold(concat_axis, moveaxis(x, d, concat_axis))
     return _split(split_axis, size, x), split_axis
+
+
+def _all_to_all_among_names(x: Any, d: int, size: int, major: tuple, minor: tuple,
+                            split_axis: int, concat_axis: int, tiled: bool) -> tuple[Any, int]:
+    """all_to_all over names (..major, ours, minor..), the names' devices in row-major order
+    (JAX: _all_to_all_batched_collective). Three leading axes collect the chunks: the major
+    names' all_to_all fills the first, our batch axis is the second, the minor names' fill the
+    third; folded together they are the gathered axis, moved to `concat_axis`."""
+    x = lax.expand_dims(moveaxis(x, d, 0), (0, 2))  # (1, batch, 1, ...)
+    split_axis, concat_axis = split_axis + 3, concat_axis + 3
+    params = dict(axis_index_groups=None, tiled=tiled)
+    if major:
+        x = P.all_to_all_p.bind(x, axis_name=major, split_axis=split_axis, concat_axis=0,
+                                **params)
+    x = _split(split_axis, size, x)  # our chunks: example k takes chunk k, our new batch axis
+    out_d = split_axis
+    concat_axis += split_axis <= concat_axis
+    split_axis += 1
+    if minor:
+        x = P.all_to_all_p.bind(x, axis_name=minor, split_axis=split_axis, concat_axis=2,
+                                **params)
+    x = _fold(0, _fold(0, x))  # (major * batch * minor, ...): every chunk, in device order
+    concat_axis, out_d = concat_axis - 2, out_d - 2
+    x = _fold(concat_axis - 1, moveaxis(x, 0, concat_axis - 1))
+    return x, out_d - 1
 
 
 def _all_to_all_transpose(ct: Any, x: Any, *, axis_name: Any, split_axis: int,
