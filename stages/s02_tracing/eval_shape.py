@@ -7,7 +7,6 @@ JAX: jax/_src/api.py (`eval_shape`, `ShapeDtypeStruct`).
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Sequence
 from typing import Any
 

@@ -152,12 +152,11 @@ class LinearizedFunction:
 
 def _linearize(fun: Callable, primals: Sequence[Any], has_aux: bool, traced_for: str):
     primals_flat, in_tree = tree_flatten(tuple(primals))
-    for p in primals_flat:  # a TypeError naming the value if it is not an array
+    for i, p in enumerate(primals_flat):  # a TypeError naming the value if it is not an array
         if traced_for == "vjp" and not isinstance(p, np.ndarray):
             check_arg(p)  # JAX's vjp words a non-array this way, a bad numpy dtype as get_aval
-        core.get_aval(p)
-    if traced_for == "vjp":  # JAX's vjp (so grad) canonicalizes: a float64 input is float32
-        primals_flat = [dtypes.canonicalize_value(p) for p in primals_flat]
+        core.get_aval(p)  # and JAX's vjp (so grad) canonicalizes: a float64 input is float32
+        primals_flat[i] = dtypes.canonicalize_value(p) if traced_for == "vjp" else p
     f = lu.wrap_init(fun, debug_info=debug_info(traced_for, fun, tuple(primals), {}))
     if has_aux:
         flat_fun, out_trees = flatten_fun_nokwargs2(f, in_tree)
@@ -190,9 +189,7 @@ class VJP:
     # JAX: api.VJP (a dataclass over the same linear jaxpr and residuals)
     def __init__(self, f_jvp: LinearizedFunction, primal_out_avals: list[ShapedArray],
                  dbg: lu.DebugInfo | None):
-        self.f_jvp = f_jvp
-        self.primal_out_avals = primal_out_avals
-        self.debug_info = dbg
+        self.f_jvp, self.primal_out_avals, self.debug_info = f_jvp, primal_out_avals, dbg
 
     jaxpr = property(lambda self: self.f_jvp.jaxpr)
     residuals = property(lambda self: self.f_jvp.residuals)

@@ -283,11 +283,8 @@ def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
     return prim
 
 
-def _sum(x: Any, axes: tuple[int, ...]) -> Any:
-    return np.sum(x, axis=axes)
-
-
-psum_p = _allreduce_primitive("psum", _sum)
+# lax's reductions: over an empty axis they give XLA's identity (-inf or the int type's least)
+psum_p = _allreduce_primitive("psum", lax.reduce_sum)
 
 
 def _psum_invariant_abstract_eval(aval: core.ShapedArray, *, axes: tuple) -> core.ShapedArray:
@@ -301,10 +298,8 @@ def _psum_invariant_abstract_eval(aval: core.ShapedArray, *, axes: tuple) -> cor
 
 
 psum_invariant_p = core.Primitive("psum_invariant")
-psum_invariant_p.def_impl(lambda x, *, axes: _allreduce_impl(_sum, "psum", x,
-                                                              axes=axes, axis_index_groups=None))
+psum_invariant_p.def_impl(lambda x, *, axes: psum_p.impl(x, axes=axes, axis_index_groups=None))
 psum_invariant_p.def_abstract_eval(_psum_invariant_abstract_eval)
-# lax's reductions: over an empty axis they give XLA's identity (-inf or the int type's least)
 pmax_p = _allreduce_primitive("pmax", lax.reduce_max)
 pmin_p = _allreduce_primitive("pmin", lax.reduce_min)
 pmax = _reducer(pmax_p)

@@ -41,7 +41,7 @@ from .common import (
     trace_loop_body,
 )
 from .scan_rules import scan_p
-from .util import merge_lists, partition_list, split_list
+from .util import maybe_put, merge_lists, partition_list, split_list
 from .while_rules import while_p
 
 # ================================================================== scan
@@ -142,8 +142,7 @@ def _bind_scan(consts: list[Any], init: list[Any], xs: list[Any], jaxpr: ClosedJ
                       num_carry=len(init), unroll=unroll)
     carry_out, ys = split_list(out, [len(init)])
     ys_iter = iter(ys)
-    # a numpy xs comes back as the array the loop would have made (JAX: _maybe_put)
-    ys = [next(ys_iter) if f is None else jnp.asarray(xs[f]) for f in y_is_x]
+    ys = [next(ys_iter) if f is None else maybe_put(xs[f]) for f in y_is_x]
     return [*merge_lists(to_const, carry_out, new_consts), *ys]
 
 

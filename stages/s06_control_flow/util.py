@@ -1,6 +1,6 @@
 """Small helpers JAX keeps elsewhere: list surgery, type matching, the varying axes of a cond's
 branches and of a loop's carry, and a scan's trip count under `unroll` (which only a compiler's
-layout of the loop reads).
+layout of the loop reads), and a forwarded numpy xs put back as a new array (`maybe_put`).
 
 JAX: `split_list`, `partition_list`, `merge_lists` in jax/_src/util.py; `typematch` in
 jax/_src/core.py (`aval_mismatch_extra`, also core's there, is stage 2's errors.py here).
@@ -14,7 +14,11 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from stages.s01_pytrees import PyTreeDef, keystr, tree_flatten_with_path, tree_unflatten
+from stages.s02_tracing import core, dtypes
+from stages.s02_tracing.array import Array
 from stages.s02_tracing.axis_env import vma_order
 from stages.s02_tracing.core import ShapedArray
 from stages.s02_tracing.errors import aval_mismatch_extra  # noqa: F401  (JAX: core's)
@@ -160,3 +164,12 @@ def scan_trip_count(length: int, unroll: int) -> tuple[int, int]:
     if unroll != 1 and num_trips == 1 and remainder == 0:
         return 0, length  # one trip of everything is no loop at all
     return num_trips, remainder
+
+
+def maybe_put(x: Any) -> Any:
+    """A numpy xs forwarded as a y comes back as a new array, made outside any trace, as the
+    loop would have made it (JAX: _maybe_put, a device_put): a constant of its own."""
+    if not isinstance(x, np.ndarray):
+        return x
+    value = np.array(dtypes.canonicalize_value(x))
+    return Array(core.get_aval(value), value)

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import inspect
 import traceback
+import weakref
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -128,6 +129,13 @@ def resolve_argnums(fun: Callable, sig: inspect.Signature | None, donate_argnums
         raise ValueError(f"`static_argnums` {sorted(set(static_argnums))} and "
                          f"`donate_argnums` {sorted(set(donate_argnums))} cannot intersect.")
     return donate_argnums, donate_argnames, static_argnums, static_argnames
+
+
+def check_weakly_keyable(fun: Callable) -> None:
+    """jit's caches key on the function weakly: one that cannot be hashed or weakly referenced
+    is refused with Python's TypeError, as JAX's weakref_lru_cache refuses it."""
+    hash(fun)
+    weakref.ref(fun)
 
 
 def shares_cpp_cache(a: Any, b: Any) -> bool:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -38,7 +37,6 @@ from stages.s02_tracing.api_util import (
 )
 from stages.s02_tracing.array import Array
 from stages.s02_tracing.core import ClosedJaxpr
-from stages.s02_tracing.eval_shape import eval_shape_rules
 
 from . import api_util, dispatch, explain, pxla, stages
 from .api_util import Static, abstractify, donation_vector, fun_name, fun_signature, resolve_argnums
@@ -199,9 +197,6 @@ class JitWrapped:
         return _signature_cache.size_of(self._fun, self._own)
 
 
-eval_shape_rules[JitWrapped] = JitWrapped.eval_shape  # statics and trace cache: its own
-
-
 def jit(fun: Callable | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
         donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
         compiler_options: dict[str, Any] | None = None, inline: bool = False) -> Any:
@@ -237,7 +232,7 @@ def _infer_params(fun: Callable, ji: JitInfo, args: tuple, kwargs: dict
     args_ft, kwargs_ft = api_util.box_statics(args, kwargs, static_nums, static_names)
     tree = tree_structure((args_ft, kwargs_ft))
     key = (config.trace_context(), InType(tree, avals), dbg)
-    hash(fun), weakref.ref(fun)  # the caches hold it weakly: JAX's TypeError if they cannot
+    api_util.check_weakly_keyable(fun)  # the caches hold it weakly, as JAX's
     closed, out_tree = _trace_cache.get_or_compute(
         fun, key, lambda: _trace_for_jit(fun, dbg, args_ft, kwargs_ft, avals),
         explain=config.explain_cache_misses.value)

@@ -22,17 +22,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from stages.s02_tracing import core
+from stages.s02_tracing import core, source_info_util
 from stages.s02_tracing import linear_util as lu
 from stages.s02_tracing import partial_eval as s02_pe
-from stages.s02_tracing import source_info_util
 from stages.s02_tracing.core import ClosedJaxpr, Var
+from stages.s02_tracing.eval_shape import eval_shape_rules
 from stages.s03_partial_eval import partial_eval as pe
 from stages.s04_autodiff import ad, ad_checkpoint
 from stages.s04_autodiff.ad_util import Zero
 from stages.s05_vmap import batching
 
-from .pjit import jit_p
+from .pjit import JitWrapped, jit_p
 from .sharding_impls import UNSPECIFIED
 from .util import WeakrefCache
 
@@ -301,6 +301,8 @@ def _pjit_staging_rule(trace: s02_pe.DynamicJaxprTrace, *tracers: Any, **params:
 
 
 s02_pe.custom_staging_rules[jit_p] = _pjit_staging_rule
+# eval_shape of a jitted function: its own trace, statics and trace cache (JAX: fun.trace)
+eval_shape_rules[JitWrapped] = JitWrapped.eval_shape
 
 
 # ------------------------------------------------------------------ printing (stage 2)

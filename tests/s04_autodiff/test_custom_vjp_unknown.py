@@ -34,13 +34,14 @@ def test_the_unknown_side_keeps_the_custom_vjp_rule_as_jaxs(unknowns):
     results = []
     for lib, ns, mj, pe_nounits, ev in (OURS, JAX):
         f = _sin_with_a_loud_rule(lib, ns)
-        jaxpr = mj(lambda x, y: f(x) * y)(1.0, 2.0)
+        jaxpr = mj(lambda x, y, f=f: f(x) * y)(1.0, 2.0)
         jaxpr_known, jaxpr_unknown, _, _ = pe_nounits(jaxpr, unknowns, False)
         args = (1.0, 2.0)
         residuals = ev(jaxpr_known.jaxpr, jaxpr_known.consts,
-                       *[a for a, u in zip(args, unknowns) if not u])
-        unknown_args = [a for a, u in zip(args, unknowns) if u]
-        grad = lib.grad(lambda *a, j=jaxpr_unknown: ev(j.jaxpr, j.consts, *residuals, *a)[0])
+                       *[a for a, u in zip(args, unknowns, strict=True) if not u])
+        unknown_args = [a for a, u in zip(args, unknowns, strict=True) if u]
+        grad = lib.grad(lambda *a, j=jaxpr_unknown, ev=ev, r=residuals:
+                        ev(j.jaxpr, j.consts, *r, *a)[0])
         results.append((str(jaxpr_unknown), float(grad(*unknown_args))))
     assert results[0][0] == results[1][0]  # the same unknown jaxpr, the call kept whole
     # sin(1) is computed eagerly on the known side: numpy's and XLA's may differ in the last bit

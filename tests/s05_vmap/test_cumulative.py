@@ -209,7 +209,29 @@ def test_associative_scan_refuses_what_is_not_a_function_as_jax_does():
         with pytest.raises(TypeError) as info:
             ns.lax.associative_scan(3, X)
         assert str(info.value) == "lax.associative_scan: fn argument should be callable."
-    # a combine that changes the structure: ours says so (JAX fails later, unflattening)
-    with pytest.raises(ValueError, match=r"^combine function output must have same structure "
-                                         r"as input: PyTreeDef\(\(\*, \*\)\) vs PyTreeDef\(\*\)$"):
-        OURS.lax.associative_scan(lambda a, b: (a, b), X)
+
+
+A6 = np.arange(6, dtype=np.float32)
+ASSOCIATIVE = {  # only fn's leaves count, as in JAX; the axis is canonicalized after rev
+    "a list for a tuple": lambda ns: ns.lax.associative_scan(
+        lambda a, b: [a[0] + b[0], a[1] * b[1]], (A6, A6)),
+    "a tuple for a dict": lambda ns: ns.lax.associative_scan(
+        lambda a, b: (a["x"] + b["x"],), {"x": A6}),
+    "two leaves for one": lambda ns: ns.lax.associative_scan(lambda a, b: (a, b), A6),
+    "one leaf for two": lambda ns: ns.lax.associative_scan(lambda a, b: a[0] + b[0], (A6, A6)),
+    "reverse, a negative axis": lambda ns: ns.lax.associative_scan(
+        ns.lax.add, A6, reverse=True, axis=-1),
+    "reverse, axis 0": lambda ns: ns.lax.associative_scan(ns.lax.add, A6, reverse=True),
+    "no leaves": lambda ns: ns.lax.associative_scan(ns.lax.add, ()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ASSOCIATIVE))
+def test_associative_scan_takes_and_refuses_what_jax_does(name):
+    def outcome(ns):
+        try:
+            out = ASSOCIATIVE[name](ns)
+        except Exception as e:  # the same refusal, word for word
+            return type(e).__name__, str(e)
+        return "ok", [np.asarray(x).tolist() for x in jax.tree_util.tree_leaves(out)]
+    assert outcome(OURS) == outcome(THEIRS)

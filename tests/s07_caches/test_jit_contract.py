@@ -58,8 +58,10 @@ def test_compiler_options_on_a_nested_jit_are_refused_with_jaxs_words():
     texts = []
     for jit, _, mj, _ in (OURS, JAX):
         inner = jit(lambda a: a * 2, compiler_options={"xla_cpu_enable_fast_math": False})
-        texts.append([_error(lambda: jit(lambda a: inner(a) + 1)(X3)),
-                      _error(lambda: mj(lambda a: inner(a) + 1)(X3))])
+        def outer(a, inner=inner):
+            return inner(a) + 1
+        texts.append([_error(lambda j=jit, o=outer: j(o)(X3)),
+                      _error(lambda m=mj, o=outer: m(o)(X3))])
         assert np.array_equal(inner(X3), 2 * X3)  # at the top level it runs
     assert texts[0] == texts[1]
     assert "can only be passed to top-level `jax.jit`" in texts[0][0][1]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import tree_flatten, tree_unflatten
+from stages.s01_pytrees import tree_flatten, tree_leaves, tree_unflatten
 
 from .. import dtypes
 from .bitwise import bitwise_or
@@ -133,22 +133,17 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     if not callable(fn):
         raise TypeError("lax.associative_scan: fn argument should be callable.")
     flat, tree = tree_flatten(elems)
-    if not flat:
-        return elems
-    axis = canonicalize_axis(axis, np.ndim(flat[0]))
+    if reverse:  # before the axis is canonicalized: rev refuses a negative one (JAX: same)
+        flat = [rev(x, [axis]) for x in flat]
+    axis = canonicalize_axis(axis, np.ndim(flat[0]))  # no leaves: an IndexError, as JAX's
     num = int(np.shape(flat[0])[axis])
     if not all(int(np.shape(x)[axis]) == num for x in flat[1:]):
         raise ValueError("Array inputs to associative_scan must have the same first "
                          f"dimension. (saw: {[np.shape(x) for x in flat]})")
-    if reverse:
-        flat = [rev(x, [axis]) for x in flat]
 
     def combine(a: list, b: list) -> list:
-        out, out_tree = tree_flatten(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
-        if out_tree != tree:
-            raise ValueError(f"combine function output must have same structure as input: "
-                             f"{out_tree} vs {tree}")
-        return out
+        # only fn's leaves count: a list for a tuple is taken, as JAX takes it
+        return tree_leaves(fn(tree_unflatten(tree, a), tree_unflatten(tree, b)))
 
     def scan(elems: list) -> list:
         n = np.shape(elems[0])[axis]
