@@ -16,6 +16,7 @@ Reading path (the lesson, in order):
                                 asynchronous, deletable, donatable, DLPack
 
 Beside it:
+  dlpack.py         from_dlpack: a device array from a torch tensor, a numpy array, ...
   metrics.py        timers and counters, and metrics_report() in torch_xla's format
   runtime.py        the process's one client, PJRT_DEVICE's default, and use_pjrt(): jit on it
 """
@@ -24,14 +25,16 @@ from . import (
     array,
     backend,
     computation_client,
+    dlpack,
     metrics,
     pjrt_computation_client,
     pjrt_registry,
     runtime,
 )
-from .array import ArrayImpl, device_put, from_dlpack
+from .array import ArrayImpl, device_put
 from .backend import PjRtBackend
 from .computation_client import CompileInstance, Computation, ComputationClient, Data
+from .dlpack import from_dlpack
 from .metrics import metrics_report
 from .pjrt_computation_client import PjRtComputationClient
 from .pjrt_registry import initialize_pjrt, register_pjrt_plugin
@@ -50,6 +53,7 @@ __all__ = [
     "computation_client",
     "device_put",
     "device_type",
+    "dlpack",
     "from_dlpack",
     "get_computation_client",
     "initialize_pjrt",

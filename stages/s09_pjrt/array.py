@@ -19,12 +19,11 @@ or computed from one; a jitted call runs where its committed arguments are (back
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
-from stages.s01_pytrees import tree_map
+from stages.s01_pytrees import broadcast_prefix, tree_flatten, tree_map, tree_unflatten
 from stages.s02_tracing import core, dtypes
 from stages.s02_tracing.api_util import check_not_masked
 from stages.s02_tracing.array import Array
@@ -118,16 +117,23 @@ class ArrayImpl(Array):
 
     def copy(self) -> ArrayImpl:
         """A new buffer with the same values, on the same device, as committed as this one."""
-        return _transfer(self._value, self.aval, self.device, self.committed)
+        return transfer(self._value, self.aval, self.device, self.committed)
+
+    def __copy__(self) -> ArrayImpl:  # copy.copy and copy.deepcopy keep device and commitment
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> ArrayImpl:
+        return self.copy()
 
     def __reduce__(self) -> tuple:  # pickled as its host values, unpickled onto the device
-        return _transfer, (self._value, self.aval)
+        return transfer, (self._value, self.aval)
 
     # ------------------------------------------------------------------ DLPack
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: bool | None = None) -> Any:
         """A capsule aliasing the device buffer: `torch.from_dlpack(x)`, `np.from_dlpack(x)`."""
         self._check_if_deleted()
+        self._npy_value = None  # the consumer may write the buffer: read it again next time
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device,
                  "copy": copy}
         return self._data.dlpack(**{k: v for k, v in given.items() if v is not None})
@@ -154,60 +160,40 @@ def _device_name(client: ComputationClient, device: Any) -> str:
 def device_put(x: Any, device: Any = None, *, donate: Any = False, may_alias: Any = None) -> Any:
     """`x` on `device` (the default device if None): a host value is transferred, a device array
     there is returned as it is, one elsewhere copied, leaf by leaf (JAX: jax.device_put); with a
-    device, committed. `donate` and `may_alias` are hints, as on JAX's CPU client."""
+    device, committed. `device` may be a pytree, a prefix of x's. `may_alias=False` asks for a
+    buffer of its own; `donate=True` for a new array, on the same buffer: JAX's CPU client
+    deletes nothing."""
     check_donate_alias(donate, may_alias)
-    return tree_map(lambda leaf: _device_put_leaf(leaf, device), x)
+    new = "copy" if may_alias is False else "array" if donate else None
+    if device is None or isinstance(device, (Device, SingleDeviceSharding, str)):
+        return tree_map(lambda leaf: _device_put_leaf(leaf, device, new), x)
+    devices = broadcast_prefix(device, x, is_leaf=lambda d: d is None)
+    leaves, tree = tree_flatten(x)
+    return tree_unflatten(tree, [_device_put_leaf(leaf, d, new)
+                                 for leaf, d in zip(leaves, devices, strict=True)])
 
 
-def _device_put_leaf(x: Any, device: Any) -> Any:
+def _device_put_leaf(x: Any, device: Any, new: str | None) -> Any:
     if isinstance(x, ArrayImpl):
-        if device is None:  # no device asked for: the array stays where it is, as in JAX
+        if device is None and new is None:  # the array stays where it is, as in JAX
             return x
         client = runtime.get_computation_client()
-        data = x.data_on(_device_name(client, device))
-        return ArrayImpl(x.aval, data, client, committed=True)  # a new array, as JAX's
+        committed = x.committed if device is None else True
+        name = _device_name(client, device) if device is not None else x.device_name
+        if new == "copy":  # a buffer of its own (through the host: a copy on the CPU anyway)
+            return transfer(x._value, x.aval, name, committed)
+        return ArrayImpl(x.aval, x.data_on(name), client, committed)  # a new array, as JAX's
     check_not_masked(x)
     aval = core.get_aval(x)
     if aval.dtype == dtypes.float0:  # a float0 holds nothing to place: zeros on the host
         return np.zeros(aval.shape, dtypes.float0)  # as a jit's float0 output (backend.py)
-    return _transfer(x, aval, device, committed=device is not None)
+    return transfer(x, aval, device, committed=device is not None)
 
 
-def _transfer(x: Any, aval: ShapedArray, device: Any = None,
+def transfer(x: Any, aval: ShapedArray, device: Any = None,
               committed: bool = False) -> ArrayImpl:
     """Host values `x` of `aval`, transferred to `device` (the default device if None)."""
     client = runtime.get_computation_client()
     (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)],
                                         [_device_name(client, device)])
     return ArrayImpl(aval, data, client, committed)
-
-
-def from_dlpack(x: Any, device: Any = None, *, copy: bool | None = None) -> ArrayImpl:
-    """A device array from anything with `__dlpack__` (a torch tensor, a numpy array).
-
-    The values go through host memory (`np.from_dlpack`, then a transfer): JAX's from_dlpack
-    instead wraps the producer's buffer without a copy when it is on the same device, so
-    `copy=False` (never copy) is refused here where JAX takes it.
-    """
-    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
-        raise TypeError("The array passed to from_dlpack must have __dlpack__ and "
-                        "__dlpack_device__ methods.")
-    if copy is False:
-        raise ValueError("from_dlpack(copy=False): ours always copies, through host memory")
-    if isinstance(x, ArrayImpl):  # ours already: its host values (bfloat16 included)
-        return _transfer(x._value, ShapedArray(x.shape, x.dtype), device, committed=True)
-    try:
-        host = np.from_dlpack(x)
-    except RuntimeError:  # numpy reads no bfloat16 (DLPack's kDLBfloat): read the bits, view
-        if str(getattr(x, "dtype", "")).rpartition(".")[2] != "bfloat16":
-            raise
-        host = np.from_dlpack(_as_int16(x)).view(dtypes.bfloat16)
-    return _transfer(host, core.get_aval(host), device, committed=True)  # committed, as JAX's
-
-
-def _as_int16(x: Any) -> Any:
-    """A bfloat16 tensor's bits as int16, viewed by the producer's own library."""
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(x, torch.Tensor):
-        return x.view(torch.int16)
-    return x.view(np.int16)  # a JAX array or another numpy-like producer
