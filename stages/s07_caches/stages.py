@@ -109,7 +109,9 @@ class Lowered(_Stage):
         return self._computation.as_text(dialect, debug_info)
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
-        """The backend's program object (JAX: an MLIR module)."""
+        """The backend's program object (JAX: an MLIR module); a dialect the backend cannot
+        print is refused, as `as_text` refuses it."""
+        self.as_text(dialect)
         return self._computation.program
 
     def cost_analysis(self) -> Any:

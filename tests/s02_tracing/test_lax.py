@@ -175,6 +175,36 @@ def test_integer_pow_rounds_each_product_as_xlas_repeated_squaring_does(dtype):
         np.testing.assert_array_equal(lax.integer_pow(x, y), jlax.integer_pow(x, y))
 
 
+@pytest.mark.parametrize("y", [0, 1, 2, 3, 5])
+def test_integer_pow_of_a_complex_infinity_multiplies_by_no_one_as_xla(y):
+    # the first product is the power itself: (1+0j) * (inf+0j) would be inf+nanj
+    z = np.array([complex(np.inf, 0), complex(1e30, 0), complex(0, np.inf), 2 + 1j], np.complex64)
+    ours, theirs = np.asarray(lax.integer_pow(z, y)), np.asarray(jlax.integer_pow(z, y))
+    np.testing.assert_array_equal(ours, theirs)
+    assert ours.dtype == theirs.dtype
+
+
+@pytest.mark.parametrize("y", [np.float32(0.5), np.float32(-0.5), np.int32(2**24 + 1),
+                               np.full(6, 0.5, np.float32)],
+                         ids=["0.5", "-0.5", "an int past float32's integers", "a full 0.5"])
+def test_pow_is_xlas_not_numpys_shortcuts(y):
+    # numpy takes a repeated 0.5 for a sqrt (-0 stays -0, -inf becomes NaN); XLA converts an
+    # int exponent to the base's dtype first (2**24 + 1 is even in float32)
+    x = np.array([-0.0, -np.inf, 4.0, 0.0, -1.0, np.nan], np.float32)
+    with np.errstate(invalid="ignore"):
+        ours = np.asarray(lax.pow(x, y))
+    np.testing.assert_array_equal(ours, np.asarray(jlax.pow(x, y)))
+    assert np.array_equal(np.signbit(ours), np.signbit(np.asarray(jlax.pow(x, y))))
+
+
+@pytest.mark.parametrize("config", [(3, -5, 0), (-5, 3, 0), (1, -4, 0), (5, -9, 1), (-4, 1, 2),
+                                    (2, -2, 3)])
+def test_negative_padding_crops_the_other_sides_padding_too_as_xla(config):
+    x = np.arange(3, dtype=np.float32)
+    ours = lax.pad(x, np.float32(-1), (config,))
+    np.testing.assert_array_equal(ours, jlax.pad(x, np.float32(-1), (config,)))
+
+
 def test_select_n_picks_cases_by_bool_or_index():
     same("select_n", B, X, Y)
     same("select_n", np.array([0, 2, 1, 1], np.int32), X[0], Y[0], POS[0])
@@ -336,3 +366,47 @@ def test_a_complex_scalar_is_true_as_a_bool_when_either_part_is_nonzero(fill, ho
     assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type)
     np.testing.assert_array_equal(ours, theirs)
     assert str(make_jaxpr(lambda: f(lax))()) == str(jax.make_jaxpr(lambda: f(jlax))())
+
+
+@pytest.mark.parametrize("which,cases", [
+    (np.array([True, False, True]), 1), (np.array([0, 2, -1], np.int32), 2),
+    (np.array([0, 5, -3], np.int32), 3)], ids=["one case", "past the last", "below the first"])
+def test_select_n_picks_as_xlas_tree_of_selects(which, cases):
+    xs = [np.arange(3, dtype=np.float32) * (k + 1) for k in range(cases)]
+    np.testing.assert_array_equal(lax.select_n(which, *xs), jlax.select_n(which, *xs))
+
+
+def test_select_n_with_no_case_and_a_narrower_preferred_type_are_refused_as_jax():
+    for f in (lambda ns: ns.select_n(np.array([True])),
+              lambda ns: ns.dot_general(np.ones((2, 2), np.int32), np.ones((2, 2), np.int32),
+                                        (((1,), (0,)), ((), ())), preferred_element_type=np.int8)):
+        texts = []
+        for ns in (lax, jlax):
+            with pytest.raises(Exception) as err:
+                f(ns)
+            texts.append((type(err.value), str(err.value)))
+        assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("num,endpoint", [(0, True), (1, True), (1, False), (4, False)])
+def test_linspace_returns_its_step_as_an_array_as_jax(num, endpoint):
+    import jax.numpy as jjnp
+
+    from stages.s02_tracing import numpy as snp
+    ours = snp.linspace(0, 1, num, endpoint=endpoint, retstep=True)[1]
+    theirs = jjnp.linspace(0, 1, num, endpoint=endpoint, retstep=True)[1]
+    assert (type(ours).__name__, ours.dtype, ours.aval.weak_type) == \
+        ("Array", theirs.dtype, theirs.weak_type)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("base", [np.float32([1.0, 0.5, -1.0]), np.int32([1, 2, -1, 0])],
+                         ids=["float32", "int32"])
+@pytest.mark.parametrize("exponent", [2**31, 2**40])
+def test_a_python_int_exponent_past_int32_is_a_parameter_not_an_array_as_jax(base, exponent):
+    import jax.numpy as jjnp
+
+    from stages.s02_tracing import numpy as snp
+    ours, theirs = snp.asarray(base) ** exponent, jjnp.asarray(base) ** exponent
+    assert np.asarray(ours).dtype == np.asarray(theirs).dtype
+    np.testing.assert_array_equal(ours, theirs)

@@ -138,3 +138,12 @@ def test_shape_dtype_struct_keeps_jaxs_contract(case):
     ours, theirs = outcome(s07.ShapeDtypeStruct), outcome(jax.ShapeDtypeStruct)
     assert ours == theirs
     assert math.prod(s07.ShapeDtypeStruct((2, 3), np.float32).shape) == 6
+
+
+def test_compiler_ir_refuses_a_dialect_it_cannot_give_as_jax():
+    texts = []
+    for jit, *_ in (OURS, JAX):
+        lowered = jit(lambda a: a * 2).lower(X3)
+        texts.append(_error(lambda lo=lowered: lo.compiler_ir("foo")))
+        assert lowered.compiler_ir() is not None
+    assert texts[0] == texts[1] == (ValueError, "unknown dialect: foo")

@@ -192,14 +192,16 @@ def logistic(x: Any, *, accuracy: Any = None) -> Any:
 def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
     """x ** y for a static integer y, by repeated squaring (as JAX's lowering expands it)."""
     # EXERCISE 2.1 (impl-rule): compute x ** y with multiplications only; y < 0 is 1 / x ** -y
-    result = np.ones_like(x)
-    power = x
+    if y == 0:
+        return np.ones_like(x)
+    result, power = None, x  # no product yet: the first set bit takes the power as it is
     n = -y if y < 0 else y
     while n > 0:
         if n & 1:
-            result = result * power
-        power = power * power
+            result = power if result is None else result * power
         n >>= 1
+        if n > 0:
+            power = power * power
     return 1 / result if y < 0 else result
     # END EXERCISE
 # --8<-- [end:integer_pow]
@@ -247,7 +249,7 @@ mul_p = naryop(_mul_dtype, [NUM, NUM], "mul", lambda x, y, out_dtype: np.multipl
 div_p = naryop(first_dtype, [NUM, NUM], "div", kernels.div_impl)
 rem_p = naryop(first_dtype, [INT + FLOAT, INT + FLOAT], "rem", kernels.rem_impl)
 pow_p = naryop(
-    _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", np.power, require_same_dtypes=False
+    _pow_dtype_rule, [FLOAT + COMPLEX, NUM], "pow", kernels.pow_impl, require_same_dtypes=False
 )
 atan2_p = naryop(first_dtype, [FLOAT + COMPLEX, FLOAT + COMPLEX], "atan2", kernels.atan2_impl)
 max_p = naryop(first_dtype, [ANY, ANY], "max", kernels.max_impl)

@@ -29,6 +29,17 @@ def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.where(by_zero | by_minus_one, 1, y).astype(y.dtype), by_zero, by_minus_one
 
 
+def pow_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x ** y as XLA computes it: y first converted to x's dtype (JAX's lowering converts it),
+    both laid out in full, since numpy's loop takes a repeated exponent of 0.5 for a sqrt,
+    which keeps -0 and makes -inf a NaN where pow gives 0 and inf."""
+    x = np.asarray(x)
+    y = np.asarray(y).astype(x.dtype)
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    flat = [np.ascontiguousarray(np.broadcast_to(v, shape)).reshape(-1) for v in (x, y)]
+    return np.power(*flat).reshape(shape)
+
+
 def div_impl(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if not dtypes.issubdtype(x.dtype, np.integer):
         return np.divide(x, y)

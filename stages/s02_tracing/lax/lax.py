@@ -21,6 +21,7 @@ from .utils import (
     canonicalize_precision,
     check_same_dtypes,
     drop_params,
+    maybe_upcast,
     same_shape,
     standard_primitive,
 )
@@ -36,7 +37,7 @@ __all__ = [
 
 def _select_n_shape_rule(which: core.ShapedArray, *cases: core.ShapedArray) -> tuple:
     if not cases:
-        raise TypeError("select_n must have at least one case")
+        raise ValueError("select_n() must have at least one case")
     if any(c.shape != cases[0].shape for c in cases[1:]):
         shapes = ", ".join(str(c.shape) for c in cases)
         raise TypeError(f"select cases must have the same shapes, got [{shapes}].")
@@ -64,7 +65,8 @@ def _select_n_dtype_rule(which: core.ShapedArray, *cases: core.ShapedArray) -> n
 
 
 def _select_n_impl(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
-    return np.choose(which.astype(np.int32), cases)
+    # XLA's tree of selects: an index past the last case picks the last, below 0 the first
+    return np.choose(np.clip(which.astype(np.int32), 0, len(cases) - 1), cases)
 
 
 select_n_p = standard_primitive(
@@ -287,7 +289,7 @@ def _dot_general_dtype_rule(
     if lhs_rank == rhs_rank and lhs.dtype != rhs.dtype:
         raise TypeError(f"lax.dot_general argument type error: {lhs.dtype}, {rhs.dtype}")
     result = lhs.dtype if lhs_rank >= rhs_rank else rhs.dtype
-    return result if preferred_element_type is None else preferred_element_type
+    return maybe_upcast(result, preferred_element_type)
 
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
@@ -313,15 +315,10 @@ dot_general_p = standard_primitive(
 )
 
 
-def dot_general(
-    lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-    preferred_element_type: Any = None, out_sharding: Any = None,
-) -> Any:
-    """A general tensor contraction.
-
-    dimension_numbers is ((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch)); the result
-    has the batch dims, then lhs's free dims, then rhs's free dims.
-    """
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """A general tensor contraction. dimension_numbers is ((lhs_contracting, rhs_contracting),
+    (lhs_batch, rhs_batch)); the result has the batch dims, then lhs's free dims, then rhs's."""
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
     dims = (
         (tuple(map(int, lhs_contract)), tuple(map(int, rhs_contract))),

@@ -332,13 +332,13 @@ def _pad_impl(x, padding_value, *, padding_config) -> np.ndarray:
             index[axis] = np.s_[:: interior + 1]
             spread[tuple(index)] = x
             x = spread
-        # negative low/high padding crops
-        index = [np.s_[:]] * x.ndim
-        index[axis] = np.s_[max(-lo, 0) : x.shape[axis] - max(-hi, 0)]
-        x = x[tuple(index)]
         widths = [(0, 0)] * x.ndim
         widths[axis] = (max(lo, 0), max(hi, 0))
         x = np.pad(x, widths, constant_values=padding_value)
+        # then negative low/high padding crops, the other side's padding too if it reaches it
+        index = [np.s_[:]] * x.ndim
+        index[axis] = np.s_[max(-lo, 0) : x.shape[axis] - max(-hi, 0)]
+        x = x[tuple(index)]
     return x
 
 

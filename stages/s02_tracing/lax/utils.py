@@ -336,3 +336,17 @@ def canonicalize_precision(precision: Any) -> tuple[Precision, Precision] | None
         f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
         f"- a tuple of two lax.Precision values or strings;\nbut got {precision}."
     )
+
+
+def maybe_upcast(result: np.dtype, preferred: Any) -> np.dtype:
+    """A dot's result dtype given `preferred_element_type` (XLA's MaybeUpcast, JAX's
+    `_maybe_upcast`): an integer or bool result may only widen."""
+    if preferred is None or preferred == result:
+        return result
+    def bits(d: Any) -> int:
+        return 1 if d == np.bool_ else np.dtype(d).itemsize * 8
+    if not dtypes.issubdtype(result, np.floating) and bits(preferred) < bits(result):
+        raise TypeError("`preferred_element_type` must not be narrower than the original "
+                        f"type, got preferred_element_type of {preferred} for result type "
+                        f"of {result}.")
+    return preferred

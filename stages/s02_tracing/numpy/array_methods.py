@@ -210,8 +210,22 @@ def _matrix_transpose(x: Any) -> Any:  # x.mT: the last two axes swapped (JAX: s
     return lax_numpy.swapaxes(x, -1, -2)
 
 
+def _contains(x: Any, query: Any) -> Any:
+    """`query in x`: for a 1-D x and a scalar query only, unlike numpy (JAX: the same)."""
+    if query is None or isinstance(query, str):
+        raise TypeError(f"Array.__contains__: unsupported operand type {type(query)}.")
+    query = lax_numpy.asarray(query)
+    if np.ndim(x) != 1:
+        raise ValueError("Array.__contains__: search array must be one-dimensional, got "
+                         f"arr.shape={np.shape(x)}.")
+    if np.ndim(query) != 0:
+        raise ValueError(f"Array.__contains__: query value must be a scalar, got "
+                         f"query.shape={np.shape(query)}")
+    return reductions.any(ufuncs.equal(x, query))
+
+
 _methods = {
-    "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
+    "contains": _contains, "reshape": _reshape, "transpose": _transpose, "sum": reductions.sum,
     "mean": reductions.mean, "max": reductions.max, "min": reductions.min,
     "argmax": reductions.argmax, "argmin": reductions.argmin, "cumsum": reductions.cumsum,
     "prod": reductions.prod, "cumprod": reductions.cumprod, "any": reductions.any,
@@ -251,7 +265,7 @@ def _set_shaped_array_attributes(shaped_array: type) -> None:
 _TRACER_OPERATORS = (
     "neg pos abs invert eq ne lt le gt ge add radd sub rsub mul rmul truediv rtruediv "
     "floordiv rfloordiv mod rmod divmod rdivmod pow rpow matmul rmatmul and rand or ror "
-    "xor rxor lshift rlshift rshift rrshift getitem setitem"
+    "xor rxor lshift rlshift rshift rrshift getitem setitem contains"
 ).split()
 _TRACER_METHODS = (
     "reshape transpose sum mean max min prod argmax argmin cumsum cumprod astype squeeze ravel "

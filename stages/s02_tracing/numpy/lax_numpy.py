@@ -100,14 +100,17 @@ def _leaves(a: Any) -> list[Any]:
 
 def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K",
           ndmin: int = 0) -> Any:
-    """As asarray (a numpy value is always copied; an Array, immutable, need not be), with
-    leading axes of size 1 added up to `ndmin`."""
+    """As asarray, with leading axes of size 1 added up to `ndmin`; with `copy`, a numpy value
+    or an eager Array is copied (a later stage's device array can be deleted or donated, its
+    copy not with it). A tracer is not: JAX stages a `copy` equation, which stage 2 lacks."""
     if order is not None and order != "K":
         raise NotImplementedError("Only implemented for order='K'")
     out = asarray(object, dtype)
     if ndmin > np.ndim(out):
         out = lax.expand_dims(out, tuple(range(ndmin - np.ndim(out))))
-    return out.copy() if copy and isinstance(out, np.ndarray) else out
+    if copy and (isinstance(out, np.ndarray) or out is object and isinstance(out, Array)):
+        return out.copy()
+    return out
 
 
 def _shape_tuple(shape: Any) -> tuple[int, ...]:
@@ -378,11 +381,12 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
-    """x converted to `dtype` (no equation when it already is). `copy` changes nothing: an
-    array is immutable, so a copy and the original cannot be told apart."""
+    """x converted to `dtype` (no equation when it already is); with `copy`, an eager Array
+    already of that dtype is copied, as `array` copies it."""
     if device is not None:
         raise NotImplementedError("astype(device=...): stage 2 has no devices (stage 9's "
                                   "device_put places an array)")
     if np.dtype(dtype) == np.bool_ and np.iscomplexobj(x):
         x = x != 0  # lax's conversion would read only the real part (as JAX's astype says)
-    return lax.convert_element_type(x, dtype)
+    out = lax.convert_element_type(x, dtype)
+    return out.copy() if copy and out is x and isinstance(out, Array) else out

@@ -87,7 +87,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
     if np.issubdtype(dtype, np.integer) and not np.issubdtype(dtypes.dtype(out), np.integer):
         out = lax.floor(out)
     out = lax.convert_element_type(out, dtype)
-    return (out, step) if retstep else out
+    return (out, asarray(step)) if retstep else out  # the step an array too, as JAX's
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

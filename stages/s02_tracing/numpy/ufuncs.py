@@ -266,7 +266,8 @@ mod = remainder
 
 def power(x1: Any, x2: Any, /) -> Any:
     """x1 ** x2: integer_pow for a concrete integer exponent, else lax.pow."""
-    check_arraylike("power", x1, x2)
+    # a Python int exponent of any size is integer_pow's parameter, never an int32 array
+    check_arraylike("power", x1, 0 if type(x2) is int else x2)
     try:
         # a Python, numpy or concrete JAX integer (a tracer of unknown value refuses __index__)
         y = operator.index(x2)
