@@ -104,3 +104,14 @@ def test_boolean_einsum_sums_with_or_as_jax(spec):
     assert_same_typed_values(ojnp.einsum(spec, *args), jjnp.einsum(spec, *args))
     ours = ojnp_make_jaxpr(lambda *a: ojnp.einsum(spec, *a))(*args)
     assert str(ours) == str(jax.make_jaxpr(lambda *a: jjnp.einsum(spec, *a))(*args))
+
+
+@pytest.mark.parametrize("mode", ["promise_in_bounds", "clip", "fill", None])
+@pytest.mark.parametrize("wrap", [None, True, False])
+def test_take_along_axis_wraps_negative_indices_as_jax_says(mode, wrap):
+    # JAX's legacy default: wrap unless the indices are promised in bounds (then XLA clamps)
+    i = np.array([[0, -1], [-2, 3], [1, -4]], np.int32)
+    x = X
+    np.testing.assert_array_equal(
+        ojnp.take_along_axis(x, i, axis=1, mode=mode, wrap_negative_indices=wrap),
+        jjnp.take_along_axis(x, i, axis=1, mode=mode, wrap_negative_indices=wrap))

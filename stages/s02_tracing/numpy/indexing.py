@@ -364,7 +364,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
-                    fill_value: Any = None) -> Any:
+                    fill_value: Any = None, wrap_negative_indices: bool | None = None) -> Any:
     """arr's elements at `indices` along `axis`, every other axis matched position by position
     (broadcast against `indices`)."""
     from . import lax_numpy
@@ -391,4 +391,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
             index.append(lax_numpy.broadcast_to(indices, out_shape))
         else:
             index.append(lax.broadcasted_iota(np.int32, out_shape, d))
-    return rewriting_take(arr, tuple(index), "fill" if mode is None else mode, fill_value)
+    if wrap_negative_indices is None:  # JAX's legacy default: wrap unless promised in bounds
+        wrap_negative_indices = mode != "promise_in_bounds"
+    return rewriting_take(arr, tuple(index), "fill" if mode is None else mode, fill_value,
+                          normalize_indices=wrap_negative_indices)
