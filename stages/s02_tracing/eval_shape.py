@@ -97,7 +97,8 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         return rule(fun, *args, **kwargs)
     args_flat, in_tree = tree_flatten((args, kwargs))
     dbg = debug_info("jit", fun, args, kwargs)
-    avals = [_abstract(fun, x, name) for x, name in zip(args_flat, dbg.arg_names, strict=True)]
+    names = dbg.arg_names if len(dbg.arg_names) == len(args_flat) else ("",) * len(args_flat)
+    avals = [_abstract(fun, x, name) for x, name in zip(args_flat, names, strict=True)]
     flat_fun, out_tree = flatten_fun(lu.wrap_init(fun, debug_info=dbg), in_tree)
     closed = pe.trace_to_closed_jaxpr(flat_fun, avals)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in closed.out_avals]

@@ -191,7 +191,7 @@ def _device_put_leaf(x: Any, device: Any, new: str | None) -> Any:
 
 
 def transfer(x: Any, aval: ShapedArray, device: Any = None,
-              committed: bool = False) -> ArrayImpl:
+             committed: bool = False) -> ArrayImpl:
     """Host values `x` of `aval`, transferred to `device` (the default device if None)."""
     client = runtime.get_computation_client()
     (data,) = client.transfer_to_device([np.asarray(x, dtype=aval.dtype)],
