@@ -283,7 +283,7 @@ def _allreduce_primitive(name: str, reducer: Any) -> core.Primitive:
     return prim
 
 
-# lax's reductions: over an empty axis they give XLA's identity (-inf or the int type's least)
+# lax's reductions: an empty axis gives XLA's identity (0; -inf or +inf, or an int's bound)
 psum_p = _allreduce_primitive("psum", lax.reduce_sum)
 
 
