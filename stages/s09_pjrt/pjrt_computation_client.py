@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from jax._src import core as jax_core
+from jax._src import xla_bridge
 from jax._src.lib import jaxlib_extension_version
 from jax._src.lib import xla_client as xc
 
@@ -62,8 +63,9 @@ def make_c_api_client(plugin_name: str, library_path: str,
                       options: dict[str, Any] | None = None) -> Any:
     """Load a PJRT plugin's .so, initialize it, make its client: the C-API path that TPU's
     libtpu, the CUDA plugin and any vendor plugin all take (C++: pjrt::LoadPjrtPlugin,
-    InitializePjrtPlugin, xla::GetCApiClient). A plugin jaxlib already loaded (JAX's own
-    backend may have) is reused: a second load of one name fails."""
+    InitializePjrtPlugin, xla::GetCApiClient). A second load of one name fails, so JAX loads
+    its `jax_plugins` first (it falls back to CPU if ours came first; a load makes no client)."""
+    getattr(xla_bridge, "_discover_and_register_pjrt_plugins", lambda: None)()
     if not xc.pjrt_plugin_loaded(plugin_name):
         xc.load_pjrt_plugin_dynamically(plugin_name, library_path)
     if not xc.pjrt_plugin_initialized(plugin_name):

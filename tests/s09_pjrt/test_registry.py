@@ -323,3 +323,28 @@ def test_the_cuda_plugin_is_created_with_jaxs_gpu_options(fake_jax_plugins, clea
     with pytest.raises(RuntimeError, match="could not start its PJRT plugin"):
         initialize_pjrt("CUDA")
     assert seen == [("cuda", so, options)]
+
+
+def test_jax_loads_its_plugin_packages_before_we_load_a_plugin(monkeypatch):
+    """JAX's CUDA package loads its plugin without asking whether one of that name is loaded:
+    after ours it failed ("ALREADY_EXISTS: PJRT_Api already exists for device type cuda") and
+    JAX fell back to CPU. So JAX looks first, and we reuse a plugin it loaded."""
+    pjrt, calls, loaded = pjrt_registry.pjrt, [], set()
+
+    def jax_discovers():
+        calls.append("JAX loads its plugin packages")
+        loaded.add("cuda")
+
+    monkeypatch.setattr(pjrt.xla_bridge, "_discover_and_register_pjrt_plugins", jax_discovers)
+    monkeypatch.setattr(pjrt.xc, "pjrt_plugin_loaded", lambda name: name in loaded)
+    monkeypatch.setattr(pjrt.xc, "load_pjrt_plugin_dynamically",
+                        lambda name, path: (calls.append(f"we load {path}"), loaded.add(name)))
+    monkeypatch.setattr(pjrt.xc, "pjrt_plugin_initialized", lambda name: True)
+    monkeypatch.setattr(pjrt.xc, "make_c_api_client",
+                        lambda name, options, distributed: calls.append(f"a {name} client"))
+    pjrt.make_c_api_client("cuda", "/site/jax_plugins/xla_cuda13/xla_cuda_plugin.so")
+    assert calls == ["JAX loads its plugin packages", "a cuda client"]
+    calls.clear()
+    pjrt.make_c_api_client("vendor", "/opt/libvendor.so")
+    assert calls == ["JAX loads its plugin packages", "we load /opt/libvendor.so",
+                     "a vendor client"]
