@@ -157,12 +157,15 @@ def _rows(device: Any, quick: bool) -> list[tuple[str, bool, str, float, float]]
     todo += [(f"MLP, batch {b}", _mlp_row, b) for b in ((128,) if quick else (128, 4096))]
     todo += [("finale", _finale_row, None)]
     rows = []
-    for name, make_row, what in todo:
+    for i, (name, make_row, what) in enumerate(todo, 1):
+        start = time.perf_counter()
         try:
             rows.append(make_row(what, device, quick))
         except Exception as err:  # noqa: BLE001 - one broken program must not hide the others
             traceback.print_exc()
             rows.append((name, False, f"{type(err).__name__}: {err}"[:70], 0.0, 0.0))
+        print(f"[{i}/{len(todo)}] {name}: {rows[-1][2]} ({time.perf_counter() - start:.1f} s)",
+              flush=True)
     return rows
 
 

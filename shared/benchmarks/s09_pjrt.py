@@ -1,4 +1,4 @@
-"""Stage 9 rows: jit on PJRT against jax.jit on the same CPU client kind, in the same run.
+"""Stage 9 rows: jit on PJRT against jax.jit on the same kind of device (PJRT_DEVICE), in one run.
 
 1. A cache hit of a tiny function, its argument already on the device: our whole jit call
    (stage 7's signature cache, then our client's execute), jax.jit's (its C++ fast path), and
@@ -48,7 +48,7 @@ def _dispatch_rows(repeat: int, number: int) -> list[Row]:
     xj = jax.device_put(X)
     theirs(xj).block_until_ready()
     executable = ours.lower(x).compile().runtime_executable()  # the same program, compiled
-    raw, buffers = executable.computation.executable, [x.data_on("CPU:0").buffer]
+    raw, buffers = executable.computation.executable, [x.data_on(x.device_name).buffer]
     out = raw.execute_sharded(buffers).disassemble_into_single_device_arrays()[0][0]
     handlers = [s09.pjrt_computation_client.result_handler(out)]
 
@@ -129,8 +129,8 @@ _WORKER = textwrap.dedent("""
 
 
 def _first_call(cache: str) -> float:
-    env = dict(os.environ, PJRT_DEVICE="CPU",
-               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    env = {"PJRT_DEVICE": "CPU", **os.environ,  # the device this run measures
+           "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     done = subprocess.run([sys.executable, "-c", _WORKER, cache], env=env, capture_output=True,
                           text=True, timeout=300)
     if done.returncode != 0:
