@@ -92,6 +92,42 @@ def test_conv_matches_lax_conv_with_each_padding_flax_reads(padding, lax_padding
     _close(conv.apply(p, img), want + np.asarray(p["bias"]))
 
 
+@pytest.mark.parametrize("strides", [2, (2, 3), (3, 1)])
+@pytest.mark.parametrize("padding", ["SAME", "VALID", "SAME_LOWER", [(0, 2), 1]])
+def test_a_strided_conv_matches_lax_conv_padded_as_flax_pads_it(strides, padding):
+    """SAME at a stride pads so that ceil(size / stride) windows fit (lax.padtype_to_pads)."""
+    img = np.random.default_rng(3).standard_normal((2, 7, 8, 3)).astype(np.float32)
+    conv = nn.Conv(4, (3, 2), strides, padding)  # Flax's order: strides before padding
+    p = conv.init(random.PRNGKey(0), img)
+    pairs = (strides,) * 2 if isinstance(strides, int) else strides
+    lax_padding = padding if isinstance(padding, str) else [(0, 2), (1, 1)]
+    want = jax.lax.conv_general_dilated(img, np.asarray(p["kernel"]), pairs, lax_padding,
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    got = conv.apply(p, img)
+    assert np.shape(got) == want.shape
+    _close(got, want + np.asarray(p["bias"]))
+
+
+def test_a_conv_promotes_its_input_with_its_params_and_gives_lax_an_empty_output():
+    """A float16 or int input meets float32 params in float32, as Flax's promote_dtype; a kernel
+    wider than a VALID input fits no window: lax's conv gives an empty output, and so do we."""
+    conv = nn.Conv(4, 3)
+    x = np.random.default_rng(4).standard_normal((2, 5, 2)).astype(np.float16)
+    p = conv.init(random.PRNGKey(0), x)
+    for given in (x, (x * 4).astype(np.int32)):
+        want = jax.lax.conv_general_dilated(given.astype(np.float32), np.asarray(p["kernel"]),
+                                            (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC"))
+        got = conv.apply(p, given)
+        assert np.asarray(got).dtype == np.float32
+        _close(got, want + np.asarray(p["bias"]))
+    wide = nn.Conv(4, 5, padding="VALID")
+    seq = np.ones((2, 3, 3), np.float32)
+    q = wide.init(random.PRNGKey(0), seq)
+    want = jax.lax.conv_general_dilated(seq, np.asarray(q["kernel"]), (1,), "VALID",
+                                        dimension_numbers=("NWC", "WIO", "NWC"))
+    assert np.shape(wide.apply(q, seq)) == want.shape == (2, 0, 4)
+
+
 def test_causal_conv_pads_only_the_past_and_an_unknown_padding_is_refused():
     seq = np.random.default_rng(2).standard_normal((2, 7, 3)).astype(np.float32)
     conv = nn.Conv(4, 3, padding="CAUSAL")
@@ -137,8 +173,11 @@ def test_embed_gathers_as_flax_does():
         embed.apply(p, ids.astype(np.float32))
 
 
-def test_attention_matches_jax_numpy():
-    x = np.random.default_rng(2).standard_normal((2, 4, 6)).astype(np.float32)
+@pytest.mark.parametrize("scale", [1.0, 1e5])
+def test_attention_matches_jax_numpy(scale):
+    """Masked logits become the dtype's lowest, Flax's big_neg: with logits past -1e9 (scale
+    1e5), a constant -1e9 would let masked keys win."""
+    x = np.random.default_rng(2).standard_normal((2, 4, 6)).astype(np.float32) * np.float32(scale)
     mha = nn.MultiHeadAttention(num_heads=2)
     mask = nn.make_causal_mask(4)
     p = mha.init(random.PRNGKey(0), x, mask=mask)
@@ -152,7 +191,7 @@ def test_attention_matches_jax_numpy():
         return y.reshape(2, 4, 2, 3).transpose(0, 2, 1, 3)
 
     logits = heads(proj("query", x)) @ heads(proj("key", x)).transpose(0, 1, 3, 2) / np.sqrt(3)
-    logits = jjnp.where(np.tril(np.ones((4, 4), bool)), logits, -1e9)
+    logits = jjnp.where(np.tril(np.ones((4, 4), bool)), logits, jjnp.finfo(np.float32).min)
     out = (jax.nn.softmax(logits) @ heads(proj("value", x))).transpose(0, 2, 1, 3)
     _close(jit(mha.apply)(p, x, mask=mask), proj("out", out.reshape(2, 4, 6)))
 
@@ -170,6 +209,26 @@ def test_dropout_draws_from_its_rng_stream_by_path():
     np.testing.assert_array_equal(np.asarray(nn.Dropout(0.5, deterministic=True).apply({}, x)), x)
     with pytest.raises(nn.ScopeError, match="needs an rng for 'dropout': pass rngs="):
         Net().apply({}, x)
+
+
+def test_a_dropout_called_twice_in_one_apply_draws_a_second_key_as_flax():
+    """One module is one path: its second call goes on counting the keys its first drew (Flax's
+    scope keeps its rng counters), so the two masks differ; the first is a lone call's."""
+
+    class Twice(nn.Module):
+        def __init__(self):
+            self.drop = nn.Dropout(0.5)
+
+        def __call__(self, x):
+            return self.drop(x, deterministic=False), self.drop(x, deterministic=False)
+
+    x = np.ones((4, 8), np.float32)
+    first, second = Twice().apply({}, x, rngs={"dropout": random.PRNGKey(7)})
+    for k, out in enumerate((first, second)):
+        key = jax.random.fold_in(_jax_key(7, "drop"), k)
+        keep = np.asarray(jax.random.bernoulli(key, 0.5, (4, 8)))
+        np.testing.assert_array_equal(np.asarray(out), np.where(keep, 2.0, 0.0))
+    assert not np.array_equal(np.asarray(first), np.asarray(second))
 
 
 class Branchy(nn.Module):

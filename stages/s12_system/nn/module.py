@@ -52,11 +52,14 @@ _BRANCH_HINT = ("Was this submodule created inside a Python `if` (or loop) that 
 class Scope:
     """Where a running module reads and writes: its path, params, rngs and child names."""
 
-    def __init__(self, params: dict, path: tuple[str, ...], mode: str, rngs: dict[str, Any]):
+    def __init__(self, params: dict, path: tuple[str, ...], mode: str, rngs: dict[str, Any],
+                 rng_counts: dict[tuple, int] | None = None):
         self.params, self.path, self.mode, self.rngs = params, path, mode, rngs
         self.children: dict[int, tuple[Module, str]] = {}  # id -> (module kept alive, name)
         self.counts: dict[str, int] = {}  # class name -> next auto index
-        self.rng_counts: dict[str, int] = {}
+        # (path, stream) -> keys handed out, one table per init or apply: a module called
+        # twice is one path, and its second call draws on (Flax: the scope's rng counters)
+        self.rng_counts = {} if rng_counts is None else rng_counts
         self.used: set[str] = set()
         self.subscopes: list[Scope] = []
 
@@ -79,7 +82,8 @@ class Scope:
         else:  # a module without params has no entry; one that asks for a param is reported
             sub = self.params.get(name, {})
         self.used.add(name)
-        self.subscopes.append(Scope(sub, self.path + (name,), self.mode, self.rngs))
+        self.subscopes.append(Scope(sub, self.path + (name,), self.mode, self.rngs,
+                                    self.rng_counts))
         return self.subscopes[-1]
 
     def param(self, name: str, init_fn: Callable, shape: tuple, dtype: Any) -> Any:
@@ -101,8 +105,8 @@ class Scope:
         if stream not in self.rngs:
             raise ScopeError(f"module '{'/'.join(self.path) or '<root>'}' needs an rng for "
                              f"'{stream}': pass rngs={{'{stream}': key}} to apply")
-        k = self.rng_counts.get(stream, 0)
-        self.rng_counts[stream] = k + 1  # a fresh key for each call in this module
+        k = self.rng_counts.get((self.path, stream), 0)
+        self.rng_counts[self.path, stream] = k + 1  # a fresh key for each call, at this path
         return random.fold_in(fold_in_path(self.rngs[stream], self.path), k)
 
     def unused(self) -> list[str]:
