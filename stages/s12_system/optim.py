@@ -20,6 +20,7 @@ from stages.s02_tracing import lax
 from stages.s02_tracing import numpy as jnp
 
 from .optim_base import (  # the pair, the shared states and counters: re-exported from here
+    NO_PARAMS_MSG,
     EmptyState,
     GradientTransformation,
     ScaleByAdamState,
@@ -51,6 +52,9 @@ def chain(*transforms: GradientTransformation) -> GradientTransformation:
         return tuple(t.init(params) for t in transforms)
 
     def update(updates: Any, state: tuple, params: Any = None) -> tuple[Any, tuple]:
+        if len(state) != len(transforms):  # optax's words
+            raise ValueError("The number of updates and states has to be the same in chain! "
+                             "Make sure you have called init first!")
         new_state = []
         for t, s in zip(transforms, state, strict=True):
             updates, s = t.update(updates, s, params)
@@ -160,7 +164,7 @@ def add_decayed_weights(weight_decay: ScalarOrSchedule = 0.0,
 
     def update(updates: Any, state: Any, params: Any = None) -> tuple:
         if params is None:
-            raise ValueError("add_decayed_weights needs the params: update(grads, state, params)")
+            raise ValueError(NO_PARAMS_MSG)
         if isinstance(weight_decay, int | float) and weight_decay == 0.0:
             return updates, state  # no decay to add, as optax skips it: inf params stay inf
         decay = weight_decay(state.count) if scheduled else weight_decay

@@ -28,6 +28,11 @@ class GradientTransformation(NamedTuple):
     update: Callable[..., tuple[Any, Any]]
 
 
+# optax's base.NO_PARAMS_MSG: an update that needs the params was called without them
+NO_PARAMS_MSG = ("You are using a transformation that requires the current value of parameters, "
+                 "but you are not passing `params` when calling `update`.")
+
+
 class EmptyState(NamedTuple):
     """The state of a transformation that keeps none."""
 
@@ -81,4 +86,4 @@ def bias_correction(moment: Any, decay: float, count: Any) -> Any:
 
 def abs_sq(x: Any) -> Any:
     """|x|**2, real for a complex x (optax: numerics.abs_sq); for a real x, x * x."""
-    return (x.conj() * x).real
+    return jnp.real(jnp.conj(x) * x)  # jnp's: a leaf may be a Python float

@@ -140,9 +140,19 @@ def test_the_optimizer_state_is_a_pytree_of_namedtuples_as_optax():
 
 
 def test_weight_decay_without_params_is_reported():
-    tx = optim.adamw(1e-3)
-    with pytest.raises(ValueError, match="add_decayed_weights needs the params"):
+    tx, jtx = optim.adamw(1e-3), optax.adamw(1e-3)
+    with pytest.raises(ValueError) as ours:
         tx.update(_grads(0), tx.init(_params()))
+    with pytest.raises(ValueError) as theirs:
+        jtx.update(_grads(0), jtx.init(_params()))
+    assert str(ours.value) == str(theirs.value)
+    chained, jchained = optim.chain(optim.scale(1.0), optim.scale(2.0)), \
+        optax.chain(optax.scale(1.0), optax.scale(2.0))
+    with pytest.raises(ValueError) as ours:  # a state from another chain: optax's words
+        chained.update(_grads(0), (optim.EmptyState(),))
+    with pytest.raises(ValueError) as theirs:
+        jchained.update(_grads(0), (optax.EmptyState(),))
+    assert str(ours.value) == str(theirs.value)
 
 
 SGD_CONFIGS = [dict(), dict(momentum=0.9), dict(momentum=0.9, nesterov=True), dict(momentum=0.0)]
@@ -263,5 +273,29 @@ def test_a_scheduled_decay_counts_its_steps_in_optax_state():
     state, tstate = ours.init(_params()), theirs.init(_params())
     assert type(state).__name__ == type(tstate).__name__ == "WeightDecaySchedule"
     assert str(jax.tree_util.tree_structure(state)) == str(jax.tree_util.tree_structure(tstate))
-    with pytest.raises(ValueError, match="add_decayed_weights needs the params"):
+    with pytest.raises(ValueError, match="requires the current value of parameters"):
         ours.update(_grads(0), state)
+
+
+@pytest.mark.parametrize("name", ["adam", "adamw"])
+def test_adam_takes_python_float_leaves_as_optax(name):
+    """A Python float leaf has no `.conj()`: the squared moment goes through jnp, as optax's
+    orderth_norm does. Two steps to the bit (later ones move in the last bits, as XLA fuses
+    optax's step its own way), the state's dtypes and weak types as optax's."""
+    from stages.s02_tracing import dtypes
+
+    params, grads = {"x": 1.0, "y": np.float32(2.0)}, {"x": 2.0, "y": np.float32(0.5)}
+    ours, theirs = getattr(optim, name)(0.1), getattr(optax, name)(0.1)
+    state, jstate = ours.init(params), theirs.init(params)
+    for _ in range(2):
+        updates, state = ours.update(grads, state, params)
+        jupdates, jstate = theirs.update(grads, jstate, params)
+        for a, b in zip(s01.tree_leaves(updates), jax.tree_util.tree_leaves(jupdates),
+                        strict=True):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+    def kinds(leaves, weak):
+        return [(str(np.asarray(x).dtype), bool(weak(x))) for x in leaves]
+
+    assert kinds(s01.tree_leaves(state), dtypes.is_weakly_typed) == kinds(
+        jax.tree_util.tree_leaves(jstate), lambda x: x.weak_type)
