@@ -410,3 +410,18 @@ def test_a_python_int_exponent_past_int32_is_a_parameter_not_an_array_as_jax(bas
     ours, theirs = snp.asarray(base) ** exponent, jjnp.asarray(base) ** exponent
     assert np.asarray(ours).dtype == np.asarray(theirs).dtype
     np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16"])
+def test_rsqrt_of_a_narrow_float_is_rounded_once_as_xla_computes_it(dtype):
+    """XLA computes a float16's or bfloat16's rsqrt in float32 and rounds once; `1 / sqrt` in
+    the narrow type rounds twice and was one unit off in every other case."""
+    import ml_dtypes
+
+    dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(0, 10, 3000), 10.0 ** rng.uniform(-4, 4, 3000)]).astype(dtype)
+    ours, theirs = np.asarray(lax.rsqrt(x)), np.asarray(jlax.rsqrt(x))
+    assert ours.dtype == theirs.dtype
+    assert ours.tobytes() == theirs.tobytes()
+    assert float(lax.rsqrt(np.float32(1e-6))) == float(jlax.rsqrt(np.float32(1e-6))) == 1000.0

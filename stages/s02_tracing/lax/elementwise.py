@@ -88,7 +88,7 @@ cos_p = unop(same_dtype, FLOAT + COMPLEX, "cos", lambda x, accuracy: np.cos(x))
 tan_p = unop(same_dtype, FLOAT + COMPLEX, "tan", lambda x, accuracy: np.tan(x))
 tanh_p = unop(same_dtype, FLOAT + COMPLEX, "tanh", lambda x, accuracy: np.tanh(x))
 sqrt_p = unop(same_dtype, FLOAT + COMPLEX, "sqrt", lambda x, accuracy: np.sqrt(x))
-rsqrt_p = unop(same_dtype, FLOAT + COMPLEX, "rsqrt", lambda x, accuracy: 1 / np.sqrt(x))
+rsqrt_p = unop(same_dtype, FLOAT + COMPLEX, "rsqrt", lambda x, accuracy: kernels.rsqrt_impl(x))
 logistic_p = unop(
     same_dtype, FLOAT + COMPLEX, "logistic", lambda x, accuracy: kernels.logistic_impl(x)
 )

@@ -22,6 +22,15 @@ def logistic_impl(x: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0, -x))
 
 
+def rsqrt_impl(x: np.ndarray) -> np.ndarray:
+    """1 / sqrt(x), rounded once where a wider float can hold it: `1 / np.sqrt` rounds twice,
+    a float16's or bfloat16's in every other case (XLA computes those in float32, exactly), and
+    a float32's far more often than XLA's own rsqrt (JAX: rsqrt(1e-6) is 1000, not 999.99994)."""
+    if np.iscomplexobj(x) or np.dtype(x.dtype).itemsize == 8:
+        return 1 / np.sqrt(x)
+    return (1 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
+
+
 def _safe_divisor(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """y with 0 and -1 replaced by 1 (numpy is undefined there), and where they were."""
     by_zero = y == 0
