@@ -12,7 +12,7 @@ Reading path (the lesson, in order):
   1. prng.py          threefry-2x32 from uint32 ops: seed, split, fold_in, bits
   2. random.py        jax.random's samplers over it, each one jitted program
   3. nn/module.py     params are data: a Scope per module path, init and apply
-  4. nn/layers.py     Dense, Conv, Embed, LayerNorm, Dropout, attention, Sequential
+  4. nn/layers.py     Dense, Embed, LayerNorm, Dropout, attention, Sequential
   5. optim.py         optax's gradient transformations, chained
   6. checkpoint_io.py params and optimizer state to disk and back
 
@@ -23,6 +23,7 @@ Beside it:
                      over in its `samplers` table: random.py imports it, not back)
   special.py     erf_inv and erfc, the new primitives (normal, exact gelu), a rule in every table
   nn/activation.py   relu, gelu, softmax, log_softmax, one_hot, as jax.nn defines them
+  nn/conv.py         Conv as shifted slices times kernel slices, with Flax's strides and paddings
   optim_base.py      GradientTransformation, identity, and the states and counters optim.py
                      and optim_variants.py share (optim.py re-exports them)
   optim_variants.py  optax's masked (adamw's mask=) and Adam with Nesterov momentum (NAdam)

@@ -1,10 +1,10 @@
-"""nn: Flax-style modules whose params are plain nested dicts (module.py), the layers, and the
-activations beside them (activation.py)."""
+"""nn: Flax-style modules whose params are plain nested dicts (module.py), the layers, and
+beside them the activations (activation.py) and Conv (conv.py)."""
 
 from .activation import gelu, log_softmax, one_hot, relu, softmax
+from .conv import Conv
 from .layers import (
     MLP,
-    Conv,
     Dense,
     Dropout,
     Embed,
