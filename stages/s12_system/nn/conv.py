@@ -50,8 +50,8 @@ class Conv(Module):
             if p.upper() not in rules:  # an unknown name must not fall through to VALID
                 raise RuntimeError("Unrecognized padding type: expected 'VALID', 'SAME', or "
                                    f"'SAME_LOWER', got {p}.")
-            return [rules[p.upper()](max((-(-n // s) - 1) * s + d - n, 0))
-                    for d, n, s in zip(k, spatial, self.strides, strict=True)]
+            return [rules[p.upper()](max((-(-size // s) - 1) * s + d - size, 0))
+                    for d, size, s in zip(k, spatial, self.strides, strict=True)]
         p = [p] * len(k) if isinstance(p, int) else list(p)
         return [(q, q) if isinstance(q, int) else tuple(q) for q in p]
 
