@@ -23,9 +23,10 @@ def logistic_impl(x: np.ndarray) -> np.ndarray:
 
 
 def rsqrt_impl(x: np.ndarray) -> np.ndarray:
-    """1 / sqrt(x), rounded once where a wider float can hold it: `1 / np.sqrt` rounds twice,
-    a float16's or bfloat16's in every other case (XLA computes those in float32, exactly), and
-    a float32's far more often than XLA's own rsqrt (JAX: rsqrt(1e-6) is 1000, not 999.99994)."""
+    """1 / sqrt(x), computed in float64 and rounded once. `1 / np.sqrt` in the input's own type
+    rounds twice: a float16 or bfloat16 came out one unit off for every other value (XLA rounds
+    those once, exactly as here), a float32 one unit off XLA's own rsqrt about twice as often
+    as now (JAX: rsqrt(1e-6) is 1000, not 999.99994)."""
     if np.iscomplexobj(x) or np.dtype(x.dtype).itemsize == 8:
         return 1 / np.sqrt(x)
     return (1 / np.sqrt(x.astype(np.float64))).astype(x.dtype)
