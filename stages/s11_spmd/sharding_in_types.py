@@ -30,11 +30,13 @@ from .sharding_rules import ShardingTypeError, sharding_rules
 # ------------------------------------------------------------------ the mesh in context
 
 
-# The mesh set_mesh entered, per thread: a flag of jit's trace context, as JAX's
-# mesh_context_manager is, so a function traced under one mesh is traced again under another
-# (a bare PartitionSpec inside names it).
-mesh_context_manager = config.config.add(config.State(
-    "mesh_context_manager", None, "the mesh jax.set_mesh entered", lambda text: None,
+# The mesh set_mesh entered, per thread, as a flag of jit's trace context, so a function traced
+# under one mesh is traced again under another (a bare PartitionSpec inside names it). JAX's
+# set_mesh sets two flags: abstract_mesh_context_manager (the axes' names, sizes and types), of
+# the trace context, and device_context (the mesh itself), of jit's key only: another mesh of the
+# same shape there re-lowers without tracing again; here it traces again too.
+device_context = config.config.add(config.State(
+    "device_context", None, "the mesh jax.set_mesh entered", lambda text: None,
     include_in_trace_context=True))
 
 
@@ -43,17 +45,17 @@ class set_mesh:
     good; as a context manager, until the block ends."""
 
     def __init__(self, mesh: Mesh | None):
-        self.prev = mesh_context_manager.swap_local(mesh)
+        self.prev = device_context.swap_local(mesh)
 
     def __enter__(self) -> Mesh | None:
-        return mesh_context_manager.value
+        return device_context.value
 
     def __exit__(self, *exc_info: Any) -> None:
-        mesh_context_manager.set_local(self.prev)
+        device_context.set_local(self.prev)
 
 
 def get_mesh() -> Mesh | None:
-    return mesh_context_manager.value
+    return device_context.value
 
 
 def committed_sharding(given: Any, x: Any) -> Any:

@@ -141,6 +141,9 @@ def test_causal_conv_pads_only_the_past_and_an_unknown_padding_is_refused():
     with pytest.raises(RuntimeError) as ours:  # not silently VALID
         nn.Conv(4, 3, padding="FULL").init(random.PRNGKey(0), seq)
     assert str(ours.value) == str(theirs.value)
+    for mode in ("CIRCULAR", "REFLECT"):  # Flax pads these with jnp.pad; ours says it does not
+        with pytest.raises(NotImplementedError, match=f"Conv\\(padding='{mode}'\\) is not built"):
+            nn.Conv(4, 3, padding=mode).init(random.PRNGKey(0), seq)
 
 
 def test_embed_picks_rows_and_attends():

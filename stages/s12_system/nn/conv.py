@@ -43,8 +43,8 @@ class Conv(Module):
                 if len(k) != 1:  # Flax's error
                     raise ValueError("Causal padding is only implemented for 1D convolutions.")
                 return [(k[0] - 1, 0)]
-            if p.upper() == "CIRCULAR":
-                raise NotImplementedError("Conv(padding='CIRCULAR') is not built here")
+            if p.upper() in ("CIRCULAR", "REFLECT"):  # Flax pads these itself, with jnp.pad
+                raise NotImplementedError(f"Conv(padding={p!r}) is not built here")
             rules = {"SAME": lambda t: (t // 2, t - t // 2), "VALID": lambda t: (0, 0),
                      "SAME_LOWER": lambda t: (t - t // 2, t // 2)}
             if p.upper() not in rules:  # an unknown name must not fall through to VALID
