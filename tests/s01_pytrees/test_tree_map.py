@@ -204,6 +204,34 @@ def test_divergence_is_leaf_is_kept_while_looking_for_the_error():
     assert "different lengths of tuple at key path\n    tree_map tree[0]\n" in str(theirs.value)
 
 
+def test_divergence_unflatten_reads_one_leaf_ahead_in_jax():
+    class Boxed:  # a custom node whose unflatten rule always raises
+        def __init__(self, v):
+            self.v = v
+
+    def refuse(aux, children):
+        raise RuntimeError("the rule")
+
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Boxed, lambda b: ((b.v,), None), refuse)
+
+    def f(x):
+        if x == 3:
+            raise RuntimeError("the function")
+        return x
+
+    def first_error(lib, tree):
+        with pytest.raises(RuntimeError) as err:
+            lib.tree_map(f, tree)
+        return str(err.value)
+
+    # both unflatten while f runs: JAX has already asked f for the leaf after the node's subtree
+    assert first_error(jtu, [Boxed(1), 3]) == "the function"
+    assert first_error(tu, [Boxed(1), 3]) == "the rule"
+    for tree, want in (([Boxed(1), 2, 3], "the rule"), ([3, Boxed(1)], "the function")):
+        assert first_error(jtu, tree) == first_error(tu, tree) == want
+
+
 def test_tree_reduce_folds_the_leaves():
     tree = {"a": [1, 2], "b": (3, None)}
     assert tu.tree_reduce(operator.add, tree) == jtu.tree_reduce(operator.add, tree) == 6
