@@ -305,7 +305,8 @@ class PyTreeRegistry:
 
 
 def tuple_treedef(registry: PyTreeRegistry, treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
-    """The treedef of a tuple whose children have `treedefs`. JAX: pytree.tuple."""
+    """The treedef of a tuple whose children have `treedefs`. JAX: pytree.treedef_tuple
+    (C++: PyTreeDef::Tuple), which tree_util.treedef_tuple calls."""
     traversal: list[Node] = []
     num_leaves = arity = 0
     for treedef in treedefs:

@@ -340,7 +340,7 @@ def wraps(wrapped: Callable, docstr: str | None = None, **kwargs: Any
           ) -> Callable[[Callable], Callable]:
     """Name a transformed function after the function it transforms, as JAX's transformations
     do: `grad(f).__name__` is "f", so `jit(grad(f))` prints `name=f`. `docstr` is formatted
-    with `fun` (that name), `doc` (its docstring) and `kwargs` (JAX: api_util.wraps)."""
+    with `fun` (that name), `doc` (its docstring) and `kwargs` (JAX: util.wraps)."""
     def wrapper(fun: Callable) -> Callable:
         name, doc = fun_name(wrapped), getattr(wrapped, "__doc__", "") or ""
         fun.__dict__.update(getattr(wrapped, "__dict__", {}))

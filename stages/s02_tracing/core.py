@@ -64,7 +64,7 @@ class ShapedArray:
     `sharding`: how it is split over a mesh's Explicit axes (stage 11), else None.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "vma", "sharding", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "vma", "sharding")
     array_abstraction_level = 1
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False, vma=frozenset(),
@@ -74,7 +74,6 @@ class ShapedArray:
         self.weak_type = bool(weak_type)
         self.vma = vma if type(vma) is frozenset else frozenset(vma)
         self.sharding = sharding
-        self._hash: int | None = None  # made on first use: jit hashes an aval on every call
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -97,12 +96,7 @@ class ShapedArray:
                 and self.vma == other.vma and self.sharding == other.sharding)
 
     def __hash__(self) -> int:
-        if self._hash is None:  # the fields never change after __init__
-            self._hash = hash((self.shape, self.dtype, self.weak_type, self.vma, self.sharding))
-        return self._hash
-
-    def __reduce__(self) -> tuple:  # a pickle carries the fields, not this process's hash
-        return ShapedArray, (self.shape, self.dtype, self.weak_type, self.vma, self.sharding)
+        return hash((self.shape, self.dtype, self.weak_type, self.vma, self.sharding))
 
     def str_short(self, short_dtypes: bool = False) -> str:
         """`float32[3,4]`, or with short dtypes `f32[3,4]` as jaxprs print binders; a value

@@ -2,9 +2,11 @@
 
 JAX: `core.standard_vma_rule`, `core.auto_insert_reshard`, `core.pvary` and `pvary_p` in
 jax/_src/core.py. Inside a shard_map with check_vma=True a value's type records the mesh axes it
-may differ along between devices (`ShapedArray.vma`). `Primitive.bind` and `abstract_eval`
-(core.py) come here only then, when the axis environment's `vma_axes` is set: bind casts the
-less varying operands up with `pvary`, abstract_eval gives the outputs their axes.
+may differ along between devices (ours: `ShapedArray.vma`; JAX 0.10.2's:
+`ShapedArray.manual_axis_type.varying`, read as `aval.mat.varying`). `Primitive.bind` and
+`abstract_eval` (core.py) come here only then, when the axis environment's `vma_axes` is set:
+bind casts the less varying operands up with `pvary`, abstract_eval gives the outputs their
+axes.
 """
 
 from __future__ import annotations

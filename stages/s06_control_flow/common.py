@@ -4,7 +4,7 @@ check and promote a carry, and the fixed point their rules iterate to.
 JAX: tracing a body is `pe.trace_to_jaxpr` + `pe.separate_consts`, called in loops.py and
 conditionals.py; jax/_src/lax/control_flow/common.py holds `_merge_common_consts`; the carry
 check and weak-type promotion are in loops.py (`_check_carry_type`,
-`_promote_weak_typed_inputs`); `move_binders_to_front` and friends are pe's; the jvp helpers
+`_promote_weak_typed_input`); `move_binders_to_front` and friends are pe's; the jvp helpers
 are ad's (`rearrange_binders`). JAX writes each fixed point inline, in every rule.
 """
 

@@ -81,7 +81,8 @@ class Data(abc.ABC):
 
     @abc.abstractmethod
     def dlpack(self, **kwargs: Any) -> Any:
-        """A DLPack capsule aliasing the buffer (torch_xla: `_to_dlpack`, in dl_convertor.cpp)."""
+        """A DLPack capsule aliasing the buffer (torch_xla: `_to_dlpack` in
+        init_python_bindings.cpp, which calls dl_convertor.cpp's `toDLPack`)."""
 
     @abc.abstractmethod
     def dlpack_device(self) -> tuple[Any, int]:

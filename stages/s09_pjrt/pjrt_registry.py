@@ -3,7 +3,8 @@
 torch_xla: torch_xla/csrc/runtime/pjrt_registry.cpp (`InitializePjRt`, `PjRtPlugin`,
 `RegisterPjRtPlugin`), torch_xla/__init__.py (`_setup_tpu_vm_library_path`) and
 torch_xla/experimental/plugins.py. The order: registered plugins when PJRT_DYNAMIC_PLUGINS is on
-(for anything but CPU), then CPU, TPU, CUDA, XPU, NEURON, and an error naming the device. Every
+(for anything but CPU), then CPU, TPU, TPU_LEGACY (refused), XPU, NEURON, and an error naming the
+device; ours tries CUDA after TPU_LEGACY, where torch_xla's own CUDA branch sat before 2.9. Every
 branch but CPU loads a vendor's shared library through the PJRT C API (`make_c_api_client`); a
 CUDA machine therefore runs the very code path a TPU's libtpu takes. CUDA, which torch_xla now
 reaches only as a plugin, is found here as JAX finds it: the `jax_plugins.xla_cuda13` (or 12)

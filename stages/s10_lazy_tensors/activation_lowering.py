@@ -1,7 +1,8 @@
 """Lowering rules of activations whose float16 and bfloat16 kernels compute in float32 and round
 once: GELU (exact and tanh) and softshrink, whose `lambd` is read in float32 too.
 
-torch_xla: torch_xla/csrc/ops/gelu.cpp, softshrink.cpp (elementwise.cpp's builders). PyTorch's
+torch_xla: torch_xla/csrc/ops/ops.cpp (`Gelu`), ops/ops_lower_fn.cpp (`Softshrink::Lower`) and
+elementwise.cpp's builders (`BuildGelu`, `BuildSoftshrink`). PyTorch's
 CPU kernels (GeluKernel, SoftShrink) convert a float16 or bfloat16 vector to float32, compute,
 and convert back; torch's decompositions of them would round each step to float16 instead,
 and subtract softshrink's 0.3 as float16's 0.2998.

@@ -1,17 +1,18 @@
 """Host data to device buffers and back; a number in a graph, and the cache that makes it an input.
 
-torch_xla: tensor_util.cpp (`TensorToXlaData`, `MakeTensorFromXlaLiteral`) and
-xla_graph_executor.cpp's `DataCacheArena` (`GetDeviceData`, counter DeviceDataCacheMiss, at most
-XLA_DEVICE_DATA_CACHE_SIZE numbers). Every transfer goes through stage 9's client, or, once
-SPMD installs a virtual device (stage 11's `use_spmd()`; C++: UseVirtualDevice()), through it:
-then every tensor lives on "SPMD:0" and a buffer is one shard per device.
+torch_xla: tensor_util.cpp (`TensorToXlaData`, `MakeTensorFromXlaLiteral`) and PyTorch's
+torch/csrc/lazy/core/lazy_graph_executor.cpp (`DataCacheArena`, `GetDeviceData`, counter
+DeviceDataCacheMiss, at most FLAGS_torch_lazy_device_data_cache_size numbers, 128), which
+xla_graph_executor.cpp's `GetDeviceDataIrValue` calls. Every transfer goes through stage 9's
+client, or, once SPMD installs a virtual device (stage 11's `use_spmd()`; C++:
+UseVirtualDevice()), through it: then every tensor lives on "SPMD:0" and a buffer is one shard
+per device.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
-import os
 from typing import Any
 
 import numpy as np
@@ -92,11 +93,12 @@ def tensor_to_data(host: torch.Tensor, aval: ShapedArray) -> Any:
     return transfer_to_device(array)
 
 
+DEVICE_DATA_CACHE_SIZE = 128  # PyTorch's flag torch_lazy_device_data_cache_size
 _device_data_cache: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
 
 def get_device_data(value: Any, dtype: np.dtype) -> Any:
-    """A number as a device buffer, cached by value (C++: DataCacheArena, counter
+    """A number as a device buffer, cached by value (C++: LazyGraphExecutor::DataCacheArena, counter
     DeviceDataCacheMiss). It is read only: never donated."""
     key = (type(value), value, np.dtype(dtype), device_string())
     data = _device_data_cache.get(key)
@@ -105,7 +107,7 @@ def get_device_data(value: Any, dtype: np.dtype) -> Any:
         data = transfer_to_device(np.asarray(wrap_integer(value, dtype), dtype))
         data.read_only = True
         _device_data_cache[key] = data
-        if len(_device_data_cache) > int(os.environ.get("XLA_DEVICE_DATA_CACHE_SIZE", "128")):
+        if len(_device_data_cache) > DEVICE_DATA_CACHE_SIZE:
             _device_data_cache.popitem(last=False)
     _device_data_cache.move_to_end(key)
     return data

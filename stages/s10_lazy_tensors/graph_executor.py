@@ -69,7 +69,7 @@ computation_cache = ComputationCache(int(os.environ.get("XLA_COMPILATION_CACHE_S
 
 
 def clear_computation_cache() -> None:
-    """Forget every compiled graph (torch_xla: `_XLAC._clear_computation_cache`)."""
+    """Forget every compiled graph (torch_xla has no binding for this; a test needs it)."""
     computation_cache._entries.clear()
     debug_util.forget()
 

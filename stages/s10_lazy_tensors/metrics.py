@@ -40,7 +40,8 @@ DynamoSyncInputExecuteTime = _m.counter("DynamoSyncInputExecuteTime")
 
 
 def fallback_counter(op_name: str) -> _m.Counter:
-    """`aten::<op>`: an op that ran on the CPU instead (C++: XLA_FN_COUNTER in the fallback)."""
+    """`aten::<op>`: an op that ran on the CPU instead (C++: aten_fallback.cpp's
+    `xla_fallback`, which makes one Counter per op name by hand)."""
     return _m.counter(f"aten::{op_name}")
 
 

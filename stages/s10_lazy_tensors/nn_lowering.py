@@ -2,11 +2,12 @@
 one-hot, embedding and convolution, forward and backward (max pooling: pool_lowering.py;
 GELU and the other activations: activation_lowering.py).
 
-torch_xla: torch_xla/csrc/softmax_builder.cpp, ops/native_layer_norm.cpp (via
-batch_norm.cpp), data_ops.cpp, convolution.cpp. Gather and scatter are written here as a
-one-hot comparison and a sum, at a cost that is fine for the small index ranges of a course;
-embedding, whose weights may hold inf, is a gather and its backward a scatter-add.
-Convolution is the one op lax lacks: its rules emit `stablehlo.convolution` directly.
+torch_xla: torch_xla/csrc/softmax_builder.cpp, aten_xla_type.cpp (`native_layer_norm`, PyTorch's
+composite `math_native_layer_norm`, which lands in batch_norm.cpp), data_ops.cpp,
+convolution.cpp. Gather and scatter are written here as a one-hot comparison and a sum, at a
+cost that is fine for the small index ranges of a course; embedding, whose weights may hold inf,
+is a gather and its backward a scatter-add. Convolution is the one op lax lacks: its rules emit
+`stablehlo.convolution` directly.
 """
 
 from __future__ import annotations

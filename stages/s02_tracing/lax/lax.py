@@ -203,7 +203,8 @@ def one(x: Any) -> Any:
 
 
 def zeros_like_array(x: Any) -> Any:
-    """Zeros of x's shape and dtype (JAX: lax_internal.zeros_like_array)."""
+    """Zeros of x's shape and dtype (JAX: ad_util.zeros_like_jaxval; lax_internal's
+    zeros_like_shaped_array takes the aval instead)."""
     return full_like(x, 0)
 
 
