@@ -73,6 +73,9 @@ def check_shape(name: str, shape: tuple[int, ...], *param_shapes: tuple[int, ...
                 ) -> tuple[int, ...]:
     """`shape`, once JAX's check passes that the parameters broadcast to it exactly:
     broadcasting could otherwise grow the result past the shape asked for."""
+    if param_shapes and any(d < 0 for d in shape):  # JAX's lax.broadcast_shapes says so first
+        raise TypeError("Only non-negative indices are allowed when broadcasting static shapes, "
+                        f"but got shape {shape}.")
     result = broadcast_shapes(shape, *param_shapes)
     if result != shape:
         raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape "

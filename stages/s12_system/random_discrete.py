@@ -78,9 +78,6 @@ def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -
     2, as JAX's is."""
     check_key(key, "randint")
     dtype, shape = int_dtype(dtype, "randint"), static_shape(shape)
-    if any(d < 0 for d in shape):
-        raise TypeError("Only non-negative indices are allowed when broadcasting static shapes, "
-                        f"but got shape {shape}.")
     out = dtype
     if np.iinfo(dtype).bits < 32:  # drawn as int32, so the narrow span is not biased further
         info, dtype = np.iinfo(dtype), np.dtype(np.int32)

@@ -79,5 +79,17 @@ def test_one_hot_refuses_a_float_class_count_as_jax():
 def test_one_hot_takes_a_list_and_refuses_a_bool_array_as_jax():
     _bits_equal(nn.one_hot([0, 2], 3), jax.nn.one_hot([0, 2], 3))
     for f in (nn.one_hot, jax.nn.one_hot):  # the classes are counted in x's dtype
-        with pytest.raises(TypeError, match="^iota does not accept dtype bool"):
+        with pytest.raises(TypeError, match="^iota does not accept dtype bool"), \
+                pytest.warns(DeprecationWarning, match="should be integer-typed; got dtype=bool"):
             f(np.array([True, False]), 3)
+
+
+def test_one_hot_of_floats_warns_as_jax_and_still_answers():
+    x = np.float32([0.0, 2.0, 1.5])  # 1.5 matches no class: a row of zeros
+    with pytest.warns(DeprecationWarning) as theirs:
+        want = jax.nn.one_hot(x, 3)
+    with pytest.warns(DeprecationWarning) as ours:
+        got = nn.one_hot(x, 3)
+    assert [str(w.message) for w in ours] == [str(w.message) for w in theirs] == [
+        "jax.nn.one_hot input should be integer-typed; got dtype=float32"]
+    _bits_equal(got, want)

@@ -172,6 +172,11 @@ MISUSE = {
     "permutation_of_a_list": lambda r, k: r.permutation(k, [3.0, 4.0]),
     "permutation_of_a_tuple": lambda r, k: r.permutation(k, (3.0, 4.0)),
     "permutation_of_a_bool": lambda r, k: r.permutation(k, True),
+    "bernoulli_negative_shape": lambda r, k: r.bernoulli(k, 0.5, (-1,)),
+    "categorical_negative_shape": lambda r, k: r.categorical(k, np.zeros(3, np.float32),
+                                                             shape=(-2,)),
+    "PRNGKey_of_an_array": lambda r, k: r.PRNGKey(np.array([1, 2])),
+    "key_of_an_array": lambda r, k: r.key(np.zeros((2, 1), np.int32)),
 }
 
 

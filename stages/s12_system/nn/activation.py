@@ -7,6 +7,7 @@ flax/linen/activation.py re-exports them. Ours are float32-first, with JAX's dty
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -66,8 +67,11 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     """1 where a new axis `axis` (the last by default) reaches x's class, 0 elsewhere; float32
     unless dtype says otherwise (dtype and axis by keyword only, as in JAX)."""
     num_classes = operator.index(num_classes)  # 3.0 is refused, as JAX's concrete_dim_or_error
-    dtype = np.float32 if dtype is None else dtype
-    x = jnp.expand_dims(jnp.asarray(x), axis)  # a list too, as JAX takes one
+    dtype, x = np.float32 if dtype is None else dtype, jnp.asarray(x)  # a list too, as in JAX
+    if not np.issubdtype(x.dtype, np.integer):  # bool too: JAX deprecated both in 2024
+        warnings.warn(f"jax.nn.one_hot input should be integer-typed; got dtype={x.dtype}",
+                      DeprecationWarning, stacklevel=2)
+    x = jnp.expand_dims(x, axis)
     axis = axis % np.ndim(x)
     shape = tuple(num_classes if a == axis else 1 for a in range(np.ndim(x)))
     # the classes counted in x's own dtype: a bool x is refused by iota, as in JAX
