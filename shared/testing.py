@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# float32 tolerances (DESIGN.md): elementwise ops round once; reductions and dots accumulate.
+# float32 tolerances: elementwise ops round once; reductions and dots accumulate.
 RTOL_ELEMENTWISE = 1e-5
 RTOL_REDUCTION = 1e-4
 

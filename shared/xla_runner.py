@@ -1,7 +1,8 @@
 """Compile and run StableHLO text with jaxlib's CPU client: the oracle for stage 8's modules.
 
 Test tooling, not course content: stage 8 writes text and never imports jaxlib (stage 9 builds
-the course's own PJRT client). The calls are those verified in shared/DESIGN.md ("Versions").
+the course's own PJRT client). The calls are the ones stage 9's client makes
+(pjrt_computation_client.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cross-stage checks: every built stage keeps the course's contract (DESIGN.md)."""
+"""Cross-stage checks: every built stage keeps the course's contract (docs/course.md)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from stages.s02_tracing import core
 # tag are compared with JAX traced under jax.disable_jit(), which inlines the function as ours is.
 JIT_INSIDE_IN_JAX = "jit_inside_in_jax"
 
-# Reductions and dots accumulate in a different order than XLA's (DESIGN.md tolerances).
+# Reductions and dots accumulate in a different order than XLA's (shared/testing.py's tolerances).
 _ACCUMULATING = {"reduce_sum", "reduce_max", "reduce_min", "cumsum", "dot_general", "argmax"}
 
 IDS = [c.name for c in CASES]

@@ -1,9 +1,10 @@
 """Walk the tables: every new primitive has a rule in every table of stages 2-5.
 
-A primitive is not done until each transformation knows it (DESIGN.md). The tables are not
-listed by hand: every module-level dict keyed by Primitive in stages 2-5 is found, so a table
-added later is walked too. cond, scan and while hold jaxprs, so they need the stage-3 rules that
-split a body, not just an equation. The few absences are JAX's own, listed in SKIP with why.
+A primitive is not done until each transformation knows it (docs/course.md, "One stage, one
+layer"). The tables are not listed by hand: every module-level dict keyed by Primitive in stages
+2-5 is found, so a table added later is walked too. cond, scan and while hold jaxprs, so they need
+the stage-3 rules that split a body, not just an equation. The few absences are JAX's own, listed
+in SKIP with why.
 """
 
 from __future__ import annotations

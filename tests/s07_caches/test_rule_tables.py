@@ -1,9 +1,9 @@
 """Walk the tables: the jit primitive has a rule in every table of stages 2-6.
 
-A primitive is not done until each transformation knows it (DESIGN.md). The tables are not listed
-by hand: every module-level dict keyed by Primitive in stages 2-6 is found, so a table added later
-is walked too. Stage 2's impl and abstract eval live on the primitive itself. The one absence is
-JAX's own, listed in SKIP with why.
+A primitive is not done until each transformation knows it (docs/course.md, "One stage, one
+layer"). The tables are not listed by hand: every module-level dict keyed by Primitive in stages
+2-6 is found, so a table added later is walked too. Stage 2's impl and abstract eval live on the
+primitive itself. The one absence is JAX's own, listed in SKIP with why.
 """
 
 from __future__ import annotations

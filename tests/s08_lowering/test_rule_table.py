@@ -1,8 +1,9 @@
 """Walk the primitives: every primitive of stages 2-7 has a lowering rule.
 
 The primitives are not listed by hand: every Primitive object defined at module level in the
-packages of stages 2-7 (subpackages included) is found, so a primitive added later is walked
-too. A primitive is not done until it has a rule in every table (DESIGN.md).
+packages of stages 2-7 (subpackages included) is found, so a primitive added later is walked too.
+A primitive is not done until it has a rule in every table (docs/course.md, "One stage, one
+layer").
 """
 
 from __future__ import annotations
