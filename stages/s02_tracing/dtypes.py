@@ -6,6 +6,7 @@ canonicalized to its 32-bit counterpart; we hard-wire that default.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import ml_dtypes
@@ -61,6 +62,27 @@ def python_scalar_dtype(pytype: type, value: Any = None) -> np.dtype:
         check_python_int(value)
     return _python_scalar_dtypes[pytype]
 # --8<-- [end:canonical]
+
+
+def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -> np.dtype:
+    """A dtype the caller named, as JAX takes it with x64 off: a Python type is its default
+    dtype, and a 64-bit dtype is narrowed to 32 bits with JAX's warning, naming `fun_name`."""
+    if isinstance(dtype, type) and dtype in _python_scalar_dtypes:
+        return _python_scalar_dtypes[dtype]
+    dt = np.dtype(dtype)
+    if dt not in jax_dtypes:
+        where = f" in {fun_name}" if fun_name else ""
+        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}"
+                        + where)
+    narrow = canonicalize_dtype(dt)
+    if narrow != dt:
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(f"Explicitly requested dtype {dt}{where} is not available, and will be "
+                      f"truncated to dtype {narrow}. To enable more dtypes, set the "
+                      "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
+                      "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
+                      "for more.", stacklevel=3)
+    return narrow
 
 
 # The tangent dtype of an integer or boolean value (stage 4): a dtype with no data at all, so

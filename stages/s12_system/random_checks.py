@@ -7,7 +7,6 @@ sampler). Kept beside the samplers so that random.py reads as the lesson: bits m
 from __future__ import annotations
 
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
@@ -36,19 +35,10 @@ def static_shape(shape: Any) -> tuple[int, ...]:
 
 def narrowed(dtype: Any, python_type: type, default: type) -> np.dtype:
     """A dtype as JAX takes it with x64 off: None or the Python type is the 32-bit default, and
-    a 64-bit one is truncated to 32 bits with JAX's warning."""
-    dtype = np.dtype(default if dtype is None or dtype is python_type else dtype)
-    if dtype not in dtypes.jax_dtypes:
-        raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}")
-    if dtypes.canonicalize_dtype(dtype) != dtype:
-        narrow = dtypes.canonicalize_dtype(dtype)
-        warnings.warn(f"Explicitly requested dtype {dtype} is not available, and will be "
-                      f"truncated to dtype {narrow}. To enable more dtypes, set the "
-                      "jax_enable_x64 configuration option or the JAX_ENABLE_X64 shell "
-                      "environment variable. See https://github.com/jax-ml/jax#current-gotchas "
-                      "for more.", stacklevel=4)
-        dtype = narrow
-    return dtype
+    a 64-bit one is truncated to 32 bits with JAX's warning (stage 2's check)."""
+    if dtype is None or dtype is python_type:
+        return np.dtype(default)
+    return dtypes.check_and_canonicalize_user_dtype(dtype)
 
 
 def int_dtype(dtype: Any, name: str) -> np.dtype:

@@ -20,11 +20,11 @@ from ..lax.utils import canonicalize_axis
 from .util import broadcast_to, check_arraylike, promote_dtypes
 
 __all__ = [
-    "arange", "array", "asarray", "astype", "bfloat16", "bool_", "complex64",
-    "concatenate", "dot", "expand_dims", "float16", "float32", "full", "full_like", "int16",
-    "int32", "int8", "matmul", "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape",
-    "result_type", "shape", "size", "squeeze", "stack", "swapaxes", "transpose",
-    "uint16", "uint32", "uint8", "zeros", "zeros_like",
+    "arange", "array", "asarray", "astype", "bfloat16", "bool_", "complex64", "concatenate",
+    "dot", "empty", "expand_dims", "float16", "float32", "full", "full_like", "int16", "int32",
+    "int8", "matmul", "ndim", "ones", "ones_like", "promote_types", "ravel", "reshape",
+    "result_type", "shape", "size", "squeeze", "stack", "swapaxes", "transpose", "uint16",
+    "uint32", "uint8", "zeros", "zeros_like",
 ]
 
 
@@ -64,9 +64,15 @@ ndim, shape, size = np.ndim, np.shape, np.size
 # ------------------------------------------------------------------ creating arrays
 
 
+def _user_dtype(dtype: Any, fun_name: str) -> Any:
+    """A dtype argument as JAX takes it: None stays None; a 64-bit one is narrowed, warning."""
+    return None if dtype is None else dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
+
+
 def asarray(a: Any, dtype: Any = None) -> Any:
     """An array: Arrays and tracers pass through (converted if `dtype` says so); Python values,
     numpy values and lists become Arrays of the canonical dtype, a Python scalar weakly typed."""
+    dtype = _user_dtype(dtype, "asarray")
     if isinstance(a, (core.Tracer, Array)):
         return a if dtype is None else lax.convert_element_type(a, dtype)
     if type(a) in (int, float, complex) and dtype is None:
@@ -105,7 +111,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     copy not with it). A tracer is not: JAX stages a `copy` equation, which stage 2 lacks."""
     if order is not None and order != "K":
         raise NotImplementedError("Only implemented for order='K'")
-    out = asarray(object, dtype)
+    out = asarray(object, _user_dtype(dtype, "array"))
     if ndmin > np.ndim(out):
         out = lax.expand_dims(out, tuple(range(ndmin - np.ndim(out))))
     if copy and (isinstance(out, np.ndarray) or out is object and isinstance(out, Array)):
@@ -119,17 +125,26 @@ def _shape_tuple(shape: Any) -> tuple[int, ...]:
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """Zeros of `shape`; float32 unless `dtype` says otherwise."""
-    return lax.full(_shape_tuple(shape), 0, float32 if dtype is None else dtype)
+    dtype = _user_dtype(float32 if dtype is None else dtype, "zeros")
+    return lax.full(_shape_tuple(shape), 0, dtype)
+
+
+def empty(shape: Any, dtype: Any = None) -> Any:
+    """Zeros, as JAX's: XLA has no uninitialized memory to hand out."""
+    dtype = _user_dtype(float32 if dtype is None else dtype, "empty")
+    return lax.full(_shape_tuple(shape), 0, dtype)
 
 
 def ones(shape: Any, dtype: Any = None) -> Any:
     """Ones of `shape`; float32 unless `dtype` says otherwise."""
-    return lax.full(_shape_tuple(shape), 1, float32 if dtype is None else dtype)
+    dtype = _user_dtype(float32 if dtype is None else dtype, "ones")
+    return lax.full(_shape_tuple(shape), 1, dtype)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """`fill_value` broadcast to `shape`."""
     check_arraylike("full", fill_value)
+    dtype = _user_dtype(dtype, "full")
     if np.ndim(fill_value) == 0:
         return lax.full(_shape_tuple(shape), fill_value, dtype)
     return broadcast_to(asarray(fill_value, dtype), _shape_tuple(shape))
@@ -143,17 +158,18 @@ def _check_like(name: str, a: Any, *fill_value: Any) -> None:
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     _check_like("zeros_like", a)
-    return lax.full_like(a, 0, dtype, shape)
+    return lax.full_like(a, 0, _user_dtype(dtype, "zeros_like"), shape)
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
     _check_like("ones_like", a)
-    return lax.full_like(a, 1, dtype, shape)
+    return lax.full_like(a, 1, _user_dtype(dtype, "ones_like"), shape)
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
     """`fill_value` broadcast to `shape` (`a`'s by default), in `a`'s dtype unless given."""
     _check_like("full_like", a, fill_value)
+    dtype = _user_dtype(dtype, "full_like")
     if np.ndim(fill_value) == 0:
         return lax.full_like(a, fill_value, dtype, shape)
     dtype = dtypes.dtype(a) if dtype is None else dtype
@@ -166,7 +182,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     start, stop, step = (core.concrete_or_error(None, v, context) for v in (start, stop, step))
     if dtype is None:
         dtype = dtypes.result_type(start, *(v for v in (stop, step) if v is not None))
-    dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = dtypes.canonicalize_dtype(dtype)
+    else:
+        dtype = _user_dtype(dtype, "arange")
     if any(np.iscomplexobj(v) for v in (start, stop, step)):
         raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported"
                          " starting in JAX v0.10.0.")
@@ -386,7 +404,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     if device is not None:
         raise NotImplementedError("astype(device=...): stage 2 has no devices (stage 9's "
                                   "device_put places an array)")
-    if np.dtype(dtype) == np.bool_ and np.iscomplexobj(x):
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "astype")
+    if dtype == np.bool_ and np.iscomplexobj(x):
         x = x != 0  # lax's conversion would read only the real part (as JAX's astype says)
     out = lax.convert_element_type(x, dtype)
     return out.copy() if copy and out is x and isinstance(out, Array) else out

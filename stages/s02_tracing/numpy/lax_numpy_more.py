@@ -50,7 +50,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
         dtype = dtypes.result_type(start, stop)
         if not dtypes.issubdtype(dtype, np.inexact):
             dtype = np.dtype("float32")
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "linspace")
     compute = dtype if dtypes.issubdtype(dtype, np.inexact) else np.dtype("float32")
     start = lax.convert_element_type(start, compute)
     stop = lax.convert_element_type(stop, compute)
@@ -92,7 +92,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True,
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """Ones where column == row + k, zeros elsewhere: two iotas compared."""
-    dtype = dtypes.canonicalize_dtype(np.float32 if dtype is None else dtype)
+    dtype = np.float32 if dtype is None else dtype
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "eye")
     if np.ndim(k) != 0 or not dtypes.issubdtype(dtypes.dtype(k), np.integer):
         raise ValueError(f"k must be a scalar integer; got {k}")
     n = _index(N, "argument of 'N' jnp.eye()")
