@@ -7,7 +7,8 @@ inserts. Importing the package installs the tracer operators (array_methods.py).
   util.py           dtype promotion and broadcasting (promote_dtypes, broadcast_to, ...)
   ufuncs.py         elementwise functions: add, multiply, sin, where, clip, ...
   reductions.py     sum, mean, max, min, any, all, argmax, argmin, cumsum over numpy-style axes
-  lax_numpy.py      creating arrays, dot and matmul, reshape, transpose, stack, ...
+  lax_numpy.py      creating arrays, reshape, transpose, stack, ...
+  tensor_contractions.py  dot and matmul
   array_methods.py  `x + y`, `x[1:]`, `x.sum()` on tracers: installed on ShapedArray
   indexing.py       index arrays, masks and `x.at[...]` as gather/scatter; take, take_along_axis
   einsum.py         einsum as a chain of dot_generals
@@ -27,6 +28,7 @@ from . import (  # noqa: F401
     reductions,
     searching,
     sorting,
+    tensor_contractions,
     ufuncs,
     util,
 )
@@ -38,9 +40,11 @@ from .math_more import *  # noqa: F403
 from .reductions import *  # noqa: F403
 from .searching import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .tensor_contractions import *  # noqa: F403
 from .ufuncs import *  # noqa: F403
 from .util import *  # noqa: F403
 
 __all__ = [*lax_numpy.__all__, *lax_numpy_more.__all__, *math_more.__all__,
-           *reductions.__all__, *searching.__all__, *sorting.__all__, *ufuncs.__all__,
+           *reductions.__all__, *searching.__all__, *sorting.__all__,
+           *tensor_contractions.__all__, *ufuncs.__all__,
            *util.__all__, "einsum", "take", "take_along_axis"]

@@ -23,6 +23,7 @@ from . import (
     reductions,
     searching,
     sorting,
+    tensor_contractions,
     ufuncs,
 )
 
@@ -191,7 +192,7 @@ def _operator_round(number: Any, ndigits: int | None = None) -> Any:
 _binary_operators = {
     "add": ufuncs.add, "sub": ufuncs.subtract, "mul": ufuncs.multiply,
     "truediv": ufuncs.true_divide, "floordiv": ufuncs.floor_divide, "mod": ufuncs.remainder,
-    "divmod": ufuncs.divmod, "pow": ufuncs.power, "matmul": lax_numpy.matmul,
+    "divmod": ufuncs.divmod, "pow": ufuncs.power, "matmul": tensor_contractions.matmul,
     "and": ufuncs.bitwise_and, "or": ufuncs.bitwise_or, "xor": ufuncs.bitwise_xor,
     "lshift": ufuncs.left_shift, "rshift": ufuncs.right_shift,
 }
@@ -231,7 +232,7 @@ _methods = {
     "prod": reductions.prod, "cumprod": reductions.cumprod, "any": reductions.any,
     "all": reductions.all,
     "astype": lax_numpy.astype, "squeeze": lax_numpy.squeeze, "ravel": lax_numpy.ravel,
-    "flatten": lax_numpy.ravel, "dot": lax_numpy.dot, "clip": ufuncs.clip,
+    "flatten": lax_numpy.ravel, "dot": tensor_contractions.dot, "clip": ufuncs.clip,
     "swapaxes": lax_numpy.swapaxes, "getitem": _getitem, "T": lax_numpy.transpose,
     "round": math_more.round, "std": math_more.std, "var": math_more.var,
     "trace": lax_numpy_more.trace, "repeat": lax_numpy_more.repeat,
