@@ -289,6 +289,18 @@ def test_an_entry_whose_last_use_time_is_lost_is_evicted_first(tmp_path):
     assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["older-cache", "third-cache"]
 
 
+def test_last_use_times_are_read_back_as_written_little_endian(tmp_path):
+    # times chosen so that reading them in the other byte order reverses their order: 1 and 256
+    # read big-endian are 2**56 and 2**48 (real clock values would catch that only by chance)
+    lru = compilation_cache.LRUCache(str(tmp_path), max_size=250)
+    lru.put("older", b"a" * 100)
+    lru.put("newer", b"b" * 100)
+    (tmp_path / "older-atime").write_bytes((1).to_bytes(8, "little"))
+    (tmp_path / "newer-atime").write_bytes((256).to_bytes(8, "little"))
+    lru.put("third", b"c" * 100)  # one entry goes: the one used longest ago
+    assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["newer-cache", "third-cache"]
+
+
 def test_a_miss_then_a_hit_are_counted_and_timed_like_jax(cache_dir, monkeypatch):
     # the clock is scripted: the miss reads 0..1 and compiles 10..17 (7 s); the hit reads
     # 100..102, so JAX's events say 2 s to retrieve and 7 - 2 = 5 s saved
