@@ -70,7 +70,7 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
     if isinstance(dtype, type) and dtype in _python_scalar_dtypes:
         return _python_scalar_dtypes[dtype]
     dt = np.dtype(dtype)
-    if dt not in jax_dtypes:
+    if dt not in jax_dtypes and dt != float0:  # float0 too: the tangent dtype
         where = f" in {fun_name}" if fun_name else ""
         raise TypeError(f"JAX only supports number, bool, and string dtypes, got dtype {dtype}"
                         + where)

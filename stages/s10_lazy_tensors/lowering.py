@@ -20,7 +20,7 @@ import torch
 
 from stages.s02_tracing import lax
 from stages.s02_tracing.core import ShapedArray, get_aval
-from stages.s02_tracing.dtypes import bfloat16, dtype_kind
+from stages.s02_tracing.dtypes import bfloat16, canonicalize_dtype, dtype_kind
 
 from .kernel_checks import IN_KERNELS, ON_CPU, chain
 from .tensor_util import numpy_to_tensor, tensor_to_numpy
@@ -47,8 +47,9 @@ def register(*funcs: Any, direct: bool = False) -> Callable[[Callable], Callable
 def cast(x: Any, dtype: Any) -> Any:
     """A float to a narrower integer goes through int32, as C++ casts it: -2.5 as uint8 is
     254 in torch, where a direct conversion saturates to 0. A bool to a float goes through
-    uint8: XLA rewrites convert(bool) * y as a select, so False * inf would be 0, not NaN."""
-    source, dtype = get_aval(x).dtype, np.dtype(dtype)
+    uint8: XLA rewrites convert(bool) * y as a select, so False * inf would be 0, not NaN.
+    torch's int64 is int32 on the device, as every 64-bit dtype is with x64 off."""
+    source, dtype = get_aval(x).dtype, canonicalize_dtype(dtype)
     if dtype_kind(source) == "f" and dtype.kind in "iu" and dtype.itemsize < 4:
         x = lax.convert_element_type(x, np.int32)
     if source == np.bool_ and dtype_kind(dtype) == "f":

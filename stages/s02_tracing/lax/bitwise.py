@@ -209,4 +209,5 @@ bitcast_convert_type_p = standard_primitive(
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     """The same bits read as `new_dtype` (not the same values: convert_element_type keeps those);
     a narrower dtype adds a last axis of the pieces, a wider one consumes the last axis."""
-    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+    new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "bitcast_convert_type")
+    return bitcast_convert_type_p.bind(operand, new_dtype=new_dtype)

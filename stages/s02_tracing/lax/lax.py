@@ -70,12 +70,8 @@ def _select_n_impl(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
 
 
 select_n_p = standard_primitive(
-    _select_n_shape_rule,
-    _select_n_dtype_rule,
-    "select_n",
-    _select_n_impl,
-    weak_type_rule=lambda which, *cases: all(c.weak_type for c in cases),
-)
+    _select_n_shape_rule, _select_n_dtype_rule, "select_n", _select_n_impl,
+    weak_type_rule=lambda which, *cases: all(c.weak_type for c in cases))
 
 
 def select_n(which: Any, *cases: Any) -> Any:
@@ -149,7 +145,8 @@ def convert_element_type(operand: Any, new_dtype: Any = None, weak_type: bool = 
     typed if asked; no equation when nothing would change."""
     # JAX: lax._convert_element_type; jax.lax.convert_element_type is it with weak_type=False
     old_dtype = dtypes.dtype(operand)  # canonical: an int64 numpy array counts as int32
-    new_dtype = old_dtype if new_dtype is None else dtypes.canonicalize_dtype(new_dtype)
+    new_dtype = (old_dtype if new_dtype is None else  # a 64-bit one: JAX's warning
+                 dtypes.check_and_canonicalize_user_dtype(new_dtype, "convert_element_type"))
     unchanged = old_dtype == new_dtype and dtypes.is_weakly_typed(operand) == bool(weak_type)
     # (as JAX, a tracer that knows its value is converted all the same: under jvp at the top
     # level this makes the tangent's weak type the primal's)
@@ -178,7 +175,8 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, sharding: Any
         raise TypeError("full must be called with scalar fill_value, "
                         f"got fill_value.shape {np.shape(fill_value)}.")
     weak_type = dtype is None and dtypes.is_weakly_typed(fill_value)
-    fill_dtype = dtypes.dtype(fill_value) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    fill_dtype = (dtypes.dtype(fill_value) if dtype is None else
+                  dtypes.check_and_canonicalize_user_dtype(dtype, "full"))
     return broadcast(convert_element_type(fill_value, fill_dtype, weak_type), tuple(shape),
                      sharding)
 
@@ -187,7 +185,9 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> 
     """An array like `x` (its shape and dtype unless given) filled with a scalar."""
     fill_shape = np.shape(x) if shape is None else tuple(shape)
     weak_type = dtype is None and dtypes.is_weakly_typed(x)
-    dtype = dtypes.dtype(x) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    # (JAX's warning for a 64-bit dtype here says "requested in dtype": its helper's name)
+    dtype = dtypes.dtype(x) if dtype is None else dtypes.check_and_canonicalize_user_dtype(
+        dtype, "dtype")
     # a same-shaped result is split as x is, where shardings are types (stage 11)
     sharding = core.get_aval(x).sharding if shape is None else None
     out = full(fill_shape, convert_element_type(fill_value, dtype, weak_type), sharding=sharding)
@@ -321,12 +321,11 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     """A general tensor contraction. dimension_numbers is ((lhs_contracting, rhs_contracting),
     (lhs_batch, rhs_batch)); the result has the batch dims, then lhs's free dims, then rhs's."""
     (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
-    dims = (
-        (tuple(map(int, lhs_contract)), tuple(map(int, rhs_contract))),
-        (tuple(map(int, lhs_batch)), tuple(map(int, rhs_batch))),
-    )
-    if preferred_element_type is not None:
-        preferred_element_type = dtypes.canonicalize_dtype(preferred_element_type)
+    dims = ((tuple(map(int, lhs_contract)), tuple(map(int, rhs_contract))),
+            (tuple(map(int, lhs_batch)), tuple(map(int, rhs_batch))))
+    if preferred_element_type is not None:  # JAX's warning names dot
+        preferred_element_type = dtypes.check_and_canonicalize_user_dtype(
+            preferred_element_type, "dot")
     return dot_general_p.bind(
         lhs, rhs, dimension_numbers=dims, precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type, out_sharding=out_sharding,

@@ -182,13 +182,13 @@ argmin_p = standard_primitive(_argminmax_shape_rule, _argminmax_dtype_rule, "arg
 
 def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
     """Index of the (first) maximum along `axis`, as `index_dtype`."""
-    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    index_dtype = dtypes.check_and_canonicalize_user_dtype(index_dtype, "argmax")
     return argmax_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
 
 
 def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
     """Index of the (first) minimum along `axis`, as `index_dtype`."""
-    index_dtype = dtypes.canonicalize_dtype(index_dtype)
+    index_dtype = dtypes.check_and_canonicalize_user_dtype(index_dtype, "argmin")
     return argmin_p.bind(operand, axes=(int(axis),), index_dtype=index_dtype)
 
 

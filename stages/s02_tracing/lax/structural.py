@@ -384,7 +384,7 @@ iota_p.def_impl(_iota_impl)
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
     """0, 1, 2, ... along `dimension`, repeated along the other axes of `shape`."""
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     shape = tuple(int(d) for d in shape)
     return iota_p.bind(dtype=dtype, shape=shape, dimension=int(dimension), sharding=None)
 

@@ -128,7 +128,8 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = "auto",
     if preferred_element_type is None:
         dtype, weak = dtypes.result_type(*ops, return_weak_type_flag=True)
     else:
-        dtype, weak = dtypes.canonicalize_dtype(preferred_element_type), False
+        dtype = dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "einsum")
+        weak = False
     contraction = _Contraction(dtype, precision)
     for positions, removed, step, *_ in steps:
         contracted = sorted(removed)

@@ -330,6 +330,8 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     check_arraylike("trace", a)
+    if dtype is not None:  # narrowed here, so that the warning names trace, not sum
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "trace")
     a = asarray(a)
     if canonicalize_axis(axis1, np.ndim(a)) == canonicalize_axis(axis2, np.ndim(a)):
         raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")

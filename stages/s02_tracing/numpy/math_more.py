@@ -101,7 +101,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         raise NotImplementedError("The 'out' argument to jnp.var is not supported.")
     in_dtype = dtypes.dtype(a)
     if dtype is not None:
-        dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "var")
         if not _is_complex(dtype) and _is_complex(in_dtype):
             raise ValueError(
                 "jax.numpy.var does not yet support real dtype parameters when computing the "
@@ -142,7 +142,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     correction = _correction(ddof, correction)
     check_arraylike("std", a)
     if dtype is not None:
-        dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "std")
         if not dtypes.issubdtype(dtype, np.inexact):
             raise ValueError(f"dtype argument to jnp.std must be inexact; got {dtype}")
     if out is not None:

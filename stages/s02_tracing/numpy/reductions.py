@@ -134,7 +134,7 @@ def _sum_like(name: str, lax_reduce: Any, bool_reduce: Any, a: Any, axis: Any, d
         result_dtype = dtypes.dtype(a)
         result_dtype = _promote_integer_dtype(result_dtype) if promote_integers else result_dtype
     else:
-        result_dtype = dtypes.canonicalize_dtype(dtype)
+        result_dtype = dtypes.check_and_canonicalize_user_dtype(dtype, name)
     # an explicit dtype is also the accumulator's
     computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
     a = _masked(name, lax.convert_element_type(a, computation_dtype), where)
@@ -214,7 +214,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
         if not dtypes.issubdtype(result_dtype, np.inexact):
             result_dtype = np.dtype("float32")
     else:
-        result_dtype = dtypes.canonicalize_dtype(dtype)
+        result_dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "mean")
     computation_dtype = _upcast_f16(result_dtype) if dtype is None else result_dtype
     total = sum(a, axis, dtype=computation_dtype, keepdims=keepdims, where=where)
     normalizer = reduction_count(a, axis, keepdims, where, computation_dtype)
@@ -271,7 +271,8 @@ def _cumulative(name: str, lax_fn: Any, a: Any, axis: Any, dtype: Any, out: None
         a = _ravel(a)
         axis = 0
     axis = canonicalize_axis(axis, np.ndim(a))
-    result_dtype = dtypes.dtype(a) if dtype is None else dtypes.canonicalize_dtype(dtype)
+    result_dtype = (dtypes.dtype(a) if dtype is None else
+                    dtypes.check_and_canonicalize_user_dtype(dtype, name))
     computation_dtype = result_dtype
     if result_dtype == np.bool_:
         if dtype is None:

@@ -16,17 +16,18 @@ from .util import check_arraylike
 __all__ = ["dot", "matmul"]
 
 
-def _product_dtype(a: Any, b: Any, preferred_element_type: Any) -> tuple[np.dtype, bool]:
+def _product_dtype(name: str, a: Any, b: Any, preferred_element_type: Any
+                   ) -> tuple[np.dtype, bool]:
     # the promoted (dtype, weak_type) of a and b, unless the caller asked for a dtype
     if preferred_element_type is None:
         return dtypes.result_type(a, b, return_weak_type_flag=True)
-    return dtypes.canonicalize_dtype(preferred_element_type), False
+    return dtypes.check_and_canonicalize_user_dtype(preferred_element_type, name), False
 
 
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """a's last axis contracted with b's second-to-last (or only) axis; scalars multiply."""
     check_arraylike("dot", a, b)
-    out_dtype, out_weak = _product_dtype(a, b, preferred_element_type)
+    out_dtype, out_weak = _product_dtype("dot", a, b, preferred_element_type)
     a_ndim, b_ndim = np.ndim(a), np.ndim(b)
     if a_ndim == 0 or b_ndim == 0:
         contract = ((), ())
@@ -45,7 +46,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
                 f"matmul input operand {i} must have ndim at least 1, but it has ndim "
                 f"{np.ndim(x)}"
             )
-    out_dtype, out_weak = _product_dtype(a, b, preferred_element_type)
+    out_dtype, out_weak = _product_dtype("matmul", a, b, preferred_element_type)
     a_is_mat, b_is_mat = np.ndim(a) > 1, np.ndim(b) > 1
     a_batch = tuple(np.shape(a)[:-2]) if a_is_mat else ()
     b_batch = tuple(np.shape(b)[:-2]) if b_is_mat else ()
