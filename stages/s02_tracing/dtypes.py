@@ -240,7 +240,7 @@ def _least_upper_bound(*nodes: Any) -> Any:
     common = set.intersection(*(_lattice_upper_bounds[n] for n in nodes))
     # the least common bound is the one all the other common bounds sit above
     least = [c for c in common if common <= _lattice_upper_bounds[c]]
-    if len(least) != 1:
+    if len(least) != 1:  # never on this lattice (all reach complex128); JAX's float8s join nothing
         names = tuple(str(n) for n in nodes)
         raise TypePromotionError(
             f"Input dtypes {names} have no available implicit dtype promotion path. "

@@ -61,6 +61,9 @@ BAD = [
      lambda lax, x, y: lax.dot_general(x, y, (((0, 0), (0, 1)), ((0,), (2,)))), (f222, f222)),
     ("dot_general_rhs_out_of_range_and_lhs_repeated",
      lambda lax, x, y: lax.dot_general(x, y, (((1, 1), (0, 5)), ((), ()))), (f23, f32_)),
+    ("dot_general_rhs_batch_and_lhs_contracting_repeated",  # both batches before contracting
+     lambda lax, x, y: lax.dot_general(x, y, (((2, 2), (1, 2)), ((0, 1), (0, 0)))),
+     (np.ones((2, 2, 3, 3), np.float32), np.ones((2, 3, 3), np.float32))),
     ("reduce_sum_axis", lambda lax, x: lax.reduce_sum(x, (2,)), (f23,)),
     ("reduce_max_negative_axis", lambda lax, x: lax.reduce_max(x, (-1,)), (f23,)),
     ("reduce_sum_duplicate_axes", lambda lax, x: lax.reduce_sum(x, (0, 0)), (f23,)),

@@ -6,10 +6,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
+import jax
 import numpy as np
 import pytest
+from jax.extend.core import Primitive
 
 import stages.s02_tracing as s02
+import stages.s05_vmap as s05
 from shared.testing import RTOL_ELEMENTWISE
 from stages.s02_tracing import core
 from stages.s05_vmap import batching, primitive_batchers
@@ -204,6 +207,22 @@ def test_a_primitive_without_a_rule_still_runs_on_unbatched_operands(ours, close
     w = np.arange(3, dtype=f32)
     got = ours.vmap(lambda x: ours.lax.add(x, my_prim.bind(w)))(np.ones((2, 3), f32))
     close(got, np.ones((2, 3), f32) + w, rtol=RTOL_ELEMENTWISE)
+
+
+def test_a_primitive_without_a_rule_on_unbatched_operands_is_bound_on_the_outer_trace():
+    """Nothing batched: the primitive is bound on the trace under vmap's (here make_jaxpr's),
+    as JAX's BatchTrace does; bound on the current trace instead, make_jaxpr's tracer escapes."""
+    def text(primitive, make_jaxpr, vmap, lax):
+        w, x = np.arange(3, dtype=f32), np.ones((2, 3), f32)
+        return str(make_jaxpr(lambda w, x: vmap(lambda x: lax.add(x, primitive.bind(w)))(x))(
+            w, x))
+
+    theirs = Primitive("my_unbatched")
+    theirs.def_impl(lambda x: x)
+    theirs.def_abstract_eval(lambda aval: aval)
+    ours = text(_noop_primitive("my_unbatched"), s02.make_jaxpr, s05.vmap, s02.lax)
+    assert ours == text(theirs, jax.make_jaxpr, jax.vmap, jax.lax)
+    assert ours.splitlines()[1].strip() == "c:f32[3] = my_unbatched a"
 
 
 def test_registering_a_rule_extends_vmap_to_a_new_primitive(ours, close):

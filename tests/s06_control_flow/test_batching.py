@@ -23,6 +23,20 @@ def test_while_with_a_batched_predicate_runs_each_lane_to_its_own_end():
     np.testing.assert_allclose(values, [float(v) for _, v in expected])
 
 
+def test_a_finished_lane_is_judged_on_the_carry_it_kept_not_on_a_later_step(ours, theirs):
+    """Once a lane's predicate is false its carry stops changing, and the next predicate is
+    asked of that carry: a predicate that would turn true again on the step the lane did not
+    take must not restart it (lane 0 stops at s[1] = 0 after one step; one more step would
+    make s[1] = 1 and the predicate true again)."""
+    def build(ns):
+        return ns.vmap(lambda x: ns.cf.while_loop(
+            lambda s: (s[1] != 0) & (s[0] < 20), lambda s: (s[0] + 1, (s[1] + 1) % 4), (0, x)))
+
+    xs = np.array([3, 1], np.int32)
+    got = [np.asarray(v).tolist() for v in build(ours)(xs)]
+    assert got == [np.asarray(v).tolist() for v in build(theirs)(xs)] == [[1, 3], [0, 0]]
+
+
 def test_while_predicate_batched_only_after_the_carry_fixpoint(ours, theirs, close):
     # the counter starts unbatched but meets a batched step inside the body: it becomes batched,
     # and so does the predicate that reads it

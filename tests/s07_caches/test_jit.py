@@ -390,6 +390,19 @@ def test_an_int_beyond_int32_after_a_small_one_is_refused_as_in_jax(big):
     assert f"argument path is x. Got <class 'int'> with value {big}" in seen[1][0]
 
 
+def test_an_int_beyond_int32_that_is_not_the_last_argument_is_refused_as_in_jax():
+    """The check looks at every leaf: a big int first, a small one after it, is refused too."""
+    seen = []
+    for jit in (jax.jit, s07.jit):
+        g = jit(lambda x, y: x + y)
+        assert int(g(1, 1)) == 2
+        with pytest.raises(OverflowError) as e:
+            g(2**40, 1)
+        seen.append(str(e.value))
+    assert seen[0] == seen[1]
+    assert "argument path is x. Got <class 'int'> with value 1099511627776" in seen[1]
+
+
 def test_a_weak_typed_array_and_a_strong_one_are_two_signatures_as_in_jax():
     """A jax array's aval keys it, weak type included: a weak float32 and a strong one promote
     differently with a float16, so sharing one entry would return the first one's dtype."""

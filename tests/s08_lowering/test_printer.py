@@ -16,6 +16,8 @@ import stages.s02_tracing as s02
 import stages.s06_control_flow as s06
 import stages.s08_lowering as s08
 from shared.xla_runner import run_text
+from stages.s08_lowering import ir
+from stages.s08_lowering.asm_printer import _SSANames
 from stages.s08_lowering.attributes import dense_elements, format_float
 
 lax, jnp = s02.lax, s02.numpy
@@ -117,3 +119,15 @@ def test_names_in_nested_regions_and_private_functions_are_mlirs():
     expected = [np.asarray(v) for v in jax.jit(nested(jax.lax, jax.lax))(x, n)]
     for a, e in zip(run_text(ours, [x, n]), expected, strict=True):
         np.testing.assert_array_equal(a, e)
+
+
+def test_a_renamed_name_that_is_itself_taken_is_renamed_again():
+    """MLIR's SSANameState keeps trying `name_<k>` until one is free: a third `x`, after `x`
+    and an `x_0` that was asked for by name, is `x_1`, never a second `x_0`. (JAX's name hints
+    never end in `_<k>`, so the ops are built by hand.)"""
+    f = ir.FuncOp("main", [], [])
+    with ir.InsertionPoint(f.body.block):
+        ops = [ir.Operation("test.op", [], ["tensor<f32>"], None, result_name=name)
+               for name in ("x", "x_0", "x")]
+    names = _SSANames(f).names
+    assert [names[op.result] for op in ops] == ["%x", "%x_0", "%x_1"]

@@ -410,3 +410,20 @@ def test_a_buffer_is_donated_only_to_an_output_of_its_shape(dev):
     coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)], SyncTensorsConfig())
     assert "tf.aliasing_output = 0 : i32" in graph_executor.computation_cache.get(coll.hash).text
     np.testing.assert_array_equal(w.cpu().numpy(), [[0.0, 4.0, 8.0, 12.0]])
+
+
+def test_a_tensor_that_holds_a_buffer_is_not_collected_and_keeps_its_node(dev):
+    """torch_xla's CollectSyncTensors takes only tensors without a data handle. x, on the
+    device since the sync, keeps the device_data node its first use made, through the read of
+    x: z's graph reads x's buffer through that one node, not through a second one."""
+    x = torch.ones(3).to(dev)
+    torch_xla.sync()
+    y = x + 1
+    node = get_xla_tensor(x).ir_value.node
+    x.cpu()
+    assert get_xla_tensor(x).ir_value.node is node
+    z = x * 2 + y
+    text = torch_xla.get_tensors_text([z])
+    assert text.count("f32[3] xla::device_data()") == 1
+    assert "aten::add.Tensor(%1, %0)" in text and "aten::mul.Tensor(%1, %3)" in text
+    np.testing.assert_array_equal(z.cpu().numpy(), [4.0, 4.0, 4.0])

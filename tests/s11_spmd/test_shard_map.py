@@ -232,3 +232,31 @@ def test_a_psum_over_axes_in_any_order_has_jaxs_replica_groups(four, axes):
     summed = blocks.sum(tuple(mesh.axis_names.index(n) for n in axes))
     np.testing.assert_allclose(np.asarray(ours(x)), summed.reshape(-1, 2) if axes == ("y",)
                                else summed)
+
+
+def test_replica_groups_are_positions_in_the_mesh_not_device_ids(four):
+    """On a mesh whose devices are not in id order (0, 2, 1, 3), a group names the mesh
+    positions that share the axis: [[0, 1], [2, 3]] for a psum over 'y', as JAX's text for the
+    same mesh shape. Ids would give [[0, 2], [1, 3]], which sums the wrong blocks."""
+    import re
+
+    import jax
+    from jax.sharding import AbstractMesh
+    from jax.sharding import PartitionSpec as JP
+
+    devices = list(s11.devices())
+    mesh = s11.make_mesh((2, 2), ("x", "y"), (AUTO, AUTO),
+                         devices=[devices[i] for i in (0, 2, 1, 3)])
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    ours = s11.jit(s11.shard_map(lambda a: parallel.psum(a, "y"), mesh=mesh,
+                                 in_specs=P("x", "y"), out_specs=P("x")))
+    theirs = jax.jit(jax.shard_map(lambda a: jax.lax.psum(a, "y"),
+                                   mesh=AbstractMesh((2, 2), ("x", "y")),
+                                   in_specs=JP("x", "y"), out_specs=JP("x")))
+    jax_text = theirs.trace(jax.ShapeDtypeStruct(x.shape, x.dtype)).lower(
+        lowering_platforms=("cpu",)).as_text()
+    groups = re.compile(r"replica_groups = dense<[^>]*>")
+    assert groups.findall(ours.lower(x).as_text()) == groups.findall(jax_text) == [
+        "replica_groups = dense<[[0, 1], [2, 3]]>"]
+    blocks = x.reshape(2, 2, 2, 2)  # [i, r, j, c]: block (i, j) is rows 2i.., columns 2j..
+    np.testing.assert_array_equal(np.asarray(ours(x)), blocks.sum(axis=2).reshape(4, 2))
