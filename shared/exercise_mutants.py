@@ -137,6 +137,17 @@ MUTANTS: tuple[Mutant, ...] = (
        case _:
            pass
        """),
+    _m("1.1", "a dict key that is no string is joined as it is, not as its text",
+       """
+       case SequenceKey(idx=inner) | DictKey(key=inner) | FlattenedIndexKey(key=inner):
+           parts.append(str(inner))
+       """,
+       """
+       case SequenceKey(idx=inner) | FlattenedIndexKey(key=inner):
+           parts.append(str(inner))
+       case DictKey(key=inner):
+           parts.append(inner)
+       """),
     _m("1.2", "keys sorted by their type name, then value",
        "keys.sort()", "keys.sort(key=lambda k: (type(k).__name__, k))"),
     _m("1.2", "keys sorted in descending order", "keys.sort()", "keys.sort(reverse=True)"),
@@ -158,6 +169,19 @@ MUTANTS: tuple[Mutant, ...] = (
            return
        traversal.append(Node(registration.kind, arity, node_data, registration,
                              len(leaves) - start_leaves, len(traversal) - start_nodes + 1))
+       """),
+    _m("1.3", "a node's arity is len() of its children, which an iterator has not",
+       """
+       children, node_data = registration.to_iterable(x)
+       for child in children:
+           self._flatten(child, leaf_predicate, leaves, traversal, None)
+           arity += 1
+       """,
+       """
+       children, node_data = registration.to_iterable(x)
+       arity = len(children)
+       for child in children:
+           self._flatten(child, leaf_predicate, leaves, traversal, None)
        """),
     _m("1.4", "an extra None leaf is not seen as too many",
        "if next(leaf_iter, _NO_LEAF) is not _NO_LEAF:", "if next(leaf_iter, None) is not None:"),
@@ -248,6 +272,12 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("2.3", "abstract_eval may return only a tuple for multiple results",
        "if isinstance(out_avals, (tuple, list)) != primitive.multiple_results:",
        "if isinstance(out_avals, tuple) != primitive.multiple_results:"),
+    _m("2.3", "only a sequence from a single-result primitive is refused, not the reverse",
+       "if isinstance(out_avals, (tuple, list)) != primitive.multiple_results:",
+       "if isinstance(out_avals, (tuple, list)) and not primitive.multiple_results:"),
+    _m("2.3", "JAX's message for a sequence/multiple_results mismatch is reworded",
+       'f"a tuple or a list iff {primitive}.multiple_results.")',
+       'f"a tuple or a list if and only if {primitive}.multiple_results is set.")'),
     _m("2.4", "the rhs free dimensions come before the lhs ones",
        "return (*lhs_batch_shape, *lhs_free, *rhs_free)",
        "return (*lhs_batch_shape, *rhs_free, *lhs_free)"),
@@ -379,6 +409,17 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("3.3", "an equation's outputs are all live if any one is",
        "used_outs = [v in live for v in eqn.outvars]",
        "used_outs = [any(v in live for v in eqn.outvars)] * len(eqn.outvars)"),
+    _m("3.3", "a kept equation makes every input live, not those its rule uses",
+       """
+       for x, used in zip(eqn.invars, used_ins, strict=True):
+           if used and isinstance(x, Var):
+               live.add(x)
+       """,
+       """
+       for x in eqn.invars if new_eqn is not None else ():
+           if isinstance(x, Var):
+               live.add(x)
+       """),
     _m("3.4", "the residuals come before the known outputs",
        "return [*known_vals_out, *residuals]", "return [*residuals, *known_vals_out]"),
     _m("3.4", "the residuals stay constvars of the unknown jaxpr",
@@ -443,6 +484,12 @@ MUTANTS: tuple[Mutant, ...] = (
        'return not params["dimension_numbers"][0][0] and '
        'not params["dimension_numbers"][0][1]'),
     # -- stage 4: autodiff ---------------------------------------------------------------------
+    _m("3.6", "no batch dims read as operands of rank at most 2",
+       """
+       (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+       return not lhs_batch and not rhs_batch
+       """,
+       "return all(a.ndim <= 2 for a in avals)"),
     _m("4.1", "all-Zero tangents still run the jvp rule",
        "if all(type(t) is Zero for t in tangents_in):", "if False:"),
     _m("4.1", "JAX's message for a missing rule is reworded",
@@ -573,6 +620,15 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("4.6", "has_aux's aux is taken from the wrong place",
        "ans, f_vjp, aux = vjp(f_partial, *dyn_args, has_aux=True)",
        "ans, aux, f_vjp = vjp(f_partial, *dyn_args, has_aux=True)"),
+    _m("4.6", "the output's dtype is checked before its shape",
+       """
+       _check_scalar(ans)
+       tree_map(functools.partial(_check_output_dtype_grad, holomorphic), ans)
+       """,
+       """
+       tree_map(functools.partial(_check_output_dtype_grad, holomorphic), ans)
+       _check_scalar(ans)
+       """),
     _m("4.7", "in_zeros marks the nonzero tangents",
        "in_zeros = [type(t) is Zero for t in tangents_in]",
        "in_zeros = [type(t) is not Zero for t in tangents_in]"),
@@ -704,6 +760,9 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("5.5", "precision and preferred_element_type are dropped",
        "out = lax.dot_general(lhs, rhs, new_dims, precision, preferred_element_type)",
        "out = lax.dot_general(lhs, rhs, new_dims)"),
+    _m("5.5", "the precision is dropped, preferred_element_type kept",
+       "out = lax.dot_general(lhs, rhs, new_dims, precision, preferred_element_type)",
+       "out = lax.dot_general(lhs, rhs, new_dims, preferred_element_type=preferred_element_type)"),
     _m("5.6", "the input-of-output tree is not transposed",
        "jac_tree = tree_transpose(tree_structure(example), tree_structure(y), jac_tree)",
        "jac_tree = jac_tree"),
@@ -782,6 +841,9 @@ MUTANTS: tuple[Mutant, ...] = (
        "if lower_dtype != dtype:", "if False:"),
     _m("6.2", "unroll=None is passed on to scan as it is",
        "unroll=False if unroll is None else unroll)", "unroll=unroll)"),
+    _m("6.2", "unroll=0 is taken for no unrolling, so traced bounds let it through",
+       "if unroll is not None and unroll is not False and unroll != 1:",
+       "if unroll and unroll != 1:"),
     _m("6.3", "reverse reads xs backwards but does not reverse the ys",
        "ys = [stack[::-1] for stack in ys]", "ys = [stack for stack in ys]"),
     _m("6.3", "reverse is ignored", "i = length - 1 - step if reverse else step",
@@ -1104,6 +1166,8 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("8.3", "a weak-typed input does not match a strong output",
        "return a.shape, a.dtype  # weak types do not matter to a buffer",
        "return a.shape, a.dtype, a.weak_type"),
+    _m("8.3", "an input that aliases an output is also offered as a donor",
+       "if unused[i] and aval.size in free_sizes:", "if donated[i] and aval.size in free_sizes:"),
     _m("8.4", "a counter per name instead of the shared conflict counter", """
        unique = name
        while taken(unique):
@@ -1284,6 +1348,9 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.2", "a $TPU_LIBRARY_PATH that names a folder is taken",
        "if env and os.path.isfile(env):",
        "if env and os.path.exists(env):"),
+    _m("9.2", "an empty TPU_LIBRARY_PATH is taken for a file that is missing",
+       'searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env',
+       'searched.append(f"$TPU_LIBRARY_PATH={env} (no such file)" if env is not None'),
     _m("9.3", "plugins are consulted only for names the built-in branches do not know",
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type not in DEVICE_TYPES:'),
@@ -1319,6 +1386,9 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.3", "CPU goes through the plugins too",
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type in _plugins:'),
+    _m("9.3", "PJRT_DYNAMIC_PLUGINS=0 counts as on: read as a string, not a bool",
+       'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
+       'if os.environ.get("PJRT_DYNAMIC_PLUGINS") and device_type != "CPU":'),
     _m("9.4", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
        "total_bytes += x.size"),
     _m("9.4", "one handle counted per call", "CreateDataHandles.add_value(len(out))",
@@ -1553,6 +1623,9 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("10.6", "a buffer held by one other tensor is still donated",
        "holders[id(data)] > 0:", "holders[id(data)] > 1:"),
     # -- stage 11: SPMD ------------------------------------------------------------------------
+    _m("10.6", "a sync that does not sync the tensors' data donates too",
+       "if not (coll.config.sync_ltc_data and coll.config.force_ltc_data):",
+       "if not coll.config.force_ltc_data:"),
     _m("11.1", "the replicated mesh axes go first, not last",
        "perm += replicated", "perm = replicated + perm"),
     _m("11.1", "size-1 mesh axes are kept",

@@ -74,6 +74,14 @@ def test_keystr_simple_uses_the_bare_keys(separator):
     assert ours == separator.join(["a", "0", "x", "3"])
 
 
+def test_keystr_simple_prints_a_dict_key_that_is_no_string():
+    def keys(lib):
+        return lib.DictKey(1), lib.DictKey(("a", 1))
+
+    ours = tu.keystr(keys(tu), simple=True, separator="/")
+    assert ours == jtu.keystr(keys(jtu), simple=True, separator="/") == "1/('a', 1)"
+
+
 @pytest.mark.parametrize("separator", ["/", "-"])
 def test_keystr_separator_also_joins_the_full_key_texts(separator):
     # separator is not only for simple=True: the bracketed key texts are joined by it too

@@ -53,6 +53,20 @@ def test_unflatten_func_gets_the_children_as_a_tuple_like_jax():
     assert got == [tuple, tuple]  # ours, then jax
 
 
+def test_a_flatten_function_may_return_its_children_as_an_iterator_as_in_jax():
+    """The children are counted while they are walked, so any iterable will do: a generator
+    has no len()."""
+    class Gen:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    for lib in (tu, jtu):
+        lib.register_pytree_node(Gen, lambda g: ((c for c in (g.a, g.b)), None),
+                                 lambda _, c: Gen(*c))
+    leaves, treedef = _same_structure(Gen(1, [2, 3]))
+    assert (leaves, str(treedef)) == ([1, 2, 3], "PyTreeDef(CustomNode(Gen[None], [*, [*, *]]))")
+
+
 def test_register_pytree_node_class_uses_the_methods():
     @tu.register_pytree_node_class
     @jtu.register_pytree_node_class

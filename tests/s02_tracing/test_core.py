@@ -117,11 +117,20 @@ def test_multiple_results_primitive_stages_one_equation_with_two_binders():
     np.testing.assert_array_equal(out[1], [-1.0, -1.0])
 
 
-def test_abstract_eval_returning_a_list_for_a_single_result_primitive_is_an_error():
-    p = core.Primitive("confused")
-    p.def_abstract_eval(lambda x: [x])
-    with pytest.raises(ValueError, match="confused.abstract_eval.. method should return a tuple"):
-        make_jaxpr(lambda x: p.bind(x))(1.0)
+@pytest.mark.parametrize("multiple_results", [False, True])
+def test_abstract_eval_must_return_a_sequence_iff_multiple_results_as_in_jax(multiple_results):
+    """A list from a single-result primitive, or one aval from a multiple-results one: both are
+    refused with JAX's message."""
+    messages = []
+    for prim, trace in ((core.Primitive, make_jaxpr), (jax_core.Primitive, jax.make_jaxpr)):
+        p = prim("confused")
+        p.multiple_results = multiple_results
+        p.def_abstract_eval((lambda x: x) if multiple_results else (lambda x: [x]))
+        with pytest.raises(ValueError) as e:
+            trace(lambda x, p=p: p.bind(x))(1.0)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] == ("confused.abstract_eval() method should return a tuple "
+                                          "or a list iff confused.multiple_results.")
 
 
 # ------------------------------------------------------------------ the trace context

@@ -112,6 +112,22 @@ def test_a_rule_is_told_which_of_its_outputs_are_used_as_in_jax(ours, theirs):
 
 
 @pytest.mark.oracle
+def test_an_input_a_rule_says_it_does_not_use_is_not_kept_alive_as_in_jax(ours, theirs):
+    # a kept equation makes live only the inputs its rule names: cos(y) here is pruned
+    seen = []
+    for lib in (ours, theirs):
+        closed = lib.make_jaxpr(lambda x, y, lax=lib.lax: lax.add(lax.sin(x), lax.cos(y)))(
+            1.0, 2.0)
+        lib.pe.dce_rules[lib.lax.add_p] = lambda used_outs, eqn: ([True, False], eqn)
+        try:
+            new, used_inputs = lib.pe.dce_jaxpr(closed.jaxpr, [True])
+        finally:
+            del lib.pe.dce_rules[lib.lax.add_p]
+        seen.append((used_inputs, [str(e.primitive) for e in new.eqns]))
+    assert seen[0] == seen[1] == ([True, False], ["sin", "add"])
+
+
+@pytest.mark.oracle
 def test_the_equation_a_rule_hands_back_is_the_one_kept_as_in_jax(ours, theirs):
     # a rule may rewrite its equation (a loop or a jit prunes its body): the rewrite is kept
     def rewrite_to(cos_p):

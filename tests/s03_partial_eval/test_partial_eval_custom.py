@@ -119,6 +119,22 @@ def test_dots_with_no_batch_dims_does_not_save_a_batched_dot(ours, theirs):
     assert counts == {"dots_saveable": [1, 1], "dots_with_no_batch_dims_saveable": [0, 0]}
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize("shapes, dims, saveable", [
+    (((2, 3, 4), (4, 5)), (((2,), (0,)), ((), ())), True),  # rank 3, but no batch dimension
+    (((3, 4), (3, 4)), (((1,), (1,)), ((0,), (0,))), False),  # rank 2, with a batch dimension
+], ids=["rank-3-unbatched", "rank-2-batched"])
+def test_no_batch_dims_means_no_batch_dimension_numbers_not_a_small_rank(shapes, dims, saveable,
+                                                                         ours, theirs):
+    verdicts = []
+    for lib in (ours, theirs):
+        args = [np.ones(s, np.float32) for s in shapes]
+        eqn = lib.make_jaxpr(lambda a, b, lax=lib.lax: lax.dot_general(a, b, dims))(*args).eqns[0]
+        policy = lib.policies["dots_with_no_batch_dims_saveable"]
+        verdicts.append(bool(policy(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params)))
+    assert verdicts == [saveable, saveable]
+
+
 def _with_an_effectful_sin(closed, effect):
     """`closed`'s jaxpr with its first equation (a sin) marked as having `effect`."""
     jaxpr = closed.jaxpr

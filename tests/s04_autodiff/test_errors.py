@@ -51,6 +51,14 @@ def test_grad_of_an_integer_output():
                 jax.grad(lambda x: jax.lax.convert_element_type(x, np.int32)), 1.5)
 
 
+def test_grad_of_a_non_scalar_integer_output_is_refused_for_its_shape_first():
+    msg = _same_error(
+        grad(lambda x: olax.convert_element_type(olax.broadcast(x, (3,)), np.int32)),
+        jax.grad(lambda x: jax.lax.convert_element_type(jax.lax.broadcast(x, (3,)), np.int32)),
+        1.0)
+    assert msg == "Gradient only defined for scalar-output functions. Output had shape: (3,)."
+
+
 def test_jvp_with_a_tangent_of_the_wrong_dtype():
     args = ((1.0,), (np.int32(1),))
     ours_type, ours_msg = _message(jvp, olax.sin, *args)

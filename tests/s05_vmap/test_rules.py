@@ -238,3 +238,17 @@ def test_registering_a_rule_extends_vmap_to_a_new_primitive(ours, close):
                               "    c:f32[3,2] = transpose[permutation=(1, 0)] b\n  in (c,) }")
     finally:
         del primitive_batchers[my_double]
+
+
+def test_a_batched_dot_general_keeps_its_precision_as_jax_does():
+    """The rule rewrites the dimension numbers and must pass the rest on: precision too."""
+    def text(make_jaxpr, vmap, lax):
+        def f(x, y):
+            return lax.dot_general(x, y, (((1,), (0,)), ((), ())),
+                                   precision=lax.Precision.HIGHEST)
+        return str(make_jaxpr(vmap(f, in_axes=(0, None)))(np.ones((4, 2, 3), f32),
+                                                            np.ones((3, 5), f32)))
+
+    ours = text(s02.make_jaxpr, s05.vmap, s02.lax)
+    assert ours == text(jax.make_jaxpr, jax.vmap, jax.lax)
+    assert "precision=(Precision.HIGHEST, Precision.HIGHEST)" in ours

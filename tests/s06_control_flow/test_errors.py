@@ -96,6 +96,8 @@ ERRORS = {
     # fori_loop's bounds
     "fori_unroll_with_traced_bounds": lambda ns: ns.make_jaxpr(
         lambda n: ns.cf.fori_loop(0, n, lambda i, c: c, 1.0, unroll=2))(3),
+    "fori_unroll_0_with_traced_bounds": lambda ns: ns.make_jaxpr(  # 0 is not "no unrolling"
+        lambda n: ns.cf.fori_loop(0, n, lambda i, c: c, 1.0, unroll=0))(3),
     "fori_bound_dtypes_differ": lambda ns: ns.cf.fori_loop(
         np.int16(0), np.int32(3), lambda i, c: c, 1.0),
     "fori_bound_none": lambda ns: ns.cf.fori_loop(None, 3, lambda i, c: c, 1.0),

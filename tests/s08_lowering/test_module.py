@@ -65,6 +65,9 @@ DONATION_CASES = {
     "aliased": (lambda lib: lambda x, y: (x + 1.0, y * 2.0), (np.ones(3, F32), np.ones(4, F32))),
     # no output of the shape, but one of the same size: XLA may still reuse the buffer
     "buffer_donor": (lambda lib: lambda x: lib.reshape(x, (2, 2)), (np.ones(4, F32),)),
+    # an input that aliases an output is not offered as a donor as well
+    "aliased_only": (lambda lib: lambda x: (x * 2.0, lib.convert_element_type(x, np.int32)),
+                     (np.ones(3, F32),)),
     # the same output cannot take two inputs; the second is reported unusable
     "unusable": (lambda lib: lambda x, y: (x * y,), (np.ones(3, F32), np.ones(3, F32))),
     # an unused input is dropped before donation is looked at: nothing to report
@@ -92,7 +95,8 @@ def _lowered_with_every_argument_donated(make, args):
 def test_donation_attributes_and_warnings_are_jaxs(case):
     ours, ours_warnings = _lowered_with_every_argument_donated(*DONATION_CASES[case])
     expected = {"aliased": "tf.aliasing_output = 1 : i32", "buffer_donor": "jax.buffer_donor",
-                "unusable": "tf.aliasing_output = 0 : i32", "unused": "main(%arg0: tensor<2x"}
+                "unusable": "tf.aliasing_output = 0 : i32", "unused": "main(%arg0: tensor<2x",
+                "aliased_only": "%arg0: tensor<3xf32> {tf.aliasing_output = 0 : i32})"}
     assert expected[case] in ours
     assert bool(ours_warnings) == (case == "unusable")
 

@@ -47,7 +47,12 @@ def fake_libtpu_package(root, library: str) -> None:
 
 # ------------------------------------------------------------------ the unknown, the default
 
-def test_an_unknown_device_is_named_with_the_valid_choices(clean_env):
+@pytest.mark.parametrize("plugins", [None, "0", "false"])
+def test_an_unknown_device_is_named_with_the_valid_choices(clean_env, plugins):
+    """PJRT_DYNAMIC_PLUGINS off (unset, or a false value as torch_xla's GetEnvBool reads it): no
+    plugin is looked for, whatever is registered."""
+    if plugins is not None:
+        clean_env.setenv("PJRT_DYNAMIC_PLUGINS", plugins)
     with pytest.raises(ValueError) as err:
         initialize_pjrt("GPU")
     assert str(err.value) == (
@@ -142,7 +147,10 @@ def test_a_libtpu_package_whose_library_is_missing_is_noted_and_passed_over(clea
                       f"the libtpu package: {missing} (no such file)"])
 
 
-def test_then_the_loader_path(no_libtpu):
+@pytest.mark.parametrize("env", [None, ""], ids=["unset", "empty"])
+def test_then_the_loader_path(no_libtpu, env):
+    if env is not None:  # torch_xla reads an empty TPU_LIBRARY_PATH as not set
+        no_libtpu.setenv("TPU_LIBRARY_PATH", env)
     assert pjrt_registry.tpu_library_path() == (
         "libtpu.so", ["$TPU_LIBRARY_PATH (not set)", "the libtpu package (not installed)"])
 

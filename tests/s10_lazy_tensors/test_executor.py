@@ -95,6 +95,17 @@ def test_buffers_are_donated_at_a_step_barrier_only(dev):
     assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0, 1.0]
 
 
+def test_a_sync_that_does_not_sync_the_tensors_data_donates_nothing(dev):
+    """torch_xla donates only when both sync_ltc_data and force_ltc_data are set: a sync with
+    sync_ltc_data off (eager mode's, dynamo's input sync) leaves every buffer alone."""
+    w = torch.arange(4.0).to(dev)
+    w.mul_(2)
+    coll, _ = graph_executor.sync_tensors_graph([get_xla_tensor(w)],
+                                                SyncTensorsConfig(sync_ltc_data=False))
+    assert "tf.aliasing_output" not in graph_executor.computation_cache.get(coll.hash).text
+    assert [s[1] for s in metrics.metric_data("InputOutputAliasCount")[2]] == [0.0]
+
+
 
 def test_a_buffer_another_live_tensor_holds_is_not_donated(dev):
     w = torch.arange(4.0).to(dev)
