@@ -1,6 +1,7 @@
 """optim against optax 0.2.8 where dtypes and arguments matter: Adam's moments keep the dtypes
-optax stores them in (mu in `mu_dtype`, nu in its initial dtype), the aliases take optax's
-positional arguments, a zero weight decay adds nothing, and no learning rate is no scaling.
+optax stores them in (mu in `mu_dtype`, nu in its initial dtype) while momentum's trace promotes,
+the aliases take optax's positional arguments, a zero weight decay adds nothing, and no learning
+rate is no scaling.
 
 Both sides run jitted through XLA on the CPU; values to float32's rtol 1e-6 (as test_optim.py),
 dtypes and shapes exactly.
@@ -79,6 +80,18 @@ def test_mu_dtype_keeps_the_first_moment_in_that_dtype_as_optax(name, half):
     ours, theirs = ADAMS[name]
     dtype, rtol = HALF[half]
     _run_both(ours(mu_dtype=dtype), theirs(mu_dtype=dtype), _params(np.float32), rtol=rtol)
+
+
+@pytest.mark.parametrize("nesterov", [False, True], ids=["momentum", "nesterov"])
+@pytest.mark.parametrize("params_dtype, grad_dtype", [(jjnp.bfloat16, np.float32),
+                                                      (np.float32, jjnp.bfloat16)],
+                         ids=["bfloat16-params", "bfloat16-grads"])
+def test_momentum_promotes_its_trace_as_optax_and_never_casts_it_back(params_dtype, grad_dtype,
+                                                                      nesterov):
+    """optax's trace has no accumulator dtype by default: g + decay * t promotes (a float32
+    gradient makes a bfloat16 trace float32), unlike Adam's moments, which are cast back."""
+    _run_both(optim.sgd(0.1, 0.9, nesterov=nesterov), optax.sgd(0.1, 0.9, nesterov=nesterov),
+              _params(params_dtype), grad_dtype=grad_dtype, rtol=1e-2)
 
 
 def test_the_aliases_take_optaxs_positional_arguments():
