@@ -119,11 +119,21 @@ def test_clamp_tangent_follows_whichever_input_the_output_equals(ours, theirs, h
     np.testing.assert_array_equal(scalar, [5.0, 1.0, 0.0, 1.0])
 
 
-def test_mul_tangent_keeps_out_dtype_when_one_tangent_is_zero(ours, theirs):
-    # y is a constant (Zero tangent): the x-term alone must still widen to out_dtype, as in JAX
+@pytest.mark.parametrize("constant", ["y", "x", "neither"])
+def test_mul_tangent_keeps_out_dtype_when_one_tangent_is_zero(constant, ours, theirs):
+    # a constant operand (Zero tangent) leaves one term, which must still widen to out_dtype, as
+    # in JAX; with both tangents, each of the two terms must
     def f(jvp, lax):
-        y = np.float16(3.0)
-        return lambda x: jvp(lambda x: lax.mul(x, y, out_dtype=np.float32), (x,), (x,))
+        c = np.float16(3.0)
+
+        def g(x):
+            if constant == "y":
+                return jvp(lambda x: lax.mul(x, c, out_dtype=np.float32), (x,), (x,))
+            if constant == "x":
+                return jvp(lambda x: lax.mul(c, x, out_dtype=np.float32), (x,), (x,))
+            return jvp(lambda x, y: lax.mul(x, y, out_dtype=np.float32), (x, c),
+                       (x, np.float16(0)))
+        return g
 
     got = ours.make_jaxpr(f(ours.jvp, ours.lax))(np.float16(2.0))
     want = theirs.make_jaxpr(f(theirs.jvp, theirs.lax))(np.float16(2.0))

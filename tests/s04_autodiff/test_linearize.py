@@ -143,6 +143,9 @@ def test_a_primal_output_that_reads_a_tangent_is_refused_like_jax(use_ours, ours
     f.defjvp(lambda p, t: (ns.lax.add(p[0], t[0]), t[0]))
     with pytest.raises(ValueError) as err:
         ns.linearize(f, np.float32(1.0))
+    with pytest.raises(ValueError) as err_of_one:  # one unknown primal among known ones is enough
+        ns.linearize(lambda x: (f(x), ns.lax.sin(x)), np.float32(1.0))
+    assert str(err_of_one.value) == str(err.value)
     assert str(err.value) == (
         "Linearization failed to produce known values for all output primals. This is "
         "typically caused by attempting to differentiate a function uses an operation that "
