@@ -241,8 +241,12 @@ def test_operators_go_through_the_primitives_to_the_device():
     assert (np.ones(3, np.float32) + x).tolist() == [2.0, -1.0, 4.0]  # numpy defers to us
     with pytest.raises(TypeError, match="unhashable"):
         hash(x)
-    with pytest.raises(TypeError):
-        x + [1, 2, 3]
+    messages = []
+    for a in (x, jx):
+        with pytest.raises(TypeError) as err:
+            a + [1, 2, 3]
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] == "unsupported operand type(s) for +: 'ArrayImpl' and 'list'"
 
 
 def test_without_op_by_op_an_eager_op_runs_on_the_host_values():
