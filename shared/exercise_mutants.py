@@ -213,6 +213,12 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("1.6", "the missing-fields hint is dropped",
        '" this error.")', '"")'),
     # -- stage 2: tracing ----------------------------------------------------------------------
+    _m("1.6", "data_fields is printed with str, not repr",
+       "Got {data_fields=} ", "Got data_fields={data_fields} "),
+    _m("1.6", "meta_fields is printed with str, not repr",
+       'f"{meta_fields=}.")', 'f"meta_fields={meta_fields}.")'),
+    _m("1.6", "the type that is not a dataclass is printed with str, not repr",
+       "Got {nodetype=}.", "Got nodetype={nodetype}."),
     _m("2.1", "a negative power is not inverted", "return 1 / result if y < 0 else result",
        "return result"),
     _m("2.1", "x ** 0 is x itself", "return np.ones_like(x)", "return x"),
@@ -1092,6 +1098,18 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("7.6", "the evicted entry's size is not taken off the total",
        "total -= size", "pass"),
     # -- stage 8: lowering ---------------------------------------------------------------------
+    _m("7.6", "the eviction log line leaves out the target size",
+       """
+       logger.debug("Evicting cache entry %r: file size %d bytes, target cache size %d bytes",
+       key, size, self.max_size - additional_size)
+       """,
+       'logger.debug("Evicting cache entry %r: file size %d bytes", key, size)'),
+    _m("7.6", "an eviction is not logged",
+       """
+       logger.debug("Evicting cache entry %r: file size %d bytes, target cache size %d bytes",
+       key, size, self.max_size - additional_size)
+       """,
+       "pass"),
     _m("8.1", "the dimensions are joined by x with none after the last",
        'dims = "".join(f"{d}x" for d in aval.shape)',
        'dims = "x".join(str(d) for d in aval.shape)'),
@@ -1401,6 +1419,8 @@ MUTANTS: tuple[Mutant, ...] = (
     _m("9.3", "PJRT_DYNAMIC_PLUGINS=0 counts as on: read as a string, not a bool",
        'if env_bool("PJRT_DYNAMIC_PLUGINS", False) and device_type != "CPU":',
        'if os.environ.get("PJRT_DYNAMIC_PLUGINS") and device_type != "CPU":'),
+    _m("9.3", "the coordinator message quotes the device type",
+       'f"the {device_type} plugin needs', 'f"the {device_type!r} plugin needs'),
     _m("9.4", "the outbound data counts elements, not bytes", "total_bytes += x.nbytes",
        "total_bytes += x.size"),
     _m("9.4", "one handle counted per call", "CreateDataHandles.add_value(len(out))",

@@ -157,7 +157,8 @@ class LRUCache:
             heapq.heappush(heap, (atime, key, size))
         while heap and total > self.max_size - additional_size:
             _, key, size = heapq.heappop(heap)
-            logger.debug("Evicting cache entry %r: file size %d bytes", key, size)
+            logger.debug("Evicting cache entry %r: file size %d bytes, target cache size %d bytes",
+                         key, size, self.max_size - additional_size)
             self.delete(key)
             total -= size
         # END EXERCISE

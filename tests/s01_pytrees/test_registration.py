@@ -209,6 +209,10 @@ def _dataclass_errors():
         ("missing", (WithInitFalse,), dict(data_fields=[], meta_fields=[])),
         ("not-a-dataclass", (NotADataclass,), {}),
         ("overlap", (Two,), dict(data_fields=["a", "b"], meta_fields=["a"])),
+        # the values are printed with repr: a string keeps its quotes
+        ("data-fields-a-string", (Two,), dict(data_fields="a", meta_fields=None)),
+        ("meta-fields-a-string", (Two,), dict(data_fields=None, meta_fields="")),
+        ("a-string-for-the-type", ("Two",), {}),
     ]
 
 

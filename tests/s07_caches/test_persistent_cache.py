@@ -4,6 +4,7 @@ a dropped flag, and a corrupt, truncated or concurrently written entry never bre
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from jax._src import lru_cache as jax_lru_cache
 
 import stages.s02_tracing as s02
 import stages.s04_autodiff as s04
@@ -356,6 +358,25 @@ def test_a_large_entry_evicts_as_many_old_entries_as_it_needs(tmp_path):
         lru.put(key, key.encode()[:1] * 100)
     lru.put("large", b"l" * 250)  # 300 + 250 bytes: the three 100-byte entries must all go
     assert sorted(p.name for p in tmp_path.glob("*-cache")) == ["large-cache"]
+
+
+def test_an_eviction_is_logged_as_jax_logs_it(tmp_path, caplog):
+    """At DEBUG: the key, its size, and the size the cache must come down to for the new
+    entry (the cap less the new entry's size), word for word as JAX's lru_cache.py."""
+    logged = []
+    for make, logger in ((compilation_cache.LRUCache, compilation_cache.logger),
+                         (jax_lru_cache.LRUCache, jax_lru_cache.logger)):
+        folder = tmp_path / logger.name
+        folder.mkdir()
+        cache = make(str(folder), max_size=100)
+        cache.put("a", b"x" * 60)
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger=logger.name):
+            cache.put("b", b"y" * 60)
+        logged.append([(r.levelno, r.getMessage()) for r in caplog.records
+                       if r.name == logger.name and "Evicting" in r.getMessage()])
+    assert logged[0] == logged[1] == [
+        (logging.DEBUG, "Evicting cache entry 'a': file size 60 bytes, target cache size 40 bytes")]
 
 
 def test_without_a_cap_nothing_is_evicted(tmp_path):
