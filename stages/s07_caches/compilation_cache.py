@@ -143,8 +143,7 @@ class LRUCache:
         # EXERCISE 7.6 (lru-eviction): drop the least recently used entries until the new fits
         if not self.eviction_enabled:
             return
-        heap: list[tuple[int, str, int]] = []  # (last used, key, size)
-        total = 0
+        heap, total = [], 0  # heap: (last used, key, size) per entry; total: their sizes
         for entry in self.path.glob(f"*{_CACHE_SUFFIX}"):
             key = entry.name.removesuffix(_CACHE_SUFFIX)
             try:
