@@ -33,18 +33,23 @@ __all__ = ["PRNGKey", "bernoulli", "bits", "categorical", "choice", "fold_in", "
 _seed = jit(prng.threefry_seed)
 
 
-def PRNGKey(seed: Any, _ctor_name: str = "PRNGKey") -> Any:  # noqa: N802 (JAX's name)
-    """A key, uint32[2], from an integer seed (JAX: jax.random.PRNGKey). A Python int goes
+def _key(ctor_name: str, seed: Any) -> Any:
+    """A key, uint32[2], from an integer seed (JAX: random/core.py `_key`). A Python int goes
     through int64 (beyond it, numpy's OverflowError); with x64 off only its low 32 bits count."""
-    if np.ndim(seed):  # JAX's _key, before any tracing
-        raise TypeError(f"{_ctor_name} accepts a scalar seed, but was given an array of shape "
+    if np.ndim(seed):  # refused before any tracing, naming the function called
+        raise TypeError(f"{ctor_name} accepts a scalar seed, but was given an array of shape "
                         f"{np.shape(seed)} != (). Use jax.vmap for batching")
     return _seed(np.int64(seed).astype(np.uint32) if isinstance(seed, int) else seed)
 
 
+def PRNGKey(seed: Any) -> Any:  # noqa: N802 (JAX's name)
+    """A key from an integer seed (JAX: jax.random.PRNGKey)."""
+    return _key("PRNGKey", seed)
+
+
 def key(seed: Any) -> Any:
     """JAX returns a typed key array here; ours is the same raw uint32[2] as PRNGKey."""
-    return PRNGKey(seed, "key")
+    return _key("key", seed)
 
 
 def key_data(keys: Any) -> Any:
