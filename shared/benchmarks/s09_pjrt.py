@@ -1,9 +1,10 @@
 """Stage 9 rows: jit on PJRT against jax.jit on the same kind of device (PJRT_DEVICE), in one run.
 
 1. A cache hit of a tiny function, its argument already on the device: our whole jit call
-   (stage 7's signature cache, then our client's execute), jax.jit's (its C++ fast path), and
+   (the fast path, fastpath.py, then our client's execute), jax.jit's (its C++ fast path), and
    the floor both stand on: one raw `execute_sharded` of the same compiled program, its output
-   made an array by jaxlib's C++ result handler (`consume_with_handlers`, as JAX's does).
+   made an array by jaxlib's C++ result handler (`consume_with_handlers`, as JAX's does); then
+   the same call through stage 7's and 9's layers, the fast path off.
 2. One training step of an MLP 784-512-512-10 at batch 128 (shared/mlp.py), parameters kept
    on the device between steps; both sides run the same StableHLO, so this is dispatch
    overhead against XLA's compute.
@@ -32,6 +33,7 @@ from shared import mlp
 from shared.benchmarks.harness import Row, best_time, best_times
 from stages.s02_tracing import numpy as jnp
 from stages.s04_autodiff import value_and_grad
+from stages.s07_caches import api_util
 
 X = np.ones(8, np.float32)
 
@@ -57,11 +59,19 @@ def _dispatch_rows(repeat: int, number: int) -> list[Row]:
 
     ours_t, jax_t, floor_t = best_times(lambda: ours(x), lambda: theirs(xj), floor,
                                         repeat=repeat, number=number)
+    previous = api_util.set_fastpath(None)  # the layers alone, against jax.jit again
+    try:
+        layers_t, jax_again = best_times(lambda: ours(x), lambda: theirs(xj), repeat=repeat,
+                                         number=number)
+    finally:
+        api_util.set_fastpath(previous)
     return [
         Row(9, "jit cache hit through PJRT, argument on the device", ours_t, jax_t, "jax.jit",
-            note=f"goal <= 2x; the raw execute alone: {floor_t * 1e6:.1f} us"),
+            note=f"goal <= 2x; the fast path; the raw execute alone: {floor_t * 1e6:.1f} us"),
         Row(9, "  the same, against one raw execute_sharded (the floor)", ours_t, floor_t,
             "raw PJRT execute", note="what stages 7 and 9 add in Python"),
+        Row(9, "  the same through the layers (no fast path)", layers_t, jax_again, "jax.jit",
+            note="what fastpath.py folds away"),
     ]
 
 
@@ -117,6 +127,7 @@ _WORKER = textwrap.dedent("""
     from shared import mlp
     from stages.s02_tracing import config, numpy as jnp
     from stages.s04_autodiff import value_and_grad
+from stages.s07_caches import api_util
     config.update("jax_compilation_cache_dir", sys.argv[1])
     config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     params, (x, y) = mlp.init_params(), mlp.batch(128)

@@ -254,9 +254,12 @@ class PyTreeDef:
                        n.num_leaves, n.num_nodes) for n in self._traversal)
         return rebuild_treedef, (self._registry, nodes)
 
-    def __hash__(self) -> int:
-        self._compared()
-        return self._parts[2]
+    def __hash__(self) -> int:  # a jit cache hit hashes one: no call once the parts are made
+        parts = self._parts
+        if parts is None:
+            self._compared()
+            parts = self._parts
+        return parts[2]
 
     def __str__(self) -> str:
         stack: list[str] = []

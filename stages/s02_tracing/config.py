@@ -143,9 +143,9 @@ def optional_string_state(name: str, default: str | None, help: str) -> State:
 
 
 class _TraceContext(threading.local):
-    generation = -1  # of the flags when this thread last built `value`
-    env: Any = None  # the axis environment `value` was built in
-    value: tuple = ()
+    # (the flags' generation, the axis environment, the tuple built then), this thread's last:
+    # one thread-local read per jit call
+    state: tuple[int, Any, tuple] = (-1, None, ())
 
 
 _trace_context = _TraceContext()
@@ -166,11 +166,12 @@ def trace_context() -> tuple[Any, ...]:
     # vmap(axis_name='i') of size 2 folds axis_size('i') to 2 and must not serve size 3.
     # jit asks on every call, so the tuple is rebuilt only after a flag or the axis
     # environment changed, as JAX refreshes its jit state when a flag is set
-    cached, generation, env = _trace_context, _generation, get_axis_env()
-    if cached.generation != generation or cached.env is not env:
-        cached.value = (*[s.value for s in config.trace_states], env.key())
-        cached.generation, cached.env = generation, env
-    return cached.value
+    generation, env, value = _trace_context.state
+    if generation != _generation or env is not get_axis_env():
+        generation, env = _generation, get_axis_env()
+        value = (*[s.value for s in config.trace_states], env.key())
+        _trace_context.state = (generation, env, value)
+    return value
 
 
 def trace_context_names() -> tuple[str, ...]:

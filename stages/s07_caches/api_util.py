@@ -206,12 +206,13 @@ def flatten_args(args: tuple, kwargs: dict) -> tuple[list[Any], PyTreeDef]:
             if lookup(a) is not None:
                 break
         else:
-            return list(args), _leaf_args_treedef(len(args))
+            return list(args), leaf_args_treedef(len(args))
     return tree_flatten((args, kwargs))
 
 
 @functools.lru_cache(maxsize=64)
-def _leaf_args_treedef(n: int) -> PyTreeDef:
+def leaf_args_treedef(n: int) -> PyTreeDef:
+    """The treedef of `(args, {})` for `n` positional leaves (a fast path keys with it too)."""
     return tree_structure((tuple(range(n)), {}))
 
 
@@ -219,3 +220,17 @@ def check_donate_alias(donate: Any, may_alias: Any) -> None:
     """device_put's two buffer hints, which JAX refuses together."""
     if donate and may_alias:
         raise ValueError("may_alias and donate cannot be True at the same time.")
+
+
+# A backend's cache hit in one function (stage 9's fastpath.py; JAX: the C++ PjitFunction, which
+# serves a hit before any Python runs). jit tries it first on a call without keywords, with the
+# arguments, the jit options and the function's signature table; it returns the outputs, or
+# MISSING, and the layers run. Set with `set_fastpath`; None: the layers only.
+fastpath: Callable[[tuple, Any, Any], Any] | None = None
+
+
+def set_fastpath(fn: Callable[[tuple, Any, Any], Any] | None) -> Callable | None:
+    """Make `fn` jit's fast path (None: none); return the one it replaces."""
+    global fastpath
+    previous, fastpath = fastpath, fn
+    return previous

@@ -98,6 +98,11 @@ class JitWrapped:
 
     # --8<-- [start:call]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if api_util.fastpath is not None and not kwargs:  # a backend's hit in one function
+            outs = api_util.fastpath(args, self._jit_info, self._signatures)
+            if outs is not MISSING:
+                _signature_cache.count_hit(self._stats)
+                return outs
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
         if isinstance(core.trace_ctx.trace, core.EvalTrace):
@@ -295,16 +300,11 @@ jit_p.multiple_results = True
 
 def _pjit_call_impl(*args: Any, jaxpr: ClosedJaxpr, **params: Any) -> list[Any]:
     """A jit equation run eagerly: lowered and compiled through layers 3-5, then called."""
-    if dispatch.in_compiled_program() or config.disable_jit.value:
-        # inside a compiled program the call is part of the program, as XLA inlines it
+    if dispatch.in_compiled_program() or config.disable_jit.value:  # XLA inlines a nested one
         return core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
     return _lower(dict(params, jaxpr=jaxpr)).compile().unsafe_call(*args)
 
 
-def _pjit_abstract_eval(*avals: Any, jaxpr: ClosedJaxpr, **_: Any) -> list[core.ShapedArray]:
-    return list(jaxpr.out_avals)
-
-
 jit_p.def_impl(_pjit_call_impl)
-jit_p.def_abstract_eval(_pjit_abstract_eval)
+jit_p.def_abstract_eval(lambda *avals, jaxpr, **_: list(jaxpr.out_avals))  # the jaxpr's outputs
 # --8<-- [end:jit_p]

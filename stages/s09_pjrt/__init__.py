@@ -17,6 +17,7 @@ Reading path (the lesson, in order):
 
 Beside it:
   dlpack.py         from_dlpack: a device array from a torch tensor, a numpy array, ...
+  fastpath.py       jit's cache hit in one function, as JAX's C++ serves it; use_pjrt() installs it
   metrics.py        timers and counters, and metrics_report() in torch_xla's format
   runtime.py        the process's one client, PJRT_DEVICE's default, and use_pjrt(): jit on it
 """
@@ -26,6 +27,7 @@ from . import (
     backend,
     computation_client,
     dlpack,
+    fastpath,
     metrics,
     pjrt_computation_client,
     pjrt_registry,
@@ -54,6 +56,7 @@ __all__ = [
     "device_put",
     "device_type",
     "dlpack",
+    "fastpath",
     "from_dlpack",
     "get_computation_client",
     "initialize_pjrt",

@@ -42,13 +42,13 @@ class PjRtExecutable:
                  client: ComputationClient, compile_on: Callable[[str], PjRtExecutable]):
         self.program, self.computation, self.client = program, computation, client
         self.in_avals, self.out_avals = program.in_avals, program.out_avals
-        self.device = computation.devices[0]
-        self._float0_outs = any(a.dtype == dtypes.float0 for a in self.out_avals)
+        self.device, self.kept_var_idx = computation.devices[0], program.kept_var_idx
+        self.float0_outs = any(a.dtype == dtypes.float0 for a in self.out_avals)
         self._compile_on, self._on_devices = compile_on, {}  # other devices' executables
 
     def call(self, *args: Any) -> list[ArrayImpl]:
         device, arguments, host, committed = self.device, [], [], False
-        for i in self.program.kept_var_idx:
+        for i in self.kept_var_idx:
             x = args[i]
             if type(x) is ArrayImpl:  # already a buffer (raises if deleted or donated)
                 if x.committed:
@@ -64,12 +64,13 @@ class PjRtExecutable:
                                                  [device] * len(host))
             for k, data in zip(host, put, strict=True):
                 arguments[k] = data
-        outs = self.client.execute_computation(self.computation, arguments, device)
-        if self._float0_outs:  # a float0 result holds nothing: numpy zeros, as JAX's handler
+        client = self.client
+        outs = client.execute_computation(self.computation, arguments, device)
+        if self.float0_outs:  # a float0 result holds nothing: numpy zeros, as JAX's handler
             return [np.zeros(a.shape, a.dtype) if a.dtype == dtypes.float0 else
-                    ArrayImpl(a, d, self.client, committed)
+                    ArrayImpl(a, d, client, committed)
                     for a, d in zip(self.out_avals, outs, strict=True)]
-        return [ArrayImpl(aval, data, self.client, committed)
+        return [ArrayImpl(aval, data, client, committed)  # one per output, as the client's
                 for aval, data in zip(self.out_avals, outs, strict=True)]
     # --8<-- [end:executable]
 

@@ -110,8 +110,8 @@ class PjRtData(Data):
     """One jaxlib buffer on one device (C++: PjRtData, a shared_ptr<PjRtBuffer>)."""
 
     def __init__(self, device: str, buffer: Any):
-        super().__init__(device)
-        self.buffer = buffer
+        # Data's two fields set here, not through super(): every output of every call makes one
+        self.device, self.should_donate_buffer, self.buffer = device, False, buffer
 
     @property
     def aval(self) -> ShapedArray:

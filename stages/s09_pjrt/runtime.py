@@ -16,7 +16,7 @@ import threading
 from typing import Any
 
 from stages.s02_tracing import config
-from stages.s07_caches import api, dispatch
+from stages.s07_caches import api, api_util, dispatch
 from stages.s07_caches.xla_bridge import Device
 
 from .computation_client import ComputationClient
@@ -90,8 +90,11 @@ class use_pjrt:
     does not name the backend."""
 
     def __init__(self, eager_ops: bool = True):
+        from .fastpath import pjit_fastpath  # it imports the backend, which imports this module
+
         self._prev = config.platforms.value
         config.platforms.set_global("pjrt")
+        self._prev_fastpath = api_util.set_fastpath(pjit_fastpath)  # a hit in one function
         api.clear_caches()
         self._op_by_op = dispatch.op_by_op() if eager_ops else None
         if self._op_by_op is not None:
@@ -104,5 +107,6 @@ class use_pjrt:
         if self._op_by_op is not None:
             self._op_by_op.__exit__(*exc_info)
         config.platforms.set_global(self._prev)
+        api_util.set_fastpath(self._prev_fastpath)
         api.clear_caches()
 # --8<-- [end:use_pjrt]

@@ -48,6 +48,9 @@ def programs(api: Any) -> dict[str, Any]:
         return p * 2
 
     cached = jit(add)
+    jit2, jit3, jit4, jit5, jit6 = jit(twice), jit(twice), jit(twice), jit(add), jit(twice)
+    on0 = dp(a, d[0])
+    jit7 = jit(lambda p, q: p * 2)  # q unused: not passed to the program
     return {
         "device_put, a device": _run(lambda: on1),
         "device_put, the default device named": _run(lambda: dp(a, d[0])),
@@ -66,6 +69,19 @@ def programs(api: Any) -> dict[str, Any]:
             lambda: [cached(on1, a), cached(on2, a), cached(a, a)][1]),
         "jit, then on the default device": _run(lambda: [cached(on1, a), cached(a, a)][1]),
         "jit, committed on two devices": _run(lambda: jit(add)(on1, on2)),
+        # the same again with device arrays only: the second call is a cache hit (ours: the fast
+        # path, unless a committed argument is on another device than the executable's)
+        "jit of an uncommitted array, again": _run(lambda: [jit2(free), jit2(free)][1]),
+        "jit of a committed array, again": _run(lambda: [jit3(on1), jit3(on1)][1]),
+        "jit of an array committed to the default device, again": _run(
+            lambda: [jit6(on0), jit6(on0)][1]),
+        "jit, device arrays on two devices in turn": _run(
+            lambda: [jit4(free), jit4(on2), jit4(free)][1]),
+        "jit, back on the default device": _run(lambda: jit4(free)),
+        "jit, an unused committed argument, again": _run(
+            lambda: [jit7(free, on0), jit7(free, on0)][1]),
+        "jit, committed and uncommitted device arrays, again": _run(
+            lambda: [jit5(on1, free), jit5(on1, free)][1]),
         "jit, a host value between them": _run(lambda: jit(lambda p, q, r: p + q + r)(
             on1, a, on2)),
         "eager op on a committed array": _run(lambda: on1 + 1),
