@@ -224,12 +224,13 @@ def check_donate_alias(donate: Any, may_alias: Any) -> None:
 
 # A backend's cache hit in one function (stage 9's fastpath.py; JAX: the C++ PjitFunction, which
 # serves a hit before any Python runs). jit tries it first on a call without keywords, with the
-# arguments, the jit options and the function's signature table; it returns the outputs, or
-# MISSING, and the layers run. Set with `set_fastpath`; None: the layers only.
-fastpath: Callable[[tuple, Any, Any], Any] | None = None
+# arguments, the jit options, the function's signature table and its stats; it returns the
+# outputs (a hit it counted with pjit.count_signature_hit), or MISSING, and the layers run. Set
+# with `set_fastpath`; None: the layers only.
+fastpath: Callable[[tuple, Any, Any, Any], Any] | None = None
 
 
-def set_fastpath(fn: Callable[[tuple, Any, Any], Any] | None) -> Callable | None:
+def set_fastpath(fn: Callable[[tuple, Any, Any, Any], Any] | None) -> Callable | None:
     """Make `fn` jit's fast path (None: none); return the one it replaces."""
     global fastpath
     previous, fastpath = fastpath, fn

@@ -46,6 +46,7 @@ from .util import MISSING, CacheInfo, Stats, WeakrefCache, attribute_to
 _signature_cache = WeakrefCache(
     "signature", "jit options, argument treedef, each leaf's shape, dtype and weak type, "
     "static arguments, trace context (JAX: the C++ PjitFunctionCache)", sizes_failed=True)
+count_signature_hit = _signature_cache.count_hit  # (stats): how a backend's fast path counts
 _trace_cache = WeakrefCache(
     "trace", "the function (weakly), trace context, argument treedef with static values, "
     "leaf avals, debug info (JAX: pe.trace_to_jaxpr)", explain=explain.explain_tracing_cache_miss)
@@ -99,9 +100,8 @@ class JitWrapped:
     # --8<-- [start:call]
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if api_util.fastpath is not None and not kwargs:  # a backend's hit in one function
-            outs = api_util.fastpath(args, self._jit_info, self._signatures)
+            outs = api_util.fastpath(args, self._jit_info, self._signatures, self._stats)
             if outs is not MISSING:
-                _signature_cache.count_hit(self._stats)
                 return outs
         if config.disable_jit.value:
             return self._fun(*args, **kwargs)
