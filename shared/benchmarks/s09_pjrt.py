@@ -127,7 +127,6 @@ _WORKER = textwrap.dedent("""
     from shared import mlp
     from stages.s02_tracing import config, numpy as jnp
     from stages.s04_autodiff import value_and_grad
-from stages.s07_caches import api_util
     config.update("jax_compilation_cache_dir", sys.argv[1])
     config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     params, (x, y) = mlp.init_params(), mlp.batch(128)
