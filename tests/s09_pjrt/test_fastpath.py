@@ -150,6 +150,34 @@ def test_an_argument_committed_to_another_device_takes_the_layers(layers):
         assert f.cache_info()["signature"].hits == 2
 
 
+@pytest.mark.parametrize("tree", ["tuple", "list", "dict"])
+def test_one_output_in_a_tree_keeps_its_tree(layers, tree):
+    wrap = {"tuple": lambda v: (v,), "list": lambda v: [v], "dict": lambda v: {"a": v}}[tree]
+    jitted, x = s07.jit(lambda v: wrap(v * 2)), s09.device_put(X)
+    jitted(x)
+    out = jitted(x)
+    assert len(layers) == 1
+    expected = jax.jit(lambda v: wrap(v * 2))(X)
+    assert type(out) is type(expected) and len(out) == 1
+    first = out["a"] if tree == "dict" else out[0]
+    np.testing.assert_array_equal(np.asarray(first), X * 2)
+
+
+@pytest.mark.parametrize("fastpath", [pjit_fastpath, None], ids=["fast path", "layers"])
+def test_a_cached_call_that_raises_is_counted_as_a_hit(fastpath):
+    previous = api_util.set_fastpath(fastpath)
+    try:
+        f, gone = s07.jit(_tiny(jnp)), s09.device_put(X)
+        f(s09.device_put(X))
+        gone.delete()
+        with pytest.raises(RuntimeError, match=r"^Array has been deleted"):
+            f(gone)  # the signature is cached: a hit, then the argument is found deleted
+        info = f.cache_info()["signature"]
+        assert (info.hits, info.misses) == (1, 1)
+    finally:
+        api_util.set_fastpath(previous)
+
+
 def test_a_deleted_or_donated_array_raises_jaxs_error():
     f, x = s07.jit(_tiny(jnp)), s09.device_put(X)
     f(x)
